@@ -1,0 +1,24 @@
+/* ws-blocking-pool-private.h: threads for blocking work
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#include "ws-scheduler-private.h"
+
+G_BEGIN_DECLS
+
+WsBlockingPool *ws_blocking_pool_new        (WsScheduler    *sched);
+void            ws_blocking_pool_free       (WsBlockingPool *self);
+WsOwnedTasks   *ws_blocking_pool_get_owned  (WsBlockingPool *self);
+void            ws_blocking_pool_close      (WsBlockingPool *self);
+gboolean        ws_blocking_pool_shutdown   (WsBlockingPool *self,
+                                             gint64          deadline);
+void            ws_blocking_pool_get_counts (WsBlockingPool *self,
+                                             guint          *n_threads,
+                                             guint          *n_idle,
+                                             guint          *queue_depth);
+
+G_END_DECLS

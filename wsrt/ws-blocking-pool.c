@@ -1,0 +1,252 @@
+/* ws-blocking-pool.c: threads for blocking work, grown on demand
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * DESIGN 6: threads start on demand up to max-blocking-threads; an idle
+ * thread exits after blocking-keep-alive; jobs run in submission order. A
+ * job that returns PENDING goes back to the queue when woken.
+ */
+
+#include "config.h"
+
+#include "ws-blocking-pool-private.h"
+
+struct _WsBlockingPool
+{
+  WsTaskHost     host;           /* first */
+  WsOwnedTasks   owned;
+  WsScheduler   *sched;          /* not a reference: the scheduler owns us */
+  WsLock         lock;
+  WsCond         cond;           /* idle threads wait here */
+  WsCond         exit_cond;      /* shutdown waits here */
+  WsRawTask     *head;
+  WsRawTask     *tail;
+  guint          queue_len;
+  guint          n_threads;
+  guint          n_idle;
+  guint          n_notified;     /* signals sent to idle threads not yet taken */
+  gboolean       closed;
+};
+
+static void blocking_schedule (WsTaskHost *host,
+                               WsRawTask  *task,
+                               gboolean    is_yield);
+
+static const WsTaskHostClass blocking_host_class = {
+  blocking_schedule,
+};
+
+WsBlockingPool *
+ws_blocking_pool_new (WsScheduler *sched)
+{
+  WsBlockingPool *self = g_new0 (WsBlockingPool, 1);
+
+  self->host.klass = &blocking_host_class;
+  self->host.owned = &self->owned;
+  ws_owned_tasks_init (&self->owned);
+  self->sched = sched;
+  ws_lock_init (&self->lock);
+  ws_cond_init (&self->cond);
+  ws_cond_init (&self->exit_cond);
+  return self;
+}
+
+void
+ws_blocking_pool_free (WsBlockingPool *self)
+{
+  g_assert (self->head == NULL);
+  ws_owned_tasks_clear (&self->owned);
+  ws_lock_clear (&self->lock);
+  ws_cond_clear (&self->cond);
+  ws_cond_clear (&self->exit_cond);
+  g_free (self);
+}
+
+WsOwnedTasks *
+ws_blocking_pool_get_owned (WsBlockingPool *self)
+{
+  return &self->owned;
+}
+
+static gpointer
+blocking_thread_main (gpointer data)
+{
+  WsBlockingPool *self = data;
+  WsScheduler *sched = self->sched;
+  guint budget = 0;
+  WsContext cx;
+
+  ws_scheduler_set_current (sched);
+  memset (&cx, 0, sizeof cx);
+  cx.budget = &budget;
+
+  ws_lock_lock (&self->lock);
+  for (;;)
+    {
+      WsRawTask *task;
+
+      while (self->head == NULL && !self->closed)
+        {
+          gint64 deadline = g_get_monotonic_time () + sched->config.blocking_keep_alive;
+          gboolean signalled;
+
+          self->n_idle++;
+          signalled = ws_cond_wait_until (&self->cond, &self->lock, deadline);
+          self->n_idle--;
+          if (self->n_notified > 0)
+            self->n_notified--;
+          else if (!signalled && self->head == NULL)
+            goto out;           /* keep-alive passed */
+        }
+
+      if (self->head == NULL)
+        break;                  /* closed and drained */
+
+      task = self->head;
+      self->head = task->queue_next;
+      if (self->head == NULL)
+        self->tail = NULL;
+      task->queue_next = NULL;
+      self->queue_len--;
+      ws_lock_unlock (&self->lock);
+
+      budget = sched->config.budget;
+      ws_raw_task_run (task, &cx);
+
+      ws_lock_lock (&self->lock);
+    }
+
+out:
+  self->n_threads--;
+  ws_cond_broadcast (&self->exit_cond);
+  ws_lock_unlock (&self->lock);
+
+  ws_scheduler_set_current (NULL);
+  ws_scheduler_unref (sched);
+  return NULL;
+}
+
+static void
+blocking_schedule (WsTaskHost *host,
+                   WsRawTask  *task,
+                   gboolean    is_yield)
+{
+  WsBlockingPool *self = (WsBlockingPool *) host;
+  gboolean spawn = FALSE;
+
+  ws_lock_lock (&self->lock);
+  if (self->closed)
+    {
+      ws_lock_unlock (&self->lock);
+      /* Shutdown reaches the task through the owned set. */
+      ws_raw_task_unref (task);
+      return;
+    }
+
+  task->queue_next = NULL;
+  if (self->tail != NULL)
+    self->tail->queue_next = task;
+  else
+    self->head = task;
+  self->tail = task;
+  self->queue_len++;
+
+  if (self->n_idle > self->n_notified)
+    {
+      self->n_notified++;
+      ws_cond_signal (&self->cond);
+    }
+  else if (self->n_threads < self->sched->config.max_blocking_threads)
+    {
+      self->n_threads++;
+      spawn = TRUE;
+    }
+  ws_lock_unlock (&self->lock);
+
+  if (spawn)
+    {
+      g_autofree gchar *name = g_strdup_printf ("%s-blk", self->sched->config.thread_name_prefix);
+      g_autoptr(GError) error = NULL;
+      GThread *thread;
+
+      ws_scheduler_ref (self->sched);
+      thread = g_thread_try_new (name, blocking_thread_main, self, &error);
+      if (thread == NULL)
+        {
+          /* The job stays queued for the threads we have. */
+          g_warning ("wsrt: could not start a blocking thread: %s", error->message);
+          ws_lock_lock (&self->lock);
+          self->n_threads--;
+          ws_cond_broadcast (&self->exit_cond);
+          ws_lock_unlock (&self->lock);
+          ws_scheduler_unref (self->sched);
+        }
+      else
+        g_thread_unref (thread);
+    }
+}
+
+void
+ws_blocking_pool_close (WsBlockingPool *self)
+{
+  WsRawTask *queued;
+
+  ws_owned_tasks_close (&self->owned);
+
+  ws_lock_lock (&self->lock);
+  self->closed = TRUE;
+  queued = self->head;
+  self->head = self->tail = NULL;
+  self->queue_len = 0;
+  ws_cond_broadcast (&self->cond);
+  ws_lock_unlock (&self->lock);
+
+  /* DESIGN 7 step 4: queued jobs are cancelled (their destroy notifies run
+   * here); running ones are waited for in shutdown. */
+  ws_owned_tasks_shutdown_all (&self->owned);
+  while (queued != NULL)
+    {
+      WsRawTask *next = queued->queue_next;
+
+      queued->queue_next = NULL;
+      ws_raw_task_unref (queued);
+      queued = next;
+    }
+}
+
+gboolean
+ws_blocking_pool_shutdown (WsBlockingPool *self,
+                           gint64          deadline)
+{
+  WsScheduler *current = ws_scheduler_get_current ();
+  guint self_threads = 0;
+  gboolean done;
+
+  /* A blocking job that shuts its own runtime down cannot wait for
+   * itself. */
+  if (current == self->sched && ws_worker_get_current () == NULL)
+    self_threads = 1;
+
+  ws_lock_lock (&self->lock);
+  while (self->n_threads > self_threads)
+    if (!ws_cond_wait_until (&self->exit_cond, &self->lock, deadline))
+      break;
+  done = self->n_threads <= self_threads;
+  ws_lock_unlock (&self->lock);
+
+  return done && self_threads == 0;
+}
+
+void
+ws_blocking_pool_get_counts (WsBlockingPool *self,
+                             guint          *n_threads,
+                             guint          *n_idle,
+                             guint          *queue_depth)
+{
+  ws_lock_lock (&self->lock);
+  *n_threads = self->n_threads;
+  *n_idle = self->n_idle;
+  *queue_depth = self->queue_len;
+  ws_lock_unlock (&self->lock);
+}

@@ -1,0 +1,229 @@
+/* ws-context.c: the context of one poll, and wakers
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include "ws-context.h"
+#include "ws-raw-task-private.h"
+
+/**
+ * WsContext:
+ *
+ * The context of one poll of a task, like Rust's `Context`.
+ *
+ * It is valid only while the [callback@Ws.TaskFunc] that received it runs.
+ * Through it a task sets its result ([method@Ws.Context.return_value] and
+ * friends), yields ([method@Ws.Context.yield]) and gets the waker that
+ * schedules it again ([method@Ws.Context.get_waker]).
+ *
+ * The boxed type exists so that bindings can pass it around; copying it
+ * returns the same pointer, which is still only valid during the poll.
+ */
+
+static WsContext *
+ws_context_copy (WsContext *self)
+{
+  return self;
+}
+
+static void
+ws_context_free (WsContext *self)
+{
+}
+
+G_DEFINE_BOXED_TYPE (WsContext, ws_context, ws_context_copy, ws_context_free)
+
+/**
+ * WsWaker:
+ *
+ * Schedules its task for another poll when woken.
+ *
+ * A waker is reference counted and may be woken from any thread, any number
+ * of times: waking a task that is already scheduled, finished or cancelled
+ * does nothing.
+ */
+G_DEFINE_BOXED_TYPE (WsWaker, ws_waker, ws_waker_ref, ws_waker_unref)
+
+static gboolean
+check_no_result (WsContext *self)
+{
+  if G_UNLIKELY (self->result.kind != WS_RESULT_NONE)
+    {
+      g_critical ("%s: the task already returned a result this poll; "
+                  "a task returns exactly one result", G_STRFUNC);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/**
+ * ws_context_return_pointer:
+ * @self: a #WsContext
+ * @result: (nullable) (transfer full): the result
+ * @result_destroy: (nullable): frees @result if nobody takes it
+ *
+ * Sets the result of the task. Call it once, then return %WS_POLL_READY.
+ * A waiter takes the result with [method@Ws.Task.propagate_pointer].
+ */
+void
+ws_context_return_pointer (WsContext      *self,
+                           gpointer        result,
+                           GDestroyNotify  result_destroy)
+{
+  if (self == NULL || self->task == NULL || !check_no_result (self))
+    {
+      /* A refused call still frees what it was given. */
+      if (result_destroy != NULL && result != NULL)
+        result_destroy (result);
+      g_return_if_fail (self != NULL && self->task != NULL);
+      return;
+    }
+
+  self->result.kind = WS_RESULT_POINTER;
+  self->result.u.pointer.data = result;
+  self->result.u.pointer.destroy = result_destroy;
+}
+
+/**
+ * ws_context_return_value:
+ * @self: a #WsContext
+ * @value: the result; copied
+ *
+ * Sets the result of the task to a copy of @value. Call it once, then
+ * return %WS_POLL_READY. Waiters read it with [method@Ws.Task.get_value];
+ * bindings see it with its type (a task that returns the integer 42 gives
+ * `42` to JavaScript).
+ */
+void
+ws_context_return_value (WsContext    *self,
+                         const GValue *value)
+{
+  g_return_if_fail (self != NULL && self->task != NULL);
+  g_return_if_fail (G_IS_VALUE (value));
+
+  if (!check_no_result (self))
+    return;
+
+  self->result.kind = WS_RESULT_VALUE;
+  memset (&self->result.u.value, 0, sizeof (GValue));
+  g_value_init (&self->result.u.value, G_VALUE_TYPE (value));
+  g_value_copy (value, &self->result.u.value);
+}
+
+/**
+ * ws_context_return_error:
+ * @self: a #WsContext
+ * @error: (transfer full): the error
+ *
+ * Fails the task with @error, which it takes. Call it once, then return
+ * %WS_POLL_READY. Waiters get a copy of @error; the runtime goes on.
+ */
+void
+ws_context_return_error (WsContext *self,
+                         GError    *error)
+{
+  if (self == NULL || self->task == NULL || error == NULL || !check_no_result (self))
+    {
+      g_clear_error (&error);
+      g_return_if_fail (self != NULL && self->task != NULL);
+      g_return_if_fail (error != NULL);
+      return;
+    }
+
+  self->result.kind = WS_RESULT_ERROR;
+  self->result.u.error = error;
+}
+
+/**
+ * ws_context_yield:
+ * @self: a #WsContext
+ *
+ * Puts the task at the back of its run queue, so that other tasks run
+ * first. Return what it returns:
+ *
+ * ```c
+ * if (state->n++ < 1000)
+ *   return ws_context_yield (cx);
+ * ```
+ *
+ * Returns: %WS_POLL_PENDING
+ */
+WsPoll
+ws_context_yield (WsContext *self)
+{
+  g_return_val_if_fail (self != NULL && self->task != NULL, WS_POLL_PENDING);
+
+  self->yielded = TRUE;
+  ws_raw_task_wake_by_ref (self->task);
+  return WS_POLL_PENDING;
+}
+
+/**
+ * ws_context_get_waker:
+ * @self: a #WsContext
+ *
+ * Gets the waker of the task being polled. Keep it, return
+ * %WS_POLL_PENDING, and call [method@Ws.Waker.wake] (from any thread) when
+ * the task can make progress.
+ *
+ * Returns: (transfer full): the waker; release it with
+ *   [method@Ws.Waker.unref]
+ */
+WsWaker *
+ws_context_get_waker (WsContext *self)
+{
+  g_return_val_if_fail (self != NULL && self->task != NULL, NULL);
+
+  ws_raw_task_ref (self->task);
+  return &self->task->waker;
+}
+
+/**
+ * ws_waker_ref:
+ * @self: a #WsWaker
+ *
+ * Takes a reference.
+ *
+ * Returns: (transfer full): @self
+ */
+WsWaker *
+ws_waker_ref (WsWaker *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+
+  self->vtable->ref (self);
+  return self;
+}
+
+/**
+ * ws_waker_unref:
+ * @self: (transfer full): a #WsWaker
+ *
+ * Releases a reference.
+ */
+void
+ws_waker_unref (WsWaker *self)
+{
+  g_return_if_fail (self != NULL);
+
+  self->vtable->unref (self);
+}
+
+/**
+ * ws_waker_wake:
+ * @self: a #WsWaker
+ *
+ * Schedules the task for another poll. May be called from any thread; the
+ * caller keeps its reference. A wake during a poll makes exactly one more
+ * poll after it; a wake of a finished task does nothing.
+ */
+void
+ws_waker_wake (WsWaker *self)
+{
+  g_return_if_fail (self != NULL);
+
+  self->vtable->wake (self);
+}

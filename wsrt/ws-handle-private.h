@@ -1,0 +1,17 @@
+/* ws-handle-private.h
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#include "ws-handle.h"
+#include "ws-scheduler-private.h"
+
+G_BEGIN_DECLS
+
+WsHandle    *ws_handle_new_for_scheduler (WsScheduler *sched);
+WsScheduler *ws_handle_get_scheduler     (WsHandle    *self);
+
+G_END_DECLS

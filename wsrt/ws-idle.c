@@ -1,0 +1,179 @@
+/* ws-idle.c: idle coordination between workers
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Sleeping is expensive (about 24 us for a park/unpark round trip on this
+ * kind of machine, DESIGN 3), so the protocol wakes as few workers as it
+ * can without ever leaving work behind:
+ *
+ *  - a worker with nothing to do "searches" (steals, reads the injection
+ *    queue) before it parks, but only while fewer than half the workers
+ *    search, so that thieves do not outnumber victims;
+ *  - a new task wakes a parked worker only when nobody searches: a
+ *    searcher will find it; the woken worker starts as a searcher;
+ *  - a searcher that finds work and stops searching wakes the next one if
+ *    it was the last, so wakes chain one at a time;
+ *  - the last searcher to park re-checks every queue first.
+ *
+ * The lost-wake argument is a Dekker pattern: a producer stores the task
+ * (seq_cst) and then reads this state (seq_cst); a parker updates this
+ * state (seq_cst RMW) and then reads the queues (seq_cst). One of the two
+ * sees the other.
+ */
+
+#include "config.h"
+
+#include "ws-idle-private.h"
+
+#define SEARCH_MASK    0xffffu
+#define UNPARK_SHIFT   16
+#define UNPARK_ONE     (1u << UNPARK_SHIFT)
+
+void
+ws_idle_init (WsIdle *self,
+              guint   n_workers)
+{
+  g_assert (n_workers > 0 && n_workers < SEARCH_MASK);
+  atomic_init (&self->state, n_workers << UNPARK_SHIFT);
+  self->n_workers = n_workers;
+  ws_lock_init (&self->lock);
+  self->sleepers = g_new0 (guint, n_workers);
+  self->n_sleepers = 0;
+  self->is_sleeping = g_new0 (_Atomic gboolean, n_workers);
+  for (guint i = 0; i < n_workers; i++)
+    atomic_init (&self->is_sleeping[i], FALSE);
+}
+
+void
+ws_idle_clear (WsIdle *self)
+{
+  ws_lock_clear (&self->lock);
+  g_free (self->sleepers);
+  g_free ((gpointer) self->is_sleeping);
+}
+
+guint
+ws_idle_n_searching (WsIdle *self)
+{
+  return atomic_load_explicit (&self->state, memory_order_seq_cst) & SEARCH_MASK;
+}
+
+gboolean
+ws_idle_transition_to_searching (WsIdle *self)
+{
+  guint32 state = atomic_load_explicit (&self->state, memory_order_seq_cst);
+
+  /* Racy by design (as in tokio): a few extra searchers are harmless, the
+   * bound only keeps them from piling up. */
+  if (2 * (state & SEARCH_MASK) >= self->n_workers)
+    return FALSE;
+
+  atomic_fetch_add_explicit (&self->state, 1, memory_order_seq_cst);
+  return TRUE;
+}
+
+/* Returns TRUE if the caller was the last searcher: it must then wake
+ * another worker if there may be work left. */
+gboolean
+ws_idle_transition_from_searching (WsIdle *self)
+{
+  guint32 prev = atomic_fetch_sub_explicit (&self->state, 1, memory_order_seq_cst);
+
+  g_assert ((prev & SEARCH_MASK) > 0);
+  return (prev & SEARCH_MASK) == 1;
+}
+
+/* Returns TRUE if the caller was the last searcher. */
+gboolean
+ws_idle_transition_to_parked (WsIdle   *self,
+                              guint     worker,
+                              gboolean  is_searching)
+{
+  guint32 prev;
+
+  ws_lock_lock (&self->lock);
+  /* SeqCst RMW: first half of the parker's side of the Dekker pattern. */
+  prev = atomic_fetch_sub_explicit (&self->state,
+                                    UNPARK_ONE + (is_searching ? 1 : 0),
+                                    memory_order_seq_cst);
+  self->sleepers[self->n_sleepers++] = worker;
+  atomic_store_explicit (&self->is_sleeping[worker], TRUE, memory_order_relaxed);
+  ws_lock_unlock (&self->lock);
+
+  return is_searching && (prev & SEARCH_MASK) == 1;
+}
+
+static gboolean
+should_wake (guint32 state,
+             guint   n_workers)
+{
+  return (state & SEARCH_MASK) == 0 && (state >> UNPARK_SHIFT) < n_workers;
+}
+
+/* Picks a parked worker to wake, if nobody searches. The caller has just
+ * made a task visible; the seq_cst fence orders that store before our
+ * read of the state. Returns the worker index or -1. */
+gint
+ws_idle_worker_to_notify (WsIdle *self)
+{
+  gint worker = -1;
+
+  atomic_thread_fence (memory_order_seq_cst);
+  if (!should_wake (atomic_load_explicit (&self->state, memory_order_seq_cst),
+                    self->n_workers))
+    return -1;
+
+  ws_lock_lock (&self->lock);
+  if (should_wake (atomic_load_explicit (&self->state, memory_order_seq_cst),
+                   self->n_workers)
+      && self->n_sleepers > 0)
+    {
+      /* The woken worker counts as unparked and searching from now. */
+      atomic_fetch_add_explicit (&self->state, UNPARK_ONE + 1, memory_order_seq_cst);
+      worker = self->sleepers[--self->n_sleepers];
+      atomic_store_explicit (&self->is_sleeping[worker], FALSE, memory_order_relaxed);
+    }
+  ws_lock_unlock (&self->lock);
+
+  return worker;
+}
+
+gboolean
+ws_idle_is_parked (WsIdle *self,
+                   guint   worker)
+{
+  gboolean sleeping;
+
+  ws_lock_lock (&self->lock);
+  sleeping = atomic_load_explicit (&self->is_sleeping[worker], memory_order_relaxed);
+  ws_lock_unlock (&self->lock);
+
+  return sleeping;
+}
+
+/* Removes @worker from the sleepers (shutdown, or a worker that found
+ * work by itself while listed). Returns TRUE if it was listed; it then
+ * counts as unparked and not searching. */
+gboolean
+ws_idle_unpark_worker_by_id (WsIdle *self,
+                             guint   worker)
+{
+  gboolean found = FALSE;
+
+  ws_lock_lock (&self->lock);
+  for (guint i = 0; i < self->n_sleepers; i++)
+    {
+      if (self->sleepers[i] == worker)
+        {
+          self->sleepers[i] = self->sleepers[--self->n_sleepers];
+          atomic_store_explicit (&self->is_sleeping[worker], FALSE, memory_order_relaxed);
+          atomic_fetch_add_explicit (&self->state, UNPARK_ONE, memory_order_seq_cst);
+          found = TRUE;
+          break;
+        }
+    }
+  ws_lock_unlock (&self->lock);
+
+  return found;
+}

@@ -1,0 +1,56 @@
+/* ws-inject-queue-private.h: the global queue
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#include <stdatomic.h>
+
+#include "ws-lock-private.h"
+#include "ws-raw-task-private.h"
+
+G_BEGIN_DECLS
+
+typedef struct _WsInjectQueue WsInjectQueue;
+
+struct _WsInjectQueue
+{
+  WsLock          lock;
+  WsRawTask      *head;
+  WsRawTask      *tail;
+  gboolean        closed;      /* under lock */
+  _Atomic gsize   len;         /* written under lock; read lock-free */
+};
+
+void       ws_inject_queue_init       (WsInjectQueue *self);
+void       ws_inject_queue_clear      (WsInjectQueue *self);
+void       ws_inject_queue_push       (WsInjectQueue *self,
+                                       WsRawTask     *task);
+void       ws_inject_queue_push_batch (WsInjectQueue *self,
+                                       WsRawTask     *first,
+                                       WsRawTask     *last,
+                                       gsize          n);
+WsRawTask *ws_inject_queue_pop        (WsInjectQueue *self);
+WsRawTask *ws_inject_queue_pop_batch  (WsInjectQueue *self,
+                                       gsize          max,
+                                       gsize         *n_out);
+gboolean   ws_inject_queue_close      (WsInjectQueue *self);
+gboolean   ws_inject_queue_is_closed  (WsInjectQueue *self);
+
+static inline gsize
+ws_inject_queue_len (WsInjectQueue *self)
+{
+  /* SeqCst: this load is the second half of the Dekker pattern between a
+   * worker going to sleep and a producer (see ws-idle.c). */
+  return atomic_load_explicit (&self->len, memory_order_seq_cst);
+}
+
+static inline gboolean
+ws_inject_queue_is_empty (WsInjectQueue *self)
+{
+  return ws_inject_queue_len (self) == 0;
+}
+
+G_END_DECLS

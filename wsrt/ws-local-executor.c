@@ -1,0 +1,325 @@
+/* ws-local-executor.c: tasks bound to one GMainContext
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * DESIGN 3: a GSource on the application's context polls the tasks; wakes
+ * from any thread enter a locked queue and g_source_set_ready_time (0).
+ * One dispatch runs a bounded slice and returns, so a flood of local tasks
+ * never stalls a frame. Cancellation is queued like a wake, so a local
+ * task's future is always destroyed on the owner thread.
+ */
+
+#include "config.h"
+
+#include "ws-local-executor-private.h"
+
+struct _WsLocalExecutor
+{
+  WsTaskHost     host;            /* first */
+  WsOwnedTasks   owned;
+  WsScheduler   *sched;           /* strong: dropped when we go away */
+  GMainContext  *context;
+  GSource       *source;
+  WsLock         lock;
+  WsRawTask     *head;
+  WsRawTask     *tail;
+  gboolean       closed;
+  _Atomic gboolean detached;      /* closed with live tasks: frees itself */
+};
+
+typedef struct
+{
+  GSource          parent;
+  WsLocalExecutor *exec;
+} WsLocalSource;
+
+static _Thread_local gboolean tls_in_local_dispatch;
+
+static void local_schedule (WsTaskHost *host,
+                            WsRawTask  *task,
+                            gboolean    is_yield);
+
+static const WsTaskHostClass local_host_class = {
+  local_schedule,
+};
+
+gboolean
+ws_local_executor_is_current (void)
+{
+  return tls_in_local_dispatch;
+}
+
+static WsRawTask *
+pop (WsLocalExecutor *self)
+{
+  WsRawTask *t;
+
+  ws_lock_lock (&self->lock);
+  t = self->head;
+  if (t != NULL)
+    {
+      self->head = t->queue_next;
+      if (self->head == NULL)
+        self->tail = NULL;
+      t->queue_next = NULL;
+    }
+  ws_lock_unlock (&self->lock);
+  return t;
+}
+
+static void
+executor_free (WsLocalExecutor *self)
+{
+  WsScheduler *sched = self->sched;
+
+  g_source_destroy (self->source);
+  g_source_unref (self->source);
+  g_main_context_unref (self->context);
+  ws_owned_tasks_clear (&self->owned);
+  ws_lock_clear (&self->lock);
+  g_free (self);
+  ws_scheduler_unref (sched);
+}
+
+/* Polls queued tasks until the queue is empty or the slice is over.
+ * Returns TRUE if tasks remain queued. */
+static gboolean
+run_slice (WsLocalExecutor *self,
+           gint64           slice_usec,
+           guint            max_polls)
+{
+  WsScheduler *prev_sched = ws_scheduler_get_current ();
+  gboolean prev_in_dispatch = tls_in_local_dispatch;
+  gint64 start = g_get_monotonic_time ();
+  guint budget = 0;
+  guint polls = 0;
+  WsContext cx;
+  gboolean more;
+
+  memset (&cx, 0, sizeof cx);
+  cx.budget = &budget;
+
+  ws_scheduler_set_current (self->sched);
+  tls_in_local_dispatch = TRUE;
+
+  for (;;)
+    {
+      WsRawTask *t = pop (self);
+
+      if (t == NULL)
+        break;
+      budget = self->sched->config.budget;
+      ws_raw_task_run (t, &cx);
+      polls++;
+      if (polls >= max_polls
+          || (slice_usec >= 0 && g_get_monotonic_time () - start >= slice_usec))
+        break;
+    }
+
+  tls_in_local_dispatch = prev_in_dispatch;
+  ws_scheduler_set_current (prev_sched);
+
+  ws_lock_lock (&self->lock);
+  more = self->head != NULL;
+  ws_lock_unlock (&self->lock);
+
+  return more;
+}
+
+static gboolean
+local_source_dispatch (GSource     *source,
+                       GSourceFunc  callback,
+                       gpointer     user_data)
+{
+  WsLocalExecutor *self = ((WsLocalSource *) source)->exec;
+
+  /* Clear first: a push after this point sets it again. */
+  g_source_set_ready_time (source, -1);
+
+  if (run_slice (self, WS_LOCAL_SLICE_USEC, WS_LOCAL_SLICE_MAX_POLLS))
+    g_source_set_ready_time (source, 0);
+
+  if (atomic_load_explicit (&self->detached, memory_order_acquire)
+      && ws_owned_tasks_count (&self->owned) == 0)
+    {
+      executor_free (self);
+      return G_SOURCE_REMOVE;
+    }
+
+  return G_SOURCE_CONTINUE;
+}
+
+static GSourceFuncs local_source_funcs = {
+  NULL, NULL, local_source_dispatch, NULL, NULL, NULL,
+};
+
+static void
+local_schedule (WsTaskHost *host,
+                WsRawTask  *task,
+                gboolean    is_yield)
+{
+  WsLocalExecutor *self = (WsLocalExecutor *) host;
+  gboolean was_empty;
+
+  task->queue_next = NULL;
+  ws_lock_lock (&self->lock);
+  was_empty = self->head == NULL;
+  if (self->tail != NULL)
+    self->tail->queue_next = task;
+  else
+    self->head = task;
+  self->tail = task;
+  ws_lock_unlock (&self->lock);
+
+  /* Only the push that makes the queue non-empty needs to arm the source:
+   * the dispatch re-arms it while tasks remain. Thread-safe, and wakes the
+   * context. */
+  if (was_empty)
+    g_source_set_ready_time (self->source, 0);
+}
+
+WsLocalExecutor *
+ws_local_executor_lookup (WsScheduler  *sched,
+                          GMainContext *context)
+{
+  WsLocalExecutor *self;
+
+  ws_lock_lock (&sched->lock);
+  if (ws_scheduler_is_shutdown (sched))
+    {
+      ws_lock_unlock (&sched->lock);
+      return NULL;
+    }
+
+  self = g_hash_table_lookup (sched->local_executors, context);
+  if (self == NULL)
+    {
+      self = g_new0 (WsLocalExecutor, 1);
+      self->host.klass = &local_host_class;
+      self->host.owned = &self->owned;
+      ws_owned_tasks_init (&self->owned);
+      self->sched = ws_scheduler_ref (sched);
+      self->context = g_main_context_ref (context);
+      ws_lock_init (&self->lock);
+      self->source = g_source_new (&local_source_funcs, sizeof (WsLocalSource));
+      ((WsLocalSource *) self->source)->exec = self;
+      g_source_set_static_name (self->source, "[wsrt] local tasks");
+      g_source_set_priority (self->source, G_PRIORITY_DEFAULT);
+      g_source_attach (self->source, context);
+      g_hash_table_insert (sched->local_executors, context, self);
+    }
+  ws_lock_unlock (&sched->lock);
+
+  return self;
+}
+
+static void
+cancel_all (WsLocalExecutor *self)
+{
+  for (guint i = 0; i < WS_OWNED_SHARDS; i++)
+    {
+      WsOwnedShard *shard = &self->owned.shards[i];
+      GPtrArray *tasks = g_ptr_array_new ();
+
+      ws_lock_lock (&shard->lock);
+      for (WsRawTask *t = shard->head; t != NULL; t = t->owned_next)
+        {
+          ws_raw_task_ref (t);
+          g_ptr_array_add (tasks, t);
+        }
+      ws_lock_unlock (&shard->lock);
+
+      /* Queue the cancellation: the owner thread destroys the futures. */
+      for (guint j = 0; j < tasks->len; j++)
+        {
+          ws_raw_task_cancel (tasks->pdata[j]);
+          ws_raw_task_unref (tasks->pdata[j]);
+        }
+      g_ptr_array_unref (tasks);
+    }
+}
+
+void
+ws_local_executors_close (WsScheduler *sched)
+{
+  GPtrArray *execs = g_ptr_array_new ();
+  GHashTableIter iter;
+  gpointer value;
+
+  ws_lock_lock (&sched->lock);
+  g_hash_table_iter_init (&iter, sched->local_executors);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    g_ptr_array_add (execs, value);
+  ws_lock_unlock (&sched->lock);
+
+  for (guint i = 0; i < execs->len; i++)
+    {
+      WsLocalExecutor *self = execs->pdata[i];
+
+      ws_owned_tasks_close (&self->owned);
+      cancel_all (self);
+    }
+  g_ptr_array_unref (execs);
+}
+
+/* After close: runs the cancellations of every executor whose context this
+ * thread can own right now, and lets the others free themselves once their
+ * owner has run them. Returns TRUE if no local task is left. */
+gboolean
+ws_local_executors_shutdown (WsScheduler *sched)
+{
+  GPtrArray *execs = g_ptr_array_new ();
+  GHashTableIter iter;
+  gpointer value;
+  gboolean all_done = TRUE;
+
+  ws_lock_lock (&sched->lock);
+  g_hash_table_iter_init (&iter, sched->local_executors);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    g_ptr_array_add (execs, value);
+  g_hash_table_remove_all (sched->local_executors);
+  ws_lock_unlock (&sched->lock);
+
+  for (guint i = 0; i < execs->len; i++)
+    {
+      WsLocalExecutor *self = execs->pdata[i];
+
+      if (g_main_context_acquire (self->context))
+        {
+          while (run_slice (self, -1, G_MAXUINT))
+            ;
+          g_main_context_release (self->context);
+        }
+
+      if (ws_owned_tasks_count (&self->owned) == 0)
+        executor_free (self);
+      else
+        {
+          /* The owner thread has yet to run the cancellations; the
+           * executor frees itself after it has. */
+          atomic_store_explicit (&self->detached, TRUE, memory_order_release);
+          g_source_set_ready_time (self->source, 0);
+          all_done = FALSE;
+        }
+    }
+  g_ptr_array_unref (execs);
+
+  return all_done;
+}
+
+gint64
+ws_local_executors_count_alive (WsScheduler *sched)
+{
+  GHashTableIter iter;
+  gpointer value;
+  gint64 n = 0;
+
+  ws_lock_lock (&sched->lock);
+  g_hash_table_iter_init (&iter, sched->local_executors);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    n += ws_owned_tasks_count (&((WsLocalExecutor *) value)->owned);
+  ws_lock_unlock (&sched->lock);
+
+  return n;
+}

@@ -1,0 +1,371 @@
+/* ws-metrics.c: a snapshot of a runtime's counters
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include "ws-metrics-private.h"
+#include "ws-blocking-pool-private.h"
+
+/**
+ * WsMetrics:
+ *
+ * A snapshot of the counters of a [class@Ws.Runtime], from
+ * [method@Ws.Runtime.get_metrics]. Counts are totals since the runtime
+ * started. Worker counters are written by their worker alone and read
+ * here without stopping it, so a snapshot is consistent per counter, not
+ * across counters.
+ */
+
+typedef struct
+{
+  guint64 polls;
+  guint64 steals;
+  guint64 steal_operations;
+  guint64 parks;
+  guint64 unparks;
+  guint64 noop_wakes;
+  guint64 local_schedules;
+  guint64 overflows;
+  guint64 forced_yields;
+  guint64 busy_usec;
+  guint   queue_depth;
+} WorkerMetrics;
+
+struct _WsMetrics
+{
+  gatomicrefcount  ref_count;
+  guint            n_workers;
+  guint            alive_tasks;
+  guint64          spawned_tasks;
+  guint64          remote_schedules;
+  guint            injection_queue_depth;
+  guint            blocking_threads;
+  guint            idle_blocking_threads;
+  guint            blocking_queue_depth;
+  WorkerMetrics   *workers;
+};
+
+G_DEFINE_BOXED_TYPE (WsMetrics, ws_metrics, ws_metrics_ref, ws_metrics_unref)
+
+#define LOAD(w, f) atomic_load_explicit (&(w)->stats.f, memory_order_relaxed)
+
+WsMetrics *
+ws_metrics_new_snapshot (WsScheduler *sched)
+{
+  WsMetrics *self = g_new0 (WsMetrics, 1);
+
+  g_atomic_ref_count_init (&self->ref_count);
+  self->n_workers = sched->n_workers;
+  self->alive_tasks = (guint) ws_scheduler_alive_tasks (sched);
+  self->spawned_tasks = atomic_load_explicit (&sched->owned.spawned, memory_order_relaxed)
+                        + atomic_load_explicit (&ws_blocking_pool_get_owned (sched->blocking)->spawned,
+                                                memory_order_relaxed);
+  self->remote_schedules = atomic_load_explicit (&sched->remote_schedules, memory_order_relaxed);
+  self->injection_queue_depth = (guint) ws_inject_queue_len (&sched->inject);
+  ws_blocking_pool_get_counts (sched->blocking, &self->blocking_threads,
+                               &self->idle_blocking_threads, &self->blocking_queue_depth);
+
+  self->workers = g_new0 (WorkerMetrics, sched->n_workers);
+  for (guint i = 0; i < sched->n_workers; i++)
+    {
+      WsWorker *w = sched->workers[i];
+      WorkerMetrics *m = &self->workers[i];
+
+      m->polls = LOAD (w, polls);
+      m->steals = LOAD (w, steals);
+      m->steal_operations = LOAD (w, steal_operations);
+      m->parks = LOAD (w, parks);
+      m->unparks = LOAD (w, unparks);
+      m->noop_wakes = LOAD (w, noop_wakes);
+      m->local_schedules = LOAD (w, local_schedules);
+      m->overflows = LOAD (w, overflows);
+      m->forced_yields = LOAD (w, forced_yields);
+      m->busy_usec = LOAD (w, busy_usec);
+      m->queue_depth = ws_local_queue_len (&w->queue);
+    }
+
+  return self;
+}
+
+/**
+ * ws_metrics_ref:
+ * @self: a #WsMetrics
+ *
+ * Returns: (transfer full): @self
+ */
+WsMetrics *
+ws_metrics_ref (WsMetrics *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+
+  g_atomic_ref_count_inc (&self->ref_count);
+  return self;
+}
+
+/**
+ * ws_metrics_unref:
+ * @self: (transfer full): a #WsMetrics
+ *
+ * Releases a reference.
+ */
+void
+ws_metrics_unref (WsMetrics *self)
+{
+  g_return_if_fail (self != NULL);
+
+  if (g_atomic_ref_count_dec (&self->ref_count))
+    {
+      g_free (self->workers);
+      g_free (self);
+    }
+}
+
+#define GETTER(type, name, field, doc)                     \
+  type                                                     \
+  ws_metrics_get_##name (WsMetrics *self)                  \
+  {                                                        \
+    g_return_val_if_fail (self != NULL, 0);                \
+    return self->field;                                    \
+  }
+
+#define WORKER_GETTER(type, name, field)                              \
+  type                                                                \
+  ws_metrics_get_worker_##name (WsMetrics *self,                      \
+                                guint      worker)                    \
+  {                                                                   \
+    g_return_val_if_fail (self != NULL, 0);                           \
+    g_return_val_if_fail (worker < self->n_workers, 0);               \
+    return self->workers[worker].field;                               \
+  }
+
+/**
+ * ws_metrics_get_n_workers:
+ * @self: a #WsMetrics
+ *
+ * Returns: the number of worker threads
+ */
+GETTER (guint, n_workers, n_workers, "")
+
+/**
+ * ws_metrics_get_alive_tasks:
+ * @self: a #WsMetrics
+ *
+ * Returns: the number of tasks spawned that have not ended
+ */
+GETTER (guint, alive_tasks, alive_tasks, "")
+
+/**
+ * ws_metrics_get_spawned_tasks:
+ * @self: a #WsMetrics
+ *
+ * Returns: the number of tasks and blocking jobs spawned so far
+ */
+GETTER (guint64, spawned_tasks, spawned_tasks, "")
+
+/**
+ * ws_metrics_get_remote_schedule_count:
+ * @self: a #WsMetrics
+ *
+ * Returns: how many spawns and wakes came from outside the workers and went
+ *   through the injection queue
+ */
+GETTER (guint64, remote_schedule_count, remote_schedules, "")
+
+/**
+ * ws_metrics_get_injection_queue_depth:
+ * @self: a #WsMetrics
+ *
+ * Returns: the number of tasks in the injection queue
+ */
+GETTER (guint, injection_queue_depth, injection_queue_depth, "")
+
+/**
+ * ws_metrics_get_blocking_threads:
+ * @self: a #WsMetrics
+ *
+ * Returns: the number of threads in the blocking pool
+ */
+GETTER (guint, blocking_threads, blocking_threads, "")
+
+/**
+ * ws_metrics_get_idle_blocking_threads:
+ * @self: a #WsMetrics
+ *
+ * Returns: the number of blocking threads waiting for a job
+ */
+GETTER (guint, idle_blocking_threads, idle_blocking_threads, "")
+
+/**
+ * ws_metrics_get_blocking_queue_depth:
+ * @self: a #WsMetrics
+ *
+ * Returns: the number of blocking jobs waiting for a thread
+ */
+GETTER (guint, blocking_queue_depth, blocking_queue_depth, "")
+
+/**
+ * ws_metrics_get_worker_poll_count:
+ * @self: a #WsMetrics
+ * @worker: a worker index
+ *
+ * Returns: how many times the worker polled a task
+ */
+WORKER_GETTER (guint64, poll_count, polls)
+
+/**
+ * ws_metrics_get_worker_steal_count:
+ * @self: a #WsMetrics
+ * @worker: a worker index
+ *
+ * Returns: how many tasks the worker stole from other workers
+ */
+WORKER_GETTER (guint64, steal_count, steals)
+
+/**
+ * ws_metrics_get_worker_steal_operations:
+ * @self: a #WsMetrics
+ * @worker: a worker index
+ *
+ * Returns: how many successful steals (each of one or more tasks) the worker
+ *   made
+ */
+WORKER_GETTER (guint64, steal_operations, steal_operations)
+
+/**
+ * ws_metrics_get_worker_park_count:
+ * @self: a #WsMetrics
+ * @worker: a worker index
+ *
+ * Returns: how many times the worker went to sleep
+ */
+WORKER_GETTER (guint64, park_count, parks)
+
+/**
+ * ws_metrics_get_worker_unpark_count:
+ * @self: a #WsMetrics
+ * @worker: a worker index
+ *
+ * Returns: how many times the worker woke up
+ */
+WORKER_GETTER (guint64, unpark_count, unparks)
+
+/**
+ * ws_metrics_get_worker_noop_count:
+ * @self: a #WsMetrics
+ * @worker: a worker index
+ *
+ * Returns: how many times the worker woke up and found nothing to do
+ */
+WORKER_GETTER (guint64, noop_count, noop_wakes)
+
+/**
+ * ws_metrics_get_worker_local_schedule_count:
+ * @self: a #WsMetrics
+ * @worker: a worker index
+ *
+ * Returns: how many spawns and wakes the worker queued locally
+ */
+WORKER_GETTER (guint64, local_schedule_count, local_schedules)
+
+/**
+ * ws_metrics_get_worker_overflow_count:
+ * @self: a #WsMetrics
+ * @worker: a worker index
+ *
+ * Returns: how many times the worker's queue overflowed into the injection
+ *   queue
+ */
+WORKER_GETTER (guint64, overflow_count, overflows)
+
+/**
+ * ws_metrics_get_worker_forced_yield_count:
+ * @self: a #WsMetrics
+ * @worker: a worker index
+ *
+ * Returns: how many times a task on the worker ran out of cooperative budget
+ */
+WORKER_GETTER (guint64, forced_yield_count, forced_yields)
+
+/**
+ * ws_metrics_get_worker_busy_time:
+ * @self: a #WsMetrics
+ * @worker: a worker index
+ *
+ * Returns: the time the worker spent awake, in microseconds
+ */
+WORKER_GETTER (guint64, busy_time, busy_usec)
+
+/**
+ * ws_metrics_get_worker_local_queue_depth:
+ * @self: a #WsMetrics
+ * @worker: a worker index
+ *
+ * Returns: the number of tasks in the worker's run queue
+ */
+WORKER_GETTER (guint, local_queue_depth, queue_depth)
+
+/**
+ * ws_metrics_to_string:
+ * @self: a #WsMetrics
+ *
+ * Formats the snapshot as a table with one line per worker, for logs and
+ * command-line tools.
+ *
+ * Returns: (transfer full): the table
+ */
+char *
+ws_metrics_to_string (WsMetrics *self)
+{
+  GString *s;
+  WorkerMetrics total = { 0, };
+
+  g_return_val_if_fail (self != NULL, NULL);
+
+  s = g_string_new (NULL);
+  g_string_append_printf (s, "%-6s %10s %9s %7s %7s %9s %9s %9s %9s %10s %5s\n",
+                          "worker", "polls", "steals", "steal-op", "parks", "unparks",
+                          "local", "overflow", "yields", "busy-ms", "queue");
+  for (guint i = 0; i < self->n_workers; i++)
+    {
+      WorkerMetrics *m = &self->workers[i];
+
+      g_string_append_printf (s, "%-6u %10" G_GUINT64_FORMAT " %9" G_GUINT64_FORMAT
+                              " %7" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT
+                              " %9" G_GUINT64_FORMAT " %9" G_GUINT64_FORMAT
+                              " %9" G_GUINT64_FORMAT " %9" G_GUINT64_FORMAT
+                              " %10.1f %5u\n",
+                              i, m->polls, m->steals, m->steal_operations, m->parks,
+                              m->unparks, m->local_schedules, m->overflows,
+                              m->forced_yields, m->busy_usec / 1000.0, m->queue_depth);
+      total.polls += m->polls;
+      total.steals += m->steals;
+      total.steal_operations += m->steal_operations;
+      total.parks += m->parks;
+      total.unparks += m->unparks;
+      total.local_schedules += m->local_schedules;
+      total.overflows += m->overflows;
+      total.forced_yields += m->forced_yields;
+      total.busy_usec += m->busy_usec;
+      total.queue_depth += m->queue_depth;
+    }
+  g_string_append_printf (s, "%-6s %10" G_GUINT64_FORMAT " %9" G_GUINT64_FORMAT
+                          " %7" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT
+                          " %9" G_GUINT64_FORMAT " %9" G_GUINT64_FORMAT
+                          " %9" G_GUINT64_FORMAT " %9" G_GUINT64_FORMAT
+                          " %10.1f %5u\n",
+                          "total", total.polls, total.steals, total.steal_operations,
+                          total.parks, total.unparks, total.local_schedules,
+                          total.overflows, total.forced_yields, total.busy_usec / 1000.0,
+                          total.queue_depth);
+  g_string_append_printf (s, "spawned %" G_GUINT64_FORMAT ", alive %u, remote schedules %"
+                          G_GUINT64_FORMAT ", injection queue %u, blocking threads %u "
+                          "(%u idle, %u queued)\n",
+                          self->spawned_tasks, self->alive_tasks, self->remote_schedules,
+                          self->injection_queue_depth, self->blocking_threads,
+                          self->idle_blocking_threads, self->blocking_queue_depth);
+
+  return g_string_free (s, FALSE);
+}

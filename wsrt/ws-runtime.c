@@ -1,0 +1,625 @@
+/* ws-runtime.c: the GObject face of the worker pool
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include <gio/gio.h>
+
+#include "ws-runtime.h"
+#include "ws-error.h"
+#include "ws-handle-private.h"
+#include "ws-metrics-private.h"
+#include "ws-scheduler-private.h"
+#include "ws-task-private.h"
+
+/**
+ * WsRuntime:
+ *
+ * A pool of worker threads that runs tasks with work stealing.
+ *
+ * Each worker owns a run queue, a LIFO slot for the task it just spawned or
+ * woke, and a private #GMainContext that is its thread-default context: a
+ * GIO `_async()` call made inside a task completes on that worker, and a
+ * timeout source attached there fires there. Idle workers steal half of a
+ * busy worker's queue; a worker with nothing to do sleeps by iterating its
+ * context.
+ *
+ * Configuration is through construct-only properties. `WsRuntime`
+ * implements #GInitable: construct it with g_initable_new() to get a
+ * #GError for an invalid configuration, or a worker thread that cannot be
+ * started. [ctor@Ws.Runtime.new] reports such errors as criticals instead.
+ *
+ * ```c
+ * g_autoptr(GError) error = NULL;
+ * g_autoptr(WsRuntime) rt = g_initable_new (WS_TYPE_RUNTIME, NULL, &error,
+ *                                           "n-workers", 4,
+ *                                           "thread-name-prefix", "thumbs",
+ *                                           NULL);
+ * ```
+ *
+ * Disposing the runtime shuts it down and waits for its tasks; see
+ * [method@Ws.Runtime.shutdown].
+ */
+
+struct _WsRuntime
+{
+  GObject            parent_instance;
+  WsSchedulerConfig  config;
+  WsScheduler       *sched;
+  WsHandle          *handle;
+  gboolean           initialized;
+};
+
+enum
+{
+  PROP_0,
+  PROP_N_WORKERS,
+  PROP_THREAD_NAME_PREFIX,
+  PROP_MAX_BLOCKING_THREADS,
+  PROP_BLOCKING_KEEP_ALIVE,
+  PROP_GLOBAL_QUEUE_INTERVAL,
+  PROP_EVENT_INTERVAL,
+  PROP_DISABLE_LIFO_SLOT,
+  PROP_BUDGET,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+/* Linux keeps 15 characters of a thread name; wsrt appends "-NNNN" or
+ * "-blk". */
+#define MAX_PREFIX_LEN 10
+#define MAX_WORKERS    1024
+
+static void initable_iface_init (GInitableIface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (WsRuntime, ws_runtime, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE, initable_iface_init))
+
+static gboolean
+validate (WsRuntime  *self,
+          GError    **error)
+{
+  const gchar *prefix = self->config.thread_name_prefix;
+
+  if (prefix == NULL || prefix[0] == '\0' || strlen (prefix) > MAX_PREFIX_LEN)
+    {
+      g_set_error (error, WS_ERROR, WS_ERROR_INVALID_CONFIG,
+                   "thread-name-prefix “%s” must be 1 to %d characters long: Linux "
+                   "keeps 15 characters of a thread name and wsrt appends “-N”",
+                   prefix ? prefix : "", MAX_PREFIX_LEN);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The scheduler is made on first need, so that both g_object_new() and
+ * g_initable_new() work. */
+static WsScheduler *
+ensure_scheduler (WsRuntime *self)
+{
+  if G_LIKELY (self->sched != NULL)
+    return self->sched;
+
+  if (!validate (self, NULL))
+    {
+      g_critical ("WsRuntime: invalid thread-name-prefix “%s”; using “ws”",
+                  self->config.thread_name_prefix);
+      g_free (self->config.thread_name_prefix);
+      self->config.thread_name_prefix = g_strdup ("ws");
+    }
+  self->sched = ws_scheduler_new (&self->config);
+  self->handle = ws_handle_new_for_scheduler (self->sched);
+  return self->sched;
+}
+
+static gboolean
+ws_runtime_initable_init (GInitable     *initable,
+                          GCancellable  *cancellable,
+                          GError       **error)
+{
+  WsRuntime *self = WS_RUNTIME (initable);
+
+  if (self->initialized)
+    return TRUE;
+
+  if (!validate (self, error))
+    return FALSE;
+
+  ensure_scheduler (self);
+  if (!ws_scheduler_start (self->sched, error))
+    return FALSE;
+
+  self->initialized = TRUE;
+  return TRUE;
+}
+
+static void
+initable_iface_init (GInitableIface *iface)
+{
+  iface->init = ws_runtime_initable_init;
+}
+
+static void
+ws_runtime_constructed (GObject *object)
+{
+  WsRuntime *self = WS_RUNTIME (object);
+
+  G_OBJECT_CLASS (ws_runtime_parent_class)->constructed (object);
+
+  ensure_scheduler (self);
+}
+
+static void
+ws_runtime_dispose (GObject *object)
+{
+  WsRuntime *self = WS_RUNTIME (object);
+
+  /* DESIGN 7: disposing shuts the runtime down. From one of its own
+   * workers, the scheduler does not wait for (join) the calling thread. */
+  if (self->sched != NULL && !ws_scheduler_is_shutdown (self->sched))
+    ws_scheduler_shutdown (self->sched, -1);
+
+  g_clear_object (&self->handle);
+
+  G_OBJECT_CLASS (ws_runtime_parent_class)->dispose (object);
+}
+
+static void
+ws_runtime_finalize (GObject *object)
+{
+  WsRuntime *self = WS_RUNTIME (object);
+
+  g_clear_pointer (&self->sched, ws_scheduler_unref);
+  g_free (self->config.thread_name_prefix);
+
+  G_OBJECT_CLASS (ws_runtime_parent_class)->finalize (object);
+}
+
+static void
+ws_runtime_get_property (GObject    *object,
+                         guint       prop_id,
+                         GValue     *value,
+                         GParamSpec *pspec)
+{
+  WsRuntime *self = WS_RUNTIME (object);
+
+  switch (prop_id)
+    {
+    case PROP_N_WORKERS:
+      g_value_set_uint (value, self->sched ? self->sched->n_workers : self->config.n_workers);
+      break;
+    case PROP_THREAD_NAME_PREFIX:
+      g_value_set_string (value, self->config.thread_name_prefix);
+      break;
+    case PROP_MAX_BLOCKING_THREADS:
+      g_value_set_uint (value, self->config.max_blocking_threads);
+      break;
+    case PROP_BLOCKING_KEEP_ALIVE:
+      g_value_set_int64 (value, self->config.blocking_keep_alive);
+      break;
+    case PROP_GLOBAL_QUEUE_INTERVAL:
+      g_value_set_uint (value, self->config.global_queue_interval);
+      break;
+    case PROP_EVENT_INTERVAL:
+      g_value_set_uint (value, self->config.event_interval);
+      break;
+    case PROP_DISABLE_LIFO_SLOT:
+      g_value_set_boolean (value, self->config.disable_lifo_slot);
+      break;
+    case PROP_BUDGET:
+      g_value_set_uint (value, self->config.budget);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+ws_runtime_set_property (GObject      *object,
+                         guint         prop_id,
+                         const GValue *value,
+                         GParamSpec   *pspec)
+{
+  WsRuntime *self = WS_RUNTIME (object);
+
+  switch (prop_id)
+    {
+    case PROP_N_WORKERS:
+      self->config.n_workers = g_value_get_uint (value);
+      break;
+    case PROP_THREAD_NAME_PREFIX:
+      g_free (self->config.thread_name_prefix);
+      self->config.thread_name_prefix = g_value_dup_string (value);
+      if (self->config.thread_name_prefix == NULL)
+        self->config.thread_name_prefix = g_strdup ("ws");
+      break;
+    case PROP_MAX_BLOCKING_THREADS:
+      self->config.max_blocking_threads = g_value_get_uint (value);
+      break;
+    case PROP_BLOCKING_KEEP_ALIVE:
+      self->config.blocking_keep_alive = g_value_get_int64 (value);
+      break;
+    case PROP_GLOBAL_QUEUE_INTERVAL:
+      self->config.global_queue_interval = g_value_get_uint (value);
+      break;
+    case PROP_EVENT_INTERVAL:
+      self->config.event_interval = g_value_get_uint (value);
+      break;
+    case PROP_DISABLE_LIFO_SLOT:
+      self->config.disable_lifo_slot = g_value_get_boolean (value);
+      break;
+    case PROP_BUDGET:
+      self->config.budget = g_value_get_uint (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+ws_runtime_class_init (WsRuntimeClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GParamFlags flags = G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS;
+
+  object_class->constructed = ws_runtime_constructed;
+  object_class->dispose = ws_runtime_dispose;
+  object_class->finalize = ws_runtime_finalize;
+  object_class->get_property = ws_runtime_get_property;
+  object_class->set_property = ws_runtime_set_property;
+
+  /**
+   * WsRuntime:n-workers:
+   *
+   * The number of worker threads; 0 (the default) means one per CPU.
+   * Reading it after construction gives the actual number.
+   */
+  properties[PROP_N_WORKERS] =
+    g_param_spec_uint ("n-workers", NULL, NULL, 0, MAX_WORKERS, 0, flags);
+
+  /**
+   * WsRuntime:thread-name-prefix:
+   *
+   * Workers are named `PREFIX-N` and blocking threads `PREFIX-blk`. At most
+   * 10 characters, so that names fit the 15 that Linux keeps.
+   */
+  properties[PROP_THREAD_NAME_PREFIX] =
+    g_param_spec_string ("thread-name-prefix", NULL, NULL, "ws", flags);
+
+  /**
+   * WsRuntime:max-blocking-threads:
+   *
+   * The most threads the blocking pool starts.
+   */
+  properties[PROP_MAX_BLOCKING_THREADS] =
+    g_param_spec_uint ("max-blocking-threads", NULL, NULL, 1, 65536, 512, flags);
+
+  /**
+   * WsRuntime:blocking-keep-alive:
+   *
+   * How long an idle blocking thread waits for a job before it exits, in
+   * microseconds.
+   */
+  properties[PROP_BLOCKING_KEEP_ALIVE] =
+    g_param_spec_int64 ("blocking-keep-alive", NULL, NULL,
+                        0, G_MAXINT64, 10 * G_USEC_PER_SEC, flags);
+
+  /**
+   * WsRuntime:global-queue-interval:
+   *
+   * Every this many ticks a worker looks at the injection queue before its
+   * own queue, so remote spawns are not starved by local ones.
+   */
+  properties[PROP_GLOBAL_QUEUE_INTERVAL] =
+    g_param_spec_uint ("global-queue-interval", NULL, NULL, 1, G_MAXINT32, 61, flags);
+
+  /**
+   * WsRuntime:event-interval:
+   *
+   * Every this many ticks a busy worker dispatches its #GMainContext
+   * without sleeping, so that sources attached there fire under load.
+   */
+  properties[PROP_EVENT_INTERVAL] =
+    g_param_spec_uint ("event-interval", NULL, NULL, 1, G_MAXINT32, 61, flags);
+
+  /**
+   * WsRuntime:disable-lifo-slot:
+   *
+   * Turns the LIFO slot off: tasks spawned or woken on a worker then go to
+   * the back of its queue, where other workers can steal them at once.
+   */
+  properties[PROP_DISABLE_LIFO_SLOT] =
+    g_param_spec_boolean ("disable-lifo-slot", NULL, NULL, FALSE, flags);
+
+  /**
+   * WsRuntime:budget:
+   *
+   * The cooperative budget of one poll: how many runtime awaitables (such
+   * as [method@Ws.Task.poll]) a task may consume before it is made to
+   * yield.
+   */
+  properties[PROP_BUDGET] =
+    g_param_spec_uint ("budget", NULL, NULL, 1, G_MAXINT32, 128, flags);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+ws_runtime_init (WsRuntime *self)
+{
+  self->config.n_workers = 0;
+  self->config.thread_name_prefix = g_strdup ("ws");
+  self->config.max_blocking_threads = 512;
+  self->config.blocking_keep_alive = 10 * G_USEC_PER_SEC;
+  self->config.global_queue_interval = 61;
+  self->config.event_interval = 61;
+  self->config.disable_lifo_slot = FALSE;
+  self->config.budget = 128;
+}
+
+/**
+ * ws_runtime_new:
+ * @n_workers: the number of worker threads; 0 for one per CPU
+ *
+ * Creates a runtime and starts its workers. Use g_initable_new() with
+ * %WS_TYPE_RUNTIME to set other properties and get a #GError on failure.
+ *
+ * Returns: (transfer full) (nullable): a new runtime, or %NULL (with a
+ *   critical) if its threads could not be started
+ */
+WsRuntime *
+ws_runtime_new (guint n_workers)
+{
+  g_autoptr(GError) error = NULL;
+  WsRuntime *self;
+
+  g_return_val_if_fail (n_workers <= MAX_WORKERS, NULL);
+
+  self = g_initable_new (WS_TYPE_RUNTIME, NULL, &error, "n-workers", n_workers, NULL);
+  if (self == NULL)
+    g_critical ("ws_runtime_new: %s", error->message);
+  return self;
+}
+
+/**
+ * ws_runtime_get_default:
+ *
+ * Gets the process-wide runtime, with one worker per CPU. It is created on
+ * first use and its threads start with the first spawn. It lives until the
+ * process exits.
+ *
+ * Returns: (transfer none): the default runtime
+ */
+WsRuntime *
+ws_runtime_get_default (void)
+{
+  static WsRuntime *default_runtime;
+  static gsize once;
+
+  if (g_once_init_enter (&once))
+    {
+      default_runtime = g_object_new (WS_TYPE_RUNTIME, NULL);
+      g_once_init_leave (&once, 1);
+    }
+  return default_runtime;
+}
+
+static gboolean
+refuse_spawn (WsRuntime      *self,
+              WsTaskFunc      func,
+              gpointer        user_data,
+              GDestroyNotify  destroy,
+              const char     *strfunc)
+{
+  if G_LIKELY (WS_IS_RUNTIME (self) && func != NULL)
+    return FALSE;
+
+  /* DESIGN 9: a refused call still frees what it was given. */
+  if (destroy != NULL)
+    destroy (user_data);
+  if (!WS_IS_RUNTIME (self))
+    g_return_if_fail_warning (G_LOG_DOMAIN, strfunc, "WS_IS_RUNTIME (self)");
+  else
+    g_return_if_fail_warning (G_LOG_DOMAIN, strfunc, "func != NULL");
+  return TRUE;
+}
+
+/**
+ * ws_runtime_spawn:
+ * @self: a #WsRuntime
+ * @func: (scope notified) (closure user_data) (destroy destroy): the task
+ * @user_data: data for @func
+ * @destroy: (nullable): frees @user_data after the last poll
+ *
+ * Spawns a task on the workers of @self. @func runs on a worker thread.
+ * Spawned from a worker, the task goes to that worker's LIFO slot and
+ * usually runs right after the current task; from any other thread it goes
+ * to the injection queue and wakes a sleeping worker.
+ *
+ * @destroy runs exactly once, after the last poll, and before any waiter
+ * learns that the task ended. After [method@Ws.Runtime.shutdown] the task
+ * is cancelled at once (and @destroy has run when this returns).
+ *
+ * Returns: (transfer full): the join handle of the task
+ */
+WsTask *
+ws_runtime_spawn (WsRuntime      *self,
+                  WsTaskFunc      func,
+                  gpointer        user_data,
+                  GDestroyNotify  destroy)
+{
+  WsRawTask *raw;
+
+  if (refuse_spawn (self, func, user_data, destroy, G_STRFUNC))
+    return NULL;
+
+  raw = ws_scheduler_spawn (self->sched, func, user_data, destroy, TRUE);
+  return ws_task_new_for_raw (raw);
+}
+
+/**
+ * ws_runtime_spawn_detached:
+ * @self: a #WsRuntime
+ * @func: (scope notified) (closure user_data) (destroy destroy): the task
+ * @user_data: data for @func
+ * @destroy: (nullable): frees @user_data after the last poll
+ *
+ * Spawns a task without a join handle: the cheapest spawn, which allocates
+ * only the task itself. Otherwise as [method@Ws.Runtime.spawn].
+ */
+void
+ws_runtime_spawn_detached (WsRuntime      *self,
+                           WsTaskFunc      func,
+                           gpointer        user_data,
+                           GDestroyNotify  destroy)
+{
+  if (refuse_spawn (self, func, user_data, destroy, G_STRFUNC))
+    return;
+
+  ws_scheduler_spawn (self->sched, func, user_data, destroy, FALSE);
+}
+
+/**
+ * ws_runtime_spawn_blocking:
+ * @self: a #WsRuntime
+ * @func: (scope notified) (closure user_data) (destroy destroy): the job
+ * @user_data: data for @func
+ * @destroy: (nullable): frees @user_data after the last poll
+ *
+ * Runs @func on the blocking pool of @self: threads apart from the workers,
+ * started on demand up to [property@Ws.Runtime:max-blocking-threads], where
+ * blocking I/O or long computations cannot stall other tasks. Jobs start
+ * in submission order.
+ *
+ * Returns: (transfer full): the join handle of the job
+ */
+WsTask *
+ws_runtime_spawn_blocking (WsRuntime      *self,
+                           WsTaskFunc      func,
+                           gpointer        user_data,
+                           GDestroyNotify  destroy)
+{
+  WsRawTask *raw;
+
+  if (refuse_spawn (self, func, user_data, destroy, G_STRFUNC))
+    return NULL;
+
+  raw = ws_scheduler_spawn_blocking (self->sched, func, user_data, destroy, TRUE);
+  return ws_task_new_for_raw (raw);
+}
+
+/**
+ * ws_runtime_spawn_local:
+ * @self: a #WsRuntime
+ * @context: (nullable): the context that polls the task; %NULL for the
+ *   caller's thread-default context
+ * @func: (scope notified) (closure user_data) (destroy destroy): the task
+ * @user_data: data for @func
+ * @destroy: (nullable): frees @user_data after the last poll
+ *
+ * Spawns a task that is polled only by the thread that runs @context,
+ * usually the GTK main loop. Wakes from any thread are queued for it. One
+ * dispatch polls a bounded slice of tasks and returns, so many local tasks
+ * do not stall a frame. @destroy runs on that thread too, also when the
+ * task is cancelled from elsewhere.
+ *
+ * Returns: (transfer full): the join handle of the task
+ */
+WsTask *
+ws_runtime_spawn_local (WsRuntime      *self,
+                        GMainContext   *context,
+                        WsTaskFunc      func,
+                        gpointer        user_data,
+                        GDestroyNotify  destroy)
+{
+  g_autoptr(GMainContext) ctx = NULL;
+  WsRawTask *raw;
+
+  if (refuse_spawn (self, func, user_data, destroy, G_STRFUNC))
+    return NULL;
+
+  ctx = context != NULL ? g_main_context_ref (context) : g_main_context_ref_thread_default ();
+  raw = ws_scheduler_spawn_local (self->sched, ctx, func, user_data, destroy, TRUE);
+  return ws_task_new_for_raw (raw);
+}
+
+/**
+ * ws_runtime_shutdown:
+ * @self: a #WsRuntime
+ * @timeout_usec: how long to wait for running tasks and blocking jobs, in
+ *   microseconds; -1 to wait for ever
+ *
+ * Shuts the runtime down: no task starts any more, every task that has not
+ * ended is cancelled (its destroy notify runs), queued blocking jobs are
+ * cancelled and running ones waited for. Later spawns return tasks that
+ * are already cancelled.
+ *
+ * Local tasks are cancelled on their own context: if the calling thread
+ * can acquire that context, this call runs those cancellations itself;
+ * otherwise they happen when the context next runs.
+ *
+ * Called from one of the runtime's own threads, the call cannot wait for
+ * that thread and returns %FALSE.
+ *
+ * Returns: %TRUE if every task ended (and its destroy notify ran) in time
+ */
+gboolean
+ws_runtime_shutdown (WsRuntime *self,
+                     gint64     timeout_usec)
+{
+  g_return_val_if_fail (WS_IS_RUNTIME (self), FALSE);
+  g_return_val_if_fail (timeout_usec >= -1, FALSE);
+
+  return ws_scheduler_shutdown (self->sched, timeout_usec);
+}
+
+/**
+ * ws_runtime_get_handle:
+ * @self: a #WsRuntime
+ *
+ * Gets a handle that spawns on @self.
+ *
+ * Returns: (transfer full): a handle
+ */
+WsHandle *
+ws_runtime_get_handle (WsRuntime *self)
+{
+  g_return_val_if_fail (WS_IS_RUNTIME (self), NULL);
+
+  return g_object_ref (self->handle);
+}
+
+/**
+ * ws_runtime_get_n_workers:
+ * @self: a #WsRuntime
+ *
+ * Returns: the number of worker threads
+ */
+guint
+ws_runtime_get_n_workers (WsRuntime *self)
+{
+  g_return_val_if_fail (WS_IS_RUNTIME (self), 0);
+
+  return self->sched->n_workers;
+}
+
+/**
+ * ws_runtime_get_metrics:
+ * @self: a #WsRuntime
+ *
+ * Takes a snapshot of the runtime's counters. Workers publish their
+ * counters as they go; the snapshot is not atomic across workers.
+ *
+ * Returns: (transfer full): the metrics
+ */
+WsMetrics *
+ws_runtime_get_metrics (WsRuntime *self)
+{
+  g_return_val_if_fail (WS_IS_RUNTIME (self), NULL);
+
+  return ws_metrics_new_snapshot (self->sched);
+}

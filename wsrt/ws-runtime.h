@@ -1,0 +1,59 @@
+/* ws-runtime.h: a work-stealing task runtime
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#if !defined(WSRT_INSIDE) && !defined(WSRT_COMPILATION)
+# error "Only <wsrt.h> can be included directly."
+#endif
+
+#include "ws-types.h"
+#include "ws-handle.h"
+#include "ws-task.h"
+
+G_BEGIN_DECLS
+
+#define WS_TYPE_RUNTIME (ws_runtime_get_type ())
+
+WS_AVAILABLE_IN_ALL
+G_DECLARE_FINAL_TYPE (WsRuntime, ws_runtime, WS, RUNTIME, GObject)
+
+WS_AVAILABLE_IN_ALL
+WsRuntime *ws_runtime_new            (guint           n_workers);
+WS_AVAILABLE_IN_ALL
+WsRuntime *ws_runtime_get_default    (void);
+WS_AVAILABLE_IN_ALL
+WsTask    *ws_runtime_spawn          (WsRuntime      *self,
+                                      WsTaskFunc      func,
+                                      gpointer        user_data,
+                                      GDestroyNotify  destroy);
+WS_AVAILABLE_IN_ALL
+void       ws_runtime_spawn_detached (WsRuntime      *self,
+                                      WsTaskFunc      func,
+                                      gpointer        user_data,
+                                      GDestroyNotify  destroy);
+WS_AVAILABLE_IN_ALL
+WsTask    *ws_runtime_spawn_blocking (WsRuntime      *self,
+                                      WsTaskFunc      func,
+                                      gpointer        user_data,
+                                      GDestroyNotify  destroy);
+WS_AVAILABLE_IN_ALL
+WsTask    *ws_runtime_spawn_local    (WsRuntime      *self,
+                                      GMainContext   *context,
+                                      WsTaskFunc      func,
+                                      gpointer        user_data,
+                                      GDestroyNotify  destroy);
+WS_AVAILABLE_IN_ALL
+gboolean   ws_runtime_shutdown       (WsRuntime      *self,
+                                      gint64          timeout_usec);
+WS_AVAILABLE_IN_ALL
+WsHandle  *ws_runtime_get_handle     (WsRuntime      *self);
+WS_AVAILABLE_IN_ALL
+guint      ws_runtime_get_n_workers  (WsRuntime      *self);
+WS_AVAILABLE_IN_ALL
+WsMetrics *ws_runtime_get_metrics    (WsRuntime      *self);
+
+G_END_DECLS

@@ -1,0 +1,167 @@
+/* ws-scheduler-private.h: the worker pool shared state and the workers
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * This is the scheduler core: plain C, no GObject face. WsRuntime owns one
+ * WsScheduler and calls into it; nothing here calls back into the face.
+ */
+
+#pragma once
+
+#include <stdatomic.h>
+
+#include <glib.h>
+
+#include "ws-raw-task-private.h"
+#include "ws-local-queue-private.h"
+#include "ws-inject-queue-private.h"
+#include "ws-idle-private.h"
+#include "ws-parker-private.h"
+#include "ws-owned-tasks-private.h"
+#include "ws-lock-private.h"
+
+G_BEGIN_DECLS
+
+typedef struct _WsScheduler     WsScheduler;
+typedef struct _WsBlockingPool  WsBlockingPool;
+typedef struct _WsLocalExecutor WsLocalExecutor;
+
+/* After this many polls of LIFO-slot tasks in one tick the slot is
+ * bypassed, so a chain of tasks that respawn each other cannot starve the
+ * run queue or the injection queue (DESIGN 5; tokio >= 1.29 uses 3). */
+#define WS_MAX_LIFO_POLLS_PER_TICK 3
+
+typedef struct
+{
+  guint    n_workers;
+  gchar   *thread_name_prefix;
+  guint    global_queue_interval;
+  guint    event_interval;
+  gboolean disable_lifo_slot;
+  guint    budget;
+  guint    max_blocking_threads;
+  gint64   blocking_keep_alive;     /* microseconds */
+} WsSchedulerConfig;
+
+/* Written by the owning worker only (load + store, no RMW), read by
+ * anyone: relaxed atomics keep that race-free at the cost of a plain
+ * increment on x86. */
+typedef struct
+{
+  _Atomic guint64 polls;
+  _Atomic guint64 steals;
+  _Atomic guint64 steal_operations;
+  _Atomic guint64 parks;
+  _Atomic guint64 unparks;
+  _Atomic guint64 noop_wakes;
+  _Atomic guint64 local_schedules;
+  _Atomic guint64 overflows;
+  _Atomic guint64 forced_yields;
+  _Atomic guint64 busy_usec;
+} WsWorkerStats;
+
+#define WS_STAT_ADD(w, field, n) \
+  atomic_store_explicit (&(w)->stats.field, \
+                         atomic_load_explicit (&(w)->stats.field, memory_order_relaxed) + (n), \
+                         memory_order_relaxed)
+#define WS_STAT_INC(w, field) WS_STAT_ADD (w, field, 1)
+
+struct _WsWorker
+{
+  WsScheduler    *sched;
+  guint           index;
+  WsLocalQueue    queue;
+  WsRawTask      *lifo;              /* owner only; not stealable */
+  WsParker        parker;
+  GMainContext   *context;
+  GThread        *thread;
+  guint32         tick;
+  guint32         rand_state;
+  guint           lifo_polls;
+  guint           budget;            /* cooperative budget of the tick */
+  gboolean        is_searching;
+  gboolean        is_shutdown;
+  gboolean        in_park;           /* wakes from our own context go remote */
+  gint64          busy_since;
+  WsContext       cx;
+  WsWorkerStats   stats;
+};
+
+struct _WsScheduler
+{
+  WsTaskHost         host;            /* first: tasks point here */
+  _Atomic gint       ref_count;
+  WsSchedulerConfig  config;
+  guint              n_workers;
+  WsWorker         **workers;
+  WsInjectQueue      inject;
+  WsIdle             idle;
+  WsOwnedTasks       owned;
+  WsBlockingPool    *blocking;
+
+  _Atomic gboolean   shutdown;        /* set once, before workers are woken */
+  _Atomic gboolean   started_flag;    /* lock-free check for lazy start */
+  _Atomic guint64    remote_schedules;
+
+  WsLock             lock;            /* guards what follows */
+  WsCond             cond;
+  gboolean           started;
+  guint              n_running_threads;
+  guint              n_shutdown_workers;
+  GHashTable        *local_executors; /* GMainContext* -> WsLocalExecutor* */
+};
+
+/* Where the calling thread is, for spawn, wake and ws_handle_get_current. */
+WsScheduler *ws_scheduler_get_current    (void);
+WsWorker    *ws_worker_get_current       (void);
+void         ws_scheduler_set_current    (WsScheduler *sched);
+
+WsScheduler *ws_scheduler_new            (const WsSchedulerConfig *config);
+WsScheduler *ws_scheduler_ref            (WsScheduler *self);
+void         ws_scheduler_unref          (WsScheduler *self);
+gboolean     ws_scheduler_start          (WsScheduler *self,
+                                          GError     **error);
+WsRawTask   *ws_scheduler_spawn          (WsScheduler *self,
+                                          WsTaskFunc   func,
+                                          gpointer     data,
+                                          GDestroyNotify destroy,
+                                          gboolean     join_interest);
+WsRawTask   *ws_scheduler_spawn_blocking (WsScheduler *self,
+                                          WsTaskFunc   func,
+                                          gpointer     data,
+                                          GDestroyNotify destroy,
+                                          gboolean     join_interest);
+WsRawTask   *ws_scheduler_spawn_local    (WsScheduler *self,
+                                          GMainContext *context,
+                                          WsTaskFunc   func,
+                                          gpointer     data,
+                                          GDestroyNotify destroy,
+                                          gboolean     join_interest);
+gboolean     ws_scheduler_shutdown       (WsScheduler *self,
+                                          gint64       timeout_usec);
+gboolean     ws_scheduler_is_shutdown    (WsScheduler *self);
+gint64       ws_scheduler_alive_tasks    (WsScheduler *self);
+
+/* Spawning from a host (worker pool, blocking pool, local executor). */
+WsRawTask   *ws_task_host_spawn          (WsTaskHost  *host,
+                                          guint        shard_hint,
+                                          WsTaskFunc   func,
+                                          gpointer     data,
+                                          GDestroyNotify destroy,
+                                          gboolean     join_interest);
+
+/* ws-worker.c */
+gpointer     ws_worker_thread_main       (gpointer     data);
+void         ws_worker_schedule_local    (WsWorker    *worker,
+                                          WsRawTask   *task,
+                                          gboolean     is_yield);
+void         ws_scheduler_notify_parked  (WsScheduler *self);
+void         ws_worker_init_context      (WsContext   *cx,
+                                          WsWorker    *worker);
+
+/* Coop budget: TRUE if the poll may go on; FALSE means the budget of this
+ * tick is spent, the task was woken and must return PENDING. */
+gboolean     ws_context_poll_proceed     (WsContext   *cx);
+
+G_END_DECLS

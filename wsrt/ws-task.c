@@ -1,0 +1,651 @@
+/* ws-task.c: the join handle of a task
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include "ws-task-private.h"
+#include "ws-error.h"
+#include "ws-context.h"
+#include "ws-lock-private.h"
+#include "ws-scheduler-private.h"
+
+/**
+ * WsTask:
+ *
+ * The join handle of a task spawned on a [class@Ws.Runtime].
+ *
+ * The task itself is a plain structure inside the runtime; a `WsTask` is
+ * made only when a caller asks for a handle. Through it you wait for the
+ * task (from a task with [method@Ws.Task.poll], from a main loop with
+ * [method@Ws.Task.wait_async], from a plain thread with
+ * [method@Ws.Task.wait]), read its result and cancel it.
+ *
+ * Dropping the last reference to a `WsTask` detaches the task: it still
+ * runs to its end.
+ *
+ * A task ends exactly once: it completes (with a result or a #GError), or
+ * it is cancelled, and then waiters see `G_IO_ERROR_CANCELLED`.
+ */
+
+struct _WsTask
+{
+  GObject     parent_instance;
+
+  WsRawTask  *raw;            /* holds the join reference */
+  WsWaker     face_waker;     /* registered with the core: wakes us */
+
+  WsLock      lock;           /* guards what follows */
+  WsCond      cond;
+  gboolean    registered;
+  gboolean    finished;
+  WsResult    result;
+  GPtrArray  *waiters;        /* WsWaker * (owned) */
+};
+
+G_DEFINE_FINAL_TYPE (WsTask, ws_task, G_TYPE_OBJECT)
+
+#define TASK_FROM_WAKER(w) ((WsTask *) ((guint8 *) (w) - G_STRUCT_OFFSET (WsTask, face_waker)))
+
+static void
+finish_locked (WsTask *self)
+{
+  WsResult r;
+
+  if (self->finished)
+    return;
+  if (ws_raw_task_try_read_output (self->raw, NULL, &r))
+    {
+      self->result = r;
+      self->finished = TRUE;
+    }
+}
+
+static void
+register_locked (WsTask *self)
+{
+  WsResult r;
+
+  if (self->finished || self->registered)
+    return;
+  if (ws_raw_task_try_read_output (self->raw, &self->face_waker, &r))
+    {
+      self->result = r;
+      self->finished = TRUE;
+    }
+  else
+    self->registered = TRUE;
+}
+
+static void
+wake_waiters (GPtrArray *waiters)
+{
+  if (waiters == NULL)
+    return;
+  for (guint i = 0; i < waiters->len; i++)
+    {
+      WsWaker *w = waiters->pdata[i];
+
+      w->vtable->wake (w);
+      w->vtable->unref (w);
+    }
+  g_ptr_array_unref (waiters);
+}
+
+/* The core wakes us once, right after the task completed. */
+static void
+face_waker_wake (WsWaker *waker)
+{
+  WsTask *self = TASK_FROM_WAKER (waker);
+  GPtrArray *waiters;
+
+  ws_lock_lock (&self->lock);
+  finish_locked (self);
+  g_assert (self->finished);
+  waiters = g_steal_pointer (&self->waiters);
+  ws_cond_broadcast (&self->cond);
+  ws_lock_unlock (&self->lock);
+
+  wake_waiters (waiters);
+}
+
+static void
+face_waker_ref (WsWaker *waker)
+{
+  g_object_ref (TASK_FROM_WAKER (waker));
+}
+
+static void
+face_waker_unref (WsWaker *waker)
+{
+  g_object_unref (TASK_FROM_WAKER (waker));
+}
+
+static const WsWakerVTable face_waker_vtable = {
+  face_waker_wake,
+  face_waker_ref,
+  face_waker_unref,
+};
+
+WsTask *
+ws_task_new_for_raw (WsRawTask *raw)
+{
+  WsTask *self = g_object_new (WS_TYPE_TASK, NULL);
+
+  self->raw = raw;
+  return self;
+}
+
+static void
+ws_task_finalize (GObject *object)
+{
+  WsTask *self = WS_TASK (object);
+
+  if (self->raw != NULL)
+    ws_raw_task_drop_join_handle (self->raw);
+  ws_result_clear (&self->result);
+  if (self->waiters != NULL)
+    {
+      for (guint i = 0; i < self->waiters->len; i++)
+        ws_waker_unref (self->waiters->pdata[i]);
+      g_ptr_array_unref (self->waiters);
+    }
+  ws_lock_clear (&self->lock);
+  ws_cond_clear (&self->cond);
+
+  G_OBJECT_CLASS (ws_task_parent_class)->finalize (object);
+}
+
+static void
+ws_task_class_init (WsTaskClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = ws_task_finalize;
+}
+
+static void
+ws_task_init (WsTask *self)
+{
+  self->face_waker.vtable = &face_waker_vtable;
+  ws_lock_init (&self->lock);
+  ws_cond_init (&self->cond);
+}
+
+/* The outcome as a boolean + GError, for the wait functions. Locked. */
+static gboolean
+outcome_locked (WsTask  *self,
+                GError **error)
+{
+  g_assert (self->finished);
+
+  switch (self->result.kind)
+    {
+    case WS_RESULT_ERROR:
+      if (error != NULL)
+        *error = g_error_copy (self->result.u.error);
+      return FALSE;
+    case WS_RESULT_CANCELLED:
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                           "The task was cancelled");
+      return FALSE;
+    case WS_RESULT_NONE:
+    case WS_RESULT_POINTER:
+    case WS_RESULT_VALUE:
+    default:
+      return TRUE;
+    }
+}
+
+/**
+ * ws_task_poll:
+ * @self: a #WsTask
+ * @context: the context of the task that awaits @self
+ *
+ * Awaits @self from inside another task. Returns %WS_POLL_READY once @self
+ * has ended; otherwise registers the waker of @context, which is woken when
+ * @self ends, and returns %WS_POLL_PENDING.
+ *
+ * Each call consumes one unit of the cooperative budget of the poll; when
+ * it runs out the call returns %WS_POLL_PENDING and reschedules the caller,
+ * so a task that awaits many finished tasks still lets others run.
+ *
+ * After %WS_POLL_READY, read the outcome with [method@Ws.Task.get_value] or
+ * [method@Ws.Task.propagate_pointer].
+ *
+ * Returns: %WS_POLL_READY if @self has ended, %WS_POLL_PENDING otherwise
+ */
+WsPoll
+ws_task_poll (WsTask    *self,
+              WsContext *context)
+{
+  WsWaker *waker;
+
+  g_return_val_if_fail (WS_IS_TASK (self), WS_POLL_READY);
+  g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+
+  if (!ws_context_poll_proceed (context))
+    return WS_POLL_PENDING;
+
+  waker = &context->task->waker;
+
+  ws_lock_lock (&self->lock);
+  finish_locked (self);
+  if (!self->finished)
+    register_locked (self);
+  if (self->finished)
+    {
+      ws_lock_unlock (&self->lock);
+      return WS_POLL_READY;
+    }
+
+  if (self->waiters == NULL)
+    self->waiters = g_ptr_array_new ();
+  for (guint i = 0; i < self->waiters->len; i++)
+    if (self->waiters->pdata[i] == waker)
+      {
+        ws_lock_unlock (&self->lock);
+        return WS_POLL_PENDING;
+      }
+  waker->vtable->ref (waker);
+  g_ptr_array_add (self->waiters, waker);
+  ws_lock_unlock (&self->lock);
+
+  return WS_POLL_PENDING;
+}
+
+/**
+ * ws_task_cancel:
+ * @self: a #WsTask
+ *
+ * Cancels the task. A task that waits is destroyed at its next scheduling
+ * point (its destroy notify runs then, on its own thread for local tasks);
+ * a task being polled is destroyed right after that poll, never during it.
+ * Cancelling a task that has ended does nothing; if cancellation races
+ * completion, exactly one of them wins.
+ *
+ * Waiters of a cancelled task see `G_IO_ERROR_CANCELLED`.
+ */
+void
+ws_task_cancel (WsTask *self)
+{
+  g_return_if_fail (WS_IS_TASK (self));
+
+  ws_raw_task_cancel (self->raw);
+}
+
+/**
+ * ws_task_is_finished:
+ * @self: a #WsTask
+ *
+ * Whether the task has ended (completed, failed or cancelled). When this
+ * returns %TRUE the task's destroy notify has run.
+ *
+ * Returns: %TRUE if the task has ended
+ */
+gboolean
+ws_task_is_finished (WsTask *self)
+{
+  gboolean finished;
+
+  g_return_val_if_fail (WS_IS_TASK (self), FALSE);
+
+  ws_lock_lock (&self->lock);
+  finish_locked (self);
+  finished = self->finished;
+  ws_lock_unlock (&self->lock);
+
+  return finished;
+}
+
+static void
+on_wait_cancelled (GCancellable *cancellable,
+                   gpointer      data)
+{
+  WsTask *self = data;
+
+  ws_lock_lock (&self->lock);
+  ws_cond_broadcast (&self->cond);
+  ws_lock_unlock (&self->lock);
+}
+
+/**
+ * ws_task_wait:
+ * @self: a #WsTask
+ * @cancellable: (nullable): stops the wait (not the task)
+ * @error: return location for a #GError
+ *
+ * Blocks the calling thread until the task ends.
+ *
+ * This must not be called on a runtime worker thread, where it would stall
+ * every task queued behind the caller: there it fails at once with
+ * %WS_ERROR_WOULD_BLOCK. From a task, await with [method@Ws.Task.poll]
+ * instead; a blocking call that cannot be avoided belongs in
+ * `ws_block_in_place()` or [method@Ws.Runtime.spawn_blocking].
+ *
+ * Returns: %TRUE if the task completed successfully; %FALSE with the task's
+ *   error, with `G_IO_ERROR_CANCELLED` if the task or the wait was
+ *   cancelled, or with %WS_ERROR_WOULD_BLOCK
+ */
+gboolean
+ws_task_wait (WsTask        *self,
+              GCancellable  *cancellable,
+              GError       **error)
+{
+  gulong handler = 0;
+  gboolean ret;
+
+  g_return_val_if_fail (WS_IS_TASK (self), FALSE);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (ws_worker_get_current () != NULL)
+    {
+      g_set_error_literal (error, WS_ERROR, WS_ERROR_WOULD_BLOCK,
+                           "ws_task_wait() would block a runtime worker thread "
+                           "and every task queued behind it; await the task "
+                           "with ws_task_poll() from your task, or move the "
+                           "blocking wait into ws_block_in_place()");
+      return FALSE;
+    }
+
+  if (cancellable != NULL)
+    handler = g_cancellable_connect (cancellable, G_CALLBACK (on_wait_cancelled), self, NULL);
+
+  ws_lock_lock (&self->lock);
+  for (;;)
+    {
+      finish_locked (self);
+      if (!self->finished)
+        register_locked (self);
+      if (self->finished)
+        break;
+      if (g_cancellable_is_cancelled (cancellable))
+        break;
+      ws_cond_wait (&self->cond, &self->lock);
+    }
+
+  if (self->finished)
+    ret = outcome_locked (self, error);
+  else
+    ret = !g_cancellable_set_error_if_cancelled (cancellable, error);
+  ws_lock_unlock (&self->lock);
+
+  if (handler != 0)
+    g_cancellable_disconnect (cancellable, handler);
+
+  return ret;
+}
+
+/* An async wait: a waker that returns a GTask on its caller's context. */
+typedef struct
+{
+  WsWaker        base;
+  _Atomic gint   ref_count;
+  _Atomic gint   done;
+  GTask         *gtask;           /* until done */
+  GCancellable  *cancellable;
+  GMainContext  *context;         /* the caller's thread-default */
+  _Atomic gulong handler;
+} AsyncWaiter;
+
+static void
+async_waiter_ref (WsWaker *w)
+{
+  atomic_fetch_add_explicit (&((AsyncWaiter *) w)->ref_count, 1, memory_order_relaxed);
+}
+
+static void
+async_waiter_unref (WsWaker *w)
+{
+  AsyncWaiter *self = (AsyncWaiter *) w;
+
+  if (atomic_fetch_sub_explicit (&self->ref_count, 1, memory_order_acq_rel) == 1)
+    {
+      g_assert (self->gtask == NULL);
+      g_clear_object (&self->cancellable);
+      g_main_context_unref (self->context);
+      g_free (self);
+    }
+}
+
+/* Exactly once, from the wake or from the cancellation idle. Never from
+ * inside the cancelled handler, where a disconnect would deadlock. */
+static void
+async_waiter_deliver (AsyncWaiter *self,
+                      gboolean     cancelled)
+{
+  GTask *gtask;
+  gulong handler;
+
+  if (atomic_exchange_explicit (&self->done, 1, memory_order_acq_rel) != 0)
+    return;
+
+  gtask = g_steal_pointer (&self->gtask);
+  handler = atomic_exchange_explicit (&self->handler, 0, memory_order_acq_rel);
+  if (handler != 0)
+    g_cancellable_disconnect (self->cancellable, handler);
+
+  /* GTask delivers on the thread-default context of the caller of
+   * ws_task_wait_async(), never from inside that call. */
+  if (cancelled)
+    g_task_return_new_error (gtask, G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                             "The wait was cancelled");
+  else
+    g_task_return_boolean (gtask, TRUE);
+  g_object_unref (gtask);
+}
+
+static void
+async_waiter_wake (WsWaker *w)
+{
+  async_waiter_deliver ((AsyncWaiter *) w, FALSE);
+}
+
+static const WsWakerVTable async_waiter_vtable = {
+  async_waiter_wake,
+  async_waiter_ref,
+  async_waiter_unref,
+};
+
+static gboolean
+async_waiter_cancel_idle (gpointer data)
+{
+  async_waiter_deliver (data, TRUE);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+async_waiter_on_cancelled (GCancellable *cancellable,
+                           gpointer      data)
+{
+  AsyncWaiter *self = data;
+  GSource *source;
+
+  if (atomic_load_explicit (&self->done, memory_order_acquire))
+    return;
+
+  /* Deliver from the caller's context, outside this handler. */
+  source = g_idle_source_new ();
+  g_source_set_priority (source, G_PRIORITY_DEFAULT);
+  async_waiter_ref (&self->base);
+  g_source_set_callback (source, async_waiter_cancel_idle, self,
+                         (GDestroyNotify) async_waiter_unref);
+  g_source_set_static_name (source, "[wsrt] cancelled wait");
+  g_source_attach (source, self->context);
+  g_source_unref (source);
+}
+
+/**
+ * ws_task_wait_async:
+ * @self: a #WsTask
+ * @cancellable: (nullable): stops the wait (not the task)
+ * @callback: (scope async): called when the task has ended or the wait
+ *   was cancelled
+ * @user_data: data for @callback
+ *
+ * Waits for the task without blocking. @callback runs exactly once, on the
+ * thread-default main context of the caller, never from inside this call,
+ * also when @cancellable is cancelled. Call [method@Ws.Task.wait_finish]
+ * from it.
+ */
+void
+ws_task_wait_async (WsTask              *self,
+                    GCancellable        *cancellable,
+                    GAsyncReadyCallback  callback,
+                    gpointer             user_data)
+{
+  AsyncWaiter *waiter;
+  gboolean finished;
+
+  g_return_if_fail (WS_IS_TASK (self));
+  g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
+
+  waiter = g_new0 (AsyncWaiter, 1);
+  waiter->base.vtable = &async_waiter_vtable;
+  atomic_init (&waiter->ref_count, 1);
+  atomic_init (&waiter->done, 0);
+  atomic_init (&waiter->handler, 0);
+  waiter->context = g_main_context_ref_thread_default ();
+  waiter->gtask = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (waiter->gtask, ws_task_wait_async);
+  g_task_set_name (waiter->gtask, "[wsrt] ws_task_wait_async");
+  /* We report cancellation of the wait ourselves, exactly once. */
+  g_task_set_check_cancellable (waiter->gtask, FALSE);
+
+  if (cancellable != NULL)
+    {
+      gulong id;
+
+      waiter->cancellable = g_object_ref (cancellable);
+      async_waiter_ref (&waiter->base);
+      id = g_cancellable_connect (cancellable, G_CALLBACK (async_waiter_on_cancelled),
+                                  waiter, (GDestroyNotify) async_waiter_unref);
+      atomic_store_explicit (&waiter->handler, id, memory_order_release);
+    }
+
+  ws_lock_lock (&self->lock);
+  finish_locked (self);
+  if (!self->finished)
+    register_locked (self);
+  finished = self->finished;
+  if (!finished)
+    {
+      if (self->waiters == NULL)
+        self->waiters = g_ptr_array_new ();
+      g_ptr_array_add (self->waiters, waiter);   /* takes our reference */
+      waiter = NULL;
+    }
+  ws_lock_unlock (&self->lock);
+
+  if (finished)
+    {
+      async_waiter_deliver (waiter, FALSE);
+      async_waiter_unref (&waiter->base);
+    }
+}
+
+/**
+ * ws_task_wait_finish:
+ * @self: a #WsTask
+ * @result: the #GAsyncResult given to the callback
+ * @error: return location for a #GError
+ *
+ * Finishes [method@Ws.Task.wait_async].
+ *
+ * Returns: %TRUE if the task completed successfully; %FALSE with the task's
+ *   error, or with `G_IO_ERROR_CANCELLED` if the task or the wait was
+ *   cancelled
+ */
+gboolean
+ws_task_wait_finish (WsTask        *self,
+                     GAsyncResult  *result,
+                     GError       **error)
+{
+  gboolean ret;
+
+  g_return_val_if_fail (WS_IS_TASK (self), FALSE);
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == ws_task_wait_async, FALSE);
+
+  if (!g_task_propagate_boolean (G_TASK (result), error))
+    return FALSE;
+
+  ws_lock_lock (&self->lock);
+  finish_locked (self);
+  ret = outcome_locked (self, error);
+  ws_lock_unlock (&self->lock);
+
+  return ret;
+}
+
+/**
+ * ws_task_get_value:
+ * @self: a #WsTask
+ *
+ * The result of a task that completed with [method@Ws.Context.return_value].
+ *
+ * Returns: (nullable) (transfer none): the value, owned by @self; %NULL if
+ *   the task has not ended, failed, was cancelled or returned no value
+ */
+const GValue *
+ws_task_get_value (WsTask *self)
+{
+  const GValue *value = NULL;
+
+  g_return_val_if_fail (WS_IS_TASK (self), NULL);
+
+  ws_lock_lock (&self->lock);
+  finish_locked (self);
+  if (self->finished && self->result.kind == WS_RESULT_VALUE)
+    value = &self->result.u.value;
+  ws_lock_unlock (&self->lock);
+
+  return value;
+}
+
+/**
+ * ws_task_propagate_pointer:
+ * @self: a #WsTask
+ * @error: return location for a #GError
+ *
+ * Takes the result of a task that ended, as set by
+ * [method@Ws.Context.return_pointer]. The result is handed over once; a
+ * second call returns %NULL without an error.
+ *
+ * Calling this before the task has ended is a programmer error.
+ *
+ * Returns: (nullable) (transfer full): the result; %NULL with @error set if
+ *   the task failed or was cancelled
+ */
+gpointer
+ws_task_propagate_pointer (WsTask  *self,
+                           GError **error)
+{
+  gpointer ret = NULL;
+
+  g_return_val_if_fail (WS_IS_TASK (self), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  ws_lock_lock (&self->lock);
+  finish_locked (self);
+  if (!self->finished)
+    {
+      ws_lock_unlock (&self->lock);
+      g_critical ("%s: the task has not ended yet; wait for it first "
+                  "(ws_task_wait_async() or ws_task_poll())", G_STRFUNC);
+      return NULL;
+    }
+
+  if (outcome_locked (self, error) && self->result.kind == WS_RESULT_POINTER)
+    {
+      ret = self->result.u.pointer.data;
+      self->result.u.pointer.data = NULL;
+      self->result.u.pointer.destroy = NULL;
+    }
+  ws_lock_unlock (&self->lock);
+
+  return ret;
+}

@@ -1,0 +1,471 @@
+/* ws-worker.c: the worker loop
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * One iteration ("tick"): maintenance every event-interval ticks, then the
+ * next task (the injection queue first every global-queue-interval ticks,
+ * for fairness), then the LIFO slot up to a cap, else steal, else park.
+ */
+
+#include "config.h"
+
+#include "ws-scheduler-private.h"
+#include "ws-chaos-private.h"
+
+static _Thread_local WsWorker    *tls_worker;
+static _Thread_local WsScheduler *tls_sched;
+
+WsWorker *
+ws_worker_get_current (void)
+{
+  return tls_worker;
+}
+
+WsScheduler *
+ws_scheduler_get_current (void)
+{
+  return tls_sched;
+}
+
+void
+ws_scheduler_set_current (WsScheduler *sched)
+{
+  tls_sched = sched;
+}
+
+void
+ws_worker_init_context (WsContext *cx,
+                        WsWorker  *worker)
+{
+  memset (cx, 0, sizeof *cx);
+  cx->worker = worker;
+  cx->budget = &worker->budget;
+}
+
+gboolean
+ws_context_poll_proceed (WsContext *cx)
+{
+  if (*cx->budget > 0)
+    {
+      (*cx->budget)--;
+      return TRUE;
+    }
+
+  /* Out of budget: yield. Wake ourselves (the task is running, so this
+   * only sets NOTIFIED) and go to the back of the queue. */
+  if (cx->worker != NULL)
+    WS_STAT_INC (cx->worker, forced_yields);
+  cx->yielded = TRUE;
+  ws_raw_task_wake_by_ref (cx->task);
+  return FALSE;
+}
+
+static inline guint32
+next_random (WsWorker *w,
+             guint32   n)
+{
+  /* xorshift32: cheap and good enough to pick a victim. */
+  guint32 x = w->rand_state;
+
+  x ^= x << 13;
+  x ^= x >> 17;
+  x ^= x << 5;
+  w->rand_state = x;
+  return x % n;
+}
+
+static void
+push_local_or_overflow (WsWorker  *w,
+                        WsRawTask *task)
+{
+  if (ws_local_queue_push_back (&w->queue, task, &w->sched->inject))
+    WS_STAT_INC (w, overflows);
+}
+
+/* DESIGN 5: a spawn or wake on a worker goes to its LIFO slot, pushing the
+ * previous occupant to the back of the run queue; a yield goes to the
+ * back. */
+void
+ws_worker_schedule_local (WsWorker  *w,
+                          WsRawTask *task,
+                          gboolean   is_yield)
+{
+  gboolean should_notify;
+
+  WS_STAT_INC (w, local_schedules);
+
+  if (is_yield || w->sched->config.disable_lifo_slot)
+    {
+      push_local_or_overflow (w, task);
+      should_notify = TRUE;
+    }
+  else
+    {
+      WsRawTask *prev = w->lifo;
+
+      w->lifo = task;
+      should_notify = prev != NULL;
+      if (prev != NULL)
+        push_local_or_overflow (w, prev);
+    }
+
+  /* A task in the LIFO slot alone runs right after the current one, so it
+   * is not worth waking anyone for; a task in the run queue is stealable
+   * and may be. */
+  if (should_notify)
+    ws_scheduler_notify_parked (w->sched);
+}
+
+static WsRawTask *
+next_local_task (WsWorker *w)
+{
+  WsRawTask *t = w->lifo;
+
+  if (t != NULL)
+    {
+      w->lifo = NULL;
+      return t;
+    }
+  return ws_local_queue_pop (&w->queue);
+}
+
+/* Pulls a batch from the injection queue into the local queue; returns
+ * the first task to run now. */
+static WsRawTask *
+pop_injected (WsWorker *w)
+{
+  WsScheduler *s = w->sched;
+  gsize len = ws_inject_queue_len (&s->inject);
+  gsize want;
+  gsize n;
+  WsRawTask *first;
+  WsRawTask *rest;
+
+  if (len == 0)
+    return NULL;
+
+  /* Our fair share, at most half the room we have, so that stealing and
+   * other workers still get some (tokio >= 1.29 does the same). */
+  want = MIN (len / s->n_workers + 1, ws_local_queue_remaining (&w->queue) / 2);
+  want = MAX (want, 1);
+
+  first = ws_inject_queue_pop_batch (&s->inject, want, &n);
+  if (first == NULL)
+    return NULL;
+
+  rest = first->queue_next;
+  first->queue_next = NULL;
+  while (rest != NULL)
+    {
+      WsRawTask *next = rest->queue_next;
+
+      rest->queue_next = NULL;
+      push_local_or_overflow (w, rest);
+      rest = next;
+    }
+  return first;
+}
+
+static WsRawTask *
+next_task (WsWorker *w)
+{
+  WsRawTask *t;
+
+  if (w->tick % w->sched->config.global_queue_interval == 0)
+    {
+      /* Fairness: look at the injection queue first now and then. */
+      t = ws_inject_queue_pop (&w->sched->inject);
+      if (t != NULL)
+        return t;
+      return next_local_task (w);
+    }
+
+  t = next_local_task (w);
+  if (t != NULL)
+    return t;
+  return pop_injected (w);
+}
+
+static void
+poll_task (WsWorker  *w,
+           WsRawTask *task)
+{
+  WS_STAT_INC (w, polls);
+  ws_raw_task_run (task, &w->cx);
+}
+
+static void
+transition_from_searching (WsWorker *w)
+{
+  if (!w->is_searching)
+    return;
+  w->is_searching = FALSE;
+  /* The last searcher to find work wakes another one: there may be more
+   * work where this came from. */
+  if (ws_idle_transition_from_searching (&w->sched->idle))
+    ws_scheduler_notify_parked (w->sched);
+}
+
+static void
+run_task (WsWorker  *w,
+          WsRawTask *task)
+{
+  transition_from_searching (w);
+
+  w->budget = w->sched->config.budget;
+  w->lifo_polls = 0;
+  poll_task (w, task);
+
+  /* LIFO-slot tasks share the budget of this tick, and are capped. */
+  for (;;)
+    {
+      WsRawTask *t = w->lifo;
+
+      if (t == NULL || w->is_shutdown)
+        return;
+      w->lifo = NULL;
+
+      if (w->budget == 0 || w->lifo_polls >= WS_MAX_LIFO_POLLS_PER_TICK)
+        {
+          push_local_or_overflow (w, t);
+          ws_scheduler_notify_parked (w->sched);
+          return;
+        }
+      w->lifo_polls++;
+      poll_task (w, t);
+    }
+}
+
+static WsRawTask *
+steal_work (WsWorker *w)
+{
+  WsScheduler *s = w->sched;
+  guint n = s->n_workers;
+  guint start;
+
+  if (!w->is_searching)
+    {
+      if (!ws_idle_transition_to_searching (&s->idle))
+        return NULL;
+      w->is_searching = TRUE;
+    }
+
+  /* DESIGN 5: start at a random victim, try each once. */
+  start = next_random (w, n);
+  for (guint i = 0; i < n; i++)
+    {
+      guint idx = (start + i) % n;
+      guint n_stolen;
+      WsRawTask *t;
+
+      if (idx == w->index)
+        continue;
+
+      t = ws_local_queue_steal_into (&s->workers[idx]->queue, &w->queue, &n_stolen);
+      if (t != NULL)
+        {
+          WS_STAT_INC (w, steal_operations);
+          WS_STAT_ADD (w, steals, n_stolen);
+          return t;
+        }
+    }
+
+  return pop_injected (w);
+}
+
+static gboolean
+any_work_pending (WsScheduler *s)
+{
+  if (!ws_inject_queue_is_empty (&s->inject))
+    return TRUE;
+  for (guint i = 0; i < s->n_workers; i++)
+    if (ws_local_queue_has_tasks (&s->workers[i]->queue))
+      return TRUE;
+  return FALSE;
+}
+
+static void
+maintenance (WsWorker *w)
+{
+  /* DESIGN 3: dispatch our context without sleeping, so sources fire
+   * under load too. Wakes from it stay local. */
+  g_main_context_iteration (w->context, FALSE);
+
+  if (ws_scheduler_is_shutdown (w->sched))
+    w->is_shutdown = TRUE;
+}
+
+static void
+park (WsWorker *w)
+{
+  WsScheduler *s = w->sched;
+  gboolean is_last_searcher;
+  gint64 now;
+
+  if (w->lifo != NULL || ws_local_queue_has_tasks (&w->queue))
+    return;
+
+  is_last_searcher = ws_idle_transition_to_parked (&s->idle, w->index, w->is_searching);
+  w->is_searching = FALSE;
+
+  /* The last searcher re-checks every queue before it sleeps; everyone
+   * re-checks the injection queue, whose producers may have seen us still
+   * unparked a moment ago. */
+  if (is_last_searcher ? any_work_pending (s) : !ws_inject_queue_is_empty (&s->inject))
+    ws_scheduler_notify_parked (s);
+
+  now = g_get_monotonic_time ();
+  if (w->busy_since != 0)
+    WS_STAT_ADD (w, busy_usec, now - w->busy_since);
+
+  WS_STAT_INC (w, parks);
+  w->in_park = TRUE;
+  for (;;)
+    {
+      ws_parker_park (&w->parker);
+      if (ws_scheduler_is_shutdown (s))
+        {
+          w->is_shutdown = TRUE;
+          break;
+        }
+      if (!ws_idle_is_parked (&s->idle, w->index))
+        {
+          /* Woken by notify: we count as searching now. */
+          w->is_searching = TRUE;
+          break;
+        }
+    }
+  w->in_park = FALSE;
+
+  WS_STAT_INC (w, unparks);
+  w->busy_since = g_get_monotonic_time ();
+}
+
+static void
+drain_local (WsWorker *w)
+{
+  WsRawTask *t;
+
+  if (w->lifo != NULL)
+    {
+      ws_raw_task_unref (w->lifo);
+      w->lifo = NULL;
+    }
+  while ((t = ws_local_queue_pop (&w->queue)) != NULL)
+    ws_raw_task_unref (t);
+}
+
+/* DESIGN 7, steps 2 and 3. */
+static void
+worker_shutdown (WsWorker *w)
+{
+  WsScheduler *s = w->sched;
+  gboolean last;
+
+  /* Cancel every owned task: idle ones are destroyed here (their destroy
+   * notifies run), running ones when their poll returns. */
+  ws_owned_tasks_shutdown_all (&s->owned);
+
+  /* If we were listed as a sleeper, leave the list. */
+  ws_idle_unpark_worker_by_id (&s->idle, w->index);
+  if (w->is_searching)
+    {
+      w->is_searching = FALSE;
+      ws_idle_transition_from_searching (&s->idle);
+    }
+
+  drain_local (w);
+
+  ws_lock_lock (&s->lock);
+  last = ++s->n_shutdown_workers == s->n_workers;
+  ws_lock_unlock (&s->lock);
+
+  if (last)
+    {
+      /* Everyone else has stopped and drained; drain what is left, then the
+       * (closed) injection queue. */
+      for (guint i = 0; i < s->n_workers; i++)
+        {
+          WsRawTask *t;
+
+          while ((t = ws_local_queue_pop (&s->workers[i]->queue)) != NULL)
+            ws_raw_task_unref (t);
+        }
+      for (WsRawTask *t; (t = ws_inject_queue_pop (&s->inject)) != NULL;)
+        ws_raw_task_unref (t);
+    }
+}
+
+static void
+worker_run (WsWorker *w)
+{
+  WsScheduler *s = w->sched;
+
+  w->busy_since = g_get_monotonic_time ();
+
+  while (!w->is_shutdown)
+    {
+      WsRawTask *t;
+
+      w->tick++;
+      if (w->tick % s->config.event_interval == 0)
+        {
+          maintenance (w);
+          if (w->is_shutdown)
+            break;
+        }
+
+      t = next_task (w);
+      if (t == NULL)
+        t = steal_work (w);
+      if (t != NULL)
+        {
+          run_task (w, t);
+          continue;
+        }
+
+      /* Nothing anywhere: dispatch the context once before sleeping, then
+       * park; a shutdown is noticed on wake. */
+      maintenance (w);
+      if (w->is_shutdown)
+        break;
+      park (w);
+    }
+
+  worker_shutdown (w);
+}
+
+gpointer
+ws_worker_thread_main (gpointer data)
+{
+  WsWorker *w = data;
+  WsScheduler *s = w->sched;
+
+  tls_worker = w;
+  tls_sched = s;
+
+  /* DESIGN 3: the worker's context is the thread default for as long as
+   * the thread is a worker, so GIO calls made by tasks complete here. */
+  g_main_context_acquire (w->context);
+  g_main_context_push_thread_default (w->context);
+
+  worker_run (w);
+
+  /* Dispatch what is still pending (GIO callbacks of cancelled tasks). */
+  while (g_main_context_iteration (w->context, FALSE))
+    ;
+  g_main_context_pop_thread_default (w->context);
+  g_main_context_release (w->context);
+
+  tls_worker = NULL;
+  tls_sched = NULL;
+
+  ws_lock_lock (&s->lock);
+  s->n_running_threads--;
+  ws_cond_broadcast (&s->cond);
+  ws_lock_unlock (&s->lock);
+
+  ws_scheduler_unref (s);
+  return NULL;
+}

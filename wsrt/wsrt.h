@@ -1,0 +1,18 @@
+/* wsrt.h: the umbrella header of wsrt, the only one to include
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#define WSRT_INSIDE
+# include "ws-types.h"
+# include "ws-error.h"
+# include "ws-context.h"
+# include "ws-task.h"
+# include "ws-handle.h"
+# include "ws-metrics.h"
+# include "ws-runtime.h"
+# include "ws-enum-types.h"
+#undef WSRT_INSIDE
