@@ -96,24 +96,53 @@ validate (WsRuntime  *self,
   return TRUE;
 }
 
-/* The scheduler is made on first need, so that both g_object_new() and
- * g_initable_new() work. */
+/* The scheduler is made at construction when the configuration is valid;
+ * otherwise g_initable_init() reports the error, and a runtime made with
+ * plain g_object_new() falls back to defaults here, with a critical, on
+ * first use. */
 static WsScheduler *
 ensure_scheduler (WsRuntime *self)
 {
-  if G_LIKELY (self->sched != NULL)
-    return self->sched;
+  WsScheduler *sched = g_atomic_pointer_get (&self->sched);
+  WsSchedulerConfig config;
 
+  if G_LIKELY (sched != NULL)
+    return sched;
+
+  config = self->config;
   if (!validate (self, NULL))
     {
       g_critical ("WsRuntime: invalid thread-name-prefix “%s”; using “ws”",
                   self->config.thread_name_prefix);
-      g_free (self->config.thread_name_prefix);
-      self->config.thread_name_prefix = g_strdup ("ws");
+      config.thread_name_prefix = (gchar *) "ws";
     }
-  self->sched = ws_scheduler_new (&self->config);
-  self->handle = ws_handle_new_for_scheduler (self->sched);
-  return self->sched;
+
+  sched = ws_scheduler_new (&config);
+  if (!g_atomic_pointer_compare_and_exchange (&self->sched, NULL, sched))
+    {
+      /* Another thread got there first. */
+      ws_scheduler_shutdown (sched, -1);
+      ws_scheduler_unref (sched);
+      return g_atomic_pointer_get (&self->sched);
+    }
+  return sched;
+}
+
+static WsHandle *
+ensure_handle (WsRuntime *self)
+{
+  WsHandle *handle = g_atomic_pointer_get (&self->handle);
+
+  if (handle == NULL)
+    {
+      handle = ws_handle_new_for_scheduler (ensure_scheduler (self));
+      if (!g_atomic_pointer_compare_and_exchange (&self->handle, NULL, handle))
+        {
+          g_object_unref (handle);
+          handle = g_atomic_pointer_get (&self->handle);
+        }
+    }
+  return handle;
 }
 
 static gboolean
@@ -150,7 +179,8 @@ ws_runtime_constructed (GObject *object)
 
   G_OBJECT_CLASS (ws_runtime_parent_class)->constructed (object);
 
-  ensure_scheduler (self);
+  if (validate (self, NULL))
+    ensure_scheduler (self);
 }
 
 static void
@@ -457,7 +487,7 @@ ws_runtime_spawn (WsRuntime      *self,
   if (refuse_spawn (self, func, user_data, destroy, G_STRFUNC))
     return NULL;
 
-  raw = ws_scheduler_spawn (self->sched, func, user_data, destroy, TRUE);
+  raw = ws_scheduler_spawn (ensure_scheduler (self), func, user_data, destroy, TRUE);
   return ws_task_new_for_raw (raw);
 }
 
@@ -480,7 +510,7 @@ ws_runtime_spawn_detached (WsRuntime      *self,
   if (refuse_spawn (self, func, user_data, destroy, G_STRFUNC))
     return;
 
-  ws_scheduler_spawn (self->sched, func, user_data, destroy, FALSE);
+  ws_scheduler_spawn (ensure_scheduler (self), func, user_data, destroy, FALSE);
 }
 
 /**
@@ -508,7 +538,7 @@ ws_runtime_spawn_blocking (WsRuntime      *self,
   if (refuse_spawn (self, func, user_data, destroy, G_STRFUNC))
     return NULL;
 
-  raw = ws_scheduler_spawn_blocking (self->sched, func, user_data, destroy, TRUE);
+  raw = ws_scheduler_spawn_blocking (ensure_scheduler (self), func, user_data, destroy, TRUE);
   return ws_task_new_for_raw (raw);
 }
 
@@ -543,7 +573,7 @@ ws_runtime_spawn_local (WsRuntime      *self,
     return NULL;
 
   ctx = context != NULL ? g_main_context_ref (context) : g_main_context_ref_thread_default ();
-  raw = ws_scheduler_spawn_local (self->sched, ctx, func, user_data, destroy, TRUE);
+  raw = ws_scheduler_spawn_local (ensure_scheduler (self), ctx, func, user_data, destroy, TRUE);
   return ws_task_new_for_raw (raw);
 }
 
@@ -574,7 +604,7 @@ ws_runtime_shutdown (WsRuntime *self,
   g_return_val_if_fail (WS_IS_RUNTIME (self), FALSE);
   g_return_val_if_fail (timeout_usec >= -1, FALSE);
 
-  return ws_scheduler_shutdown (self->sched, timeout_usec);
+  return ws_scheduler_shutdown (ensure_scheduler (self), timeout_usec);
 }
 
 /**
@@ -590,7 +620,7 @@ ws_runtime_get_handle (WsRuntime *self)
 {
   g_return_val_if_fail (WS_IS_RUNTIME (self), NULL);
 
-  return g_object_ref (self->handle);
+  return g_object_ref (ensure_handle (self));
 }
 
 /**
@@ -604,7 +634,7 @@ ws_runtime_get_n_workers (WsRuntime *self)
 {
   g_return_val_if_fail (WS_IS_RUNTIME (self), 0);
 
-  return self->sched->n_workers;
+  return ensure_scheduler (self)->n_workers;
 }
 
 /**
@@ -621,5 +651,5 @@ ws_runtime_get_metrics (WsRuntime *self)
 {
   g_return_val_if_fail (WS_IS_RUNTIME (self), NULL);
 
-  return ws_metrics_new_snapshot (self->sched);
+  return ws_metrics_new_snapshot (ensure_scheduler (self));
 }

@@ -1,0 +1,473 @@
+/* test-task.c: the task state machine, through the public API
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The rules of DESIGN 4: one poller at a time, exactly one re-poll for a
+ * wake during a poll, no polls after the end, no spurious polls, one
+ * destroy notify, one outcome.
+ */
+
+#include "config.h"
+
+#include <gio/gio.h>
+
+#include "ws-test-util.h"
+#include "wsrt.h"
+#include "ws-raw-task-private.h"
+
+typedef struct
+{
+  _Atomic gint  polls;
+  _Atomic gint  destroyed;
+  _Atomic gint  in_poll;
+  _Atomic gint  overlap;
+  gint          wakes_in_first_poll;
+  WsWaker      *_Atomic waker;       /* kept by some tests */
+  gboolean      destroyed_before_end;
+} Probe;
+
+static void
+probe_destroy (gpointer data)
+{
+  Probe *p = data;
+
+  atomic_fetch_add (&p->destroyed, 1);
+}
+
+static void
+assert_no_live_tasks (void)
+{
+  g_assert_cmpint (ws_raw_task_get_n_live (), ==, 0);
+}
+
+/* Wakes itself several times during its first poll, then returns PENDING;
+ * READY on the second poll. */
+static WsPoll
+wake_during_poll_func (WsContext *cx,
+                       gpointer   data)
+{
+  Probe *p = data;
+  gint n = atomic_fetch_add (&p->polls, 1);
+
+  if (atomic_fetch_add (&p->in_poll, 1) != 0)
+    atomic_fetch_add (&p->overlap, 1);
+
+  if (n == 0)
+    {
+      g_autoptr(WsWaker) waker = ws_context_get_waker (cx);
+
+      for (gint i = 0; i < p->wakes_in_first_poll; i++)
+        ws_waker_wake (waker);
+      /* Give a second worker every chance to poll concurrently (it must
+       * not). */
+      g_usleep (2000);
+      atomic_fetch_sub (&p->in_poll, 1);
+      return WS_POLL_PENDING;
+    }
+
+  atomic_fetch_sub (&p->in_poll, 1);
+  return WS_POLL_READY;
+}
+
+static void
+test_wake_during_poll (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  Probe p = { .wakes_in_first_poll = 5 };
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, wake_during_poll_func, &p, probe_destroy);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (ws_task_wait (task, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (atomic_load (&p.polls), ==, 2);
+  g_assert_cmpint (atomic_load (&p.overlap), ==, 0);
+  g_assert_cmpint (atomic_load (&p.destroyed), ==, 1);
+
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_clear_object (&task);
+  g_clear_object (&rt);
+  assert_no_live_tasks ();
+}
+
+static WsPoll
+keep_waker_then_ready (WsContext *cx,
+                       gpointer   data)
+{
+  Probe *p = data;
+
+  atomic_fetch_add (&p->polls, 1);
+  atomic_store (&p->waker, ws_context_get_waker (cx));
+  return WS_POLL_READY;
+}
+
+static void
+test_wake_after_completion (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  Probe p = { 0, };
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, keep_waker_then_ready, &p, probe_destroy);
+  WsWaker *waker;
+
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  waker = atomic_load (&p.waker);
+  g_assert_nonnull (waker);
+
+  for (guint i = 0; i < 100; i++)
+    ws_waker_wake (waker);
+
+  /* Let the runtime go idle: if a wake had queued the task, a poll would
+   * happen before shutdown returns. */
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_assert_cmpint (atomic_load (&p.polls), ==, 1);
+  g_assert_cmpint (atomic_load (&p.destroyed), ==, 1);
+
+  /* The waker kept the task alive; the last unref frees it. */
+  g_assert_cmpint (ws_raw_task_get_n_live (), ==, 1);
+  ws_waker_unref (waker);
+  g_clear_object (&task);
+  g_clear_object (&rt);
+  assert_no_live_tasks ();
+}
+
+/* PENDING for ever, and drops its waker: only cancel ends it. */
+static WsPoll
+pending_forever (WsContext *cx,
+                 gpointer   data)
+{
+  Probe *p = data;
+
+  atomic_fetch_add (&p->polls, 1);
+  return WS_POLL_PENDING;
+}
+
+static void
+test_cancel_pending (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  Probe p = { 0, };
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, pending_forever, &p, probe_destroy);
+  g_autoptr(GError) error = NULL;
+
+  while (atomic_load (&p.polls) == 0)
+    g_usleep (100);
+
+  /* No spurious polls: nobody woke it. */
+  g_usleep (20000);
+  g_assert_cmpint (atomic_load (&p.polls), ==, 1);
+  g_assert_false (ws_task_is_finished (task));
+
+  ws_task_cancel (task);
+  g_assert_false (ws_task_wait (task, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_cmpint (atomic_load (&p.destroyed), ==, 1);
+  g_assert_cmpint (atomic_load (&p.polls), ==, 1);
+
+  /* Cancelling again, or waking, does nothing. */
+  ws_task_cancel (task);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_assert_cmpint (atomic_load (&p.destroyed), ==, 1);
+
+  g_clear_object (&task);
+  g_clear_object (&rt);
+  assert_no_live_tasks ();
+}
+
+static WsPoll
+ready_with_int (WsContext *cx,
+                gpointer   data)
+{
+  Probe *p = data;
+  GValue v = G_VALUE_INIT;
+
+  atomic_fetch_add (&p->polls, 1);
+  g_value_init (&v, G_TYPE_INT);
+  g_value_set_int (&v, 42);
+  ws_context_return_value (cx, &v);
+  return WS_POLL_READY;
+}
+
+static void
+test_cancel_races_completion (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  guint n_completed = 0;
+  guint n_cancelled = 0;
+  GRand *rand = g_rand_new_with_seed (1234);
+
+  for (guint i = 0; i < 10000; i++)
+    {
+      Probe p = { 0, };
+      g_autoptr(WsTask) task = ws_runtime_spawn (rt, ready_with_int, &p, probe_destroy);
+      g_autoptr(GError) error = NULL;
+      guint spin = g_rand_int_range (rand, 0, 4000);
+
+      for (volatile guint j = 0; j < spin; j++)
+        ;
+      ws_task_cancel (task);
+
+      if (ws_task_wait (task, NULL, &error))
+        {
+          const GValue *v = ws_task_get_value (task);
+
+          g_assert_nonnull (v);
+          g_assert_cmpint (g_value_get_int (v), ==, 42);
+          g_assert_cmpint (atomic_load (&p.polls), ==, 1);
+          n_completed++;
+        }
+      else
+        {
+          g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+          g_assert_null (ws_task_get_value (task));
+          g_assert_cmpint (atomic_load (&p.polls), ==, 0);
+          n_cancelled++;
+        }
+      g_assert_cmpint (atomic_load (&p.destroyed), ==, 1);
+    }
+
+  g_test_message ("completed %u, cancelled %u", n_completed, n_cancelled);
+  g_assert_cmpuint (n_completed + n_cancelled, ==, 10000);
+  g_assert_cmpuint (n_completed, >, 0);
+  g_assert_cmpuint (n_cancelled, >, 0);
+
+  g_rand_free (rand);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_clear_object (&rt);
+  assert_no_live_tasks ();
+}
+
+static WsPoll
+fail_func (WsContext *cx,
+           gpointer   data)
+{
+  ws_context_return_error (cx, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                                                    "no such thing"));
+  return WS_POLL_READY;
+}
+
+static void
+test_error_result (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  g_autoptr(WsTask) bad = ws_runtime_spawn (rt, fail_func, NULL, NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GError) error2 = NULL;
+  Probe p = { 0, };
+  g_autoptr(WsTask) good = NULL;
+
+  g_assert_false (ws_task_wait (bad, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
+  g_assert_null (ws_task_propagate_pointer (bad, &error2));
+  g_assert_error (error2, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
+
+  /* The runtime goes on. */
+  good = ws_runtime_spawn (rt, ready_with_int, &p, NULL);
+  g_assert_true (ws_task_wait (good, NULL, NULL));
+  g_assert_cmpint (g_value_get_int (ws_task_get_value (good)), ==, 42);
+
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+static WsPoll
+return_string (WsContext *cx,
+               gpointer   data)
+{
+  ws_context_return_pointer (cx, g_strdup ("hello"), g_free);
+  return WS_POLL_READY;
+}
+
+static void
+test_pointer_result (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, return_string, NULL, NULL);
+  g_autofree char *s = NULL;
+
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  s = ws_task_propagate_pointer (task, NULL);
+  g_assert_cmpstr (s, ==, "hello");
+  /* Handed over once. */
+  g_assert_null (ws_task_propagate_pointer (task, NULL));
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* The destroy notify runs before any waiter learns the task ended. */
+typedef struct
+{
+  _Atomic gboolean destroyed;
+} Order;
+
+static void
+order_destroy (gpointer data)
+{
+  g_usleep (5000);           /* widen the window a waiter could slip into */
+  atomic_store (&((Order *) data)->destroyed, TRUE);
+}
+
+static WsPoll
+order_func (WsContext *cx,
+            gpointer   data)
+{
+  return WS_POLL_READY;
+}
+
+static void
+test_destroy_before_waiters (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+
+  for (guint i = 0; i < 50; i++)
+    {
+      Order o = { FALSE };
+      g_autoptr(WsTask) task = ws_runtime_spawn (rt, order_func, &o, order_destroy);
+
+      g_assert_true (ws_task_wait (task, NULL, NULL));
+      g_assert_true (atomic_load (&o.destroyed));
+    }
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* ws_task_wait on a worker fails and says what to do instead. */
+typedef struct
+{
+  WsTask   *other;
+  gboolean  failed_right;
+} WaitOnWorker;
+
+static WsPoll
+wait_on_worker_func (WsContext *cx,
+                     gpointer   data)
+{
+  WaitOnWorker *w = data;
+  g_autoptr(GError) error = NULL;
+
+  if (!ws_task_wait (w->other, NULL, &error))
+    w->failed_right = g_error_matches (error, WS_ERROR, WS_ERROR_WOULD_BLOCK)
+                      && strstr (error->message, "ws_task_poll") != NULL
+                      && strstr (error->message, "ws_block_in_place") != NULL;
+  return WS_POLL_READY;
+}
+
+static void
+test_wait_on_worker_fails (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  Probe p = { 0, };
+  WaitOnWorker w = { 0, };
+  g_autoptr(WsTask) task = NULL;
+
+  w.other = ws_runtime_spawn (rt, pending_forever, &p, NULL);
+  task = ws_runtime_spawn (rt, wait_on_worker_func, &w, NULL);
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_assert_true (w.failed_right);
+
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_clear_object (&w.other);
+}
+
+static void
+test_wait_cancellable (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  Probe p = { 0, };
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, pending_forever, &p, probe_destroy);
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr(GError) error = NULL;
+
+  g_cancellable_cancel (cancellable);
+  g_assert_false (ws_task_wait (task, cancellable, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  /* Cancelling the wait does not cancel the task. */
+  g_assert_false (ws_task_is_finished (task));
+  g_assert_cmpint (atomic_load (&p.destroyed), ==, 0);
+
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_assert_cmpint (atomic_load (&p.destroyed), ==, 1);
+  g_assert_true (ws_task_is_finished (task));
+}
+
+/* Awaiting another task from a task. */
+typedef struct
+{
+  WsTask *child;
+  gint    polls;
+  gint    value;
+} Awaiter;
+
+static WsPoll
+slow_child (WsContext *cx,
+            gpointer   data)
+{
+  g_usleep (10000);
+  return ready_with_int (cx, data);
+}
+
+static WsPoll
+awaiter_func (WsContext *cx,
+              gpointer   data)
+{
+  Awaiter *a = data;
+
+  a->polls++;
+  if (ws_task_poll (a->child, cx) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+  a->value = g_value_get_int (ws_task_get_value (a->child));
+  return WS_POLL_READY;
+}
+
+static void
+test_await_task (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  Probe p = { 0, };
+  Awaiter a = { 0, };
+  g_autoptr(WsTask) task = NULL;
+
+  a.child = ws_runtime_spawn (rt, slow_child, &p, NULL);
+  task = ws_runtime_spawn (rt, awaiter_func, &a, NULL);
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_assert_cmpint (a.value, ==, 42);
+  /* Polled once while the child ran, once after it woke us: no more. */
+  g_assert_cmpint (a.polls, <=, 2);
+
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_clear_object (&a.child);
+}
+
+/* Dropping the last reference to a WsTask detaches the task. */
+static void
+test_drop_handle_detaches (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  Probe p = { 0, };
+  WsTask *task = ws_runtime_spawn (rt, slow_child, &p, probe_destroy);
+
+  g_object_unref (task);
+  while (atomic_load (&p.destroyed) == 0)
+    g_usleep (1000);
+  g_assert_cmpint (atomic_load (&p.polls), ==, 1);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_clear_object (&rt);
+  assert_no_live_tasks ();
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  ws_test_init (&argc, &argv);
+
+  ws_test_add_func ("/task/wake-during-poll", test_wake_during_poll);
+  ws_test_add_func ("/task/wake-after-completion", test_wake_after_completion);
+  ws_test_add_func ("/task/cancel-pending", test_cancel_pending);
+  ws_test_add_func ("/task/cancel-races-completion", test_cancel_races_completion);
+  ws_test_add_func ("/task/error-result", test_error_result);
+  ws_test_add_func ("/task/pointer-result", test_pointer_result);
+  ws_test_add_func ("/task/destroy-before-waiters", test_destroy_before_waiters);
+  ws_test_add_func ("/task/wait-on-worker-fails", test_wait_on_worker_fails);
+  ws_test_add_func ("/task/wait-cancellable", test_wait_cancellable);
+  ws_test_add_func ("/task/await-task", test_await_task);
+  ws_test_add_func ("/task/drop-handle-detaches", test_drop_handle_detaches);
+
+  return g_test_run ();
+}

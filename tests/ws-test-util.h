@@ -1,0 +1,90 @@
+/* ws-test-util.h: shared test helpers: a watchdog on every test case
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * A hang is a failure, not a CI timeout: each test case added with
+ * ws_test_add_func() runs under a watchdog that aborts the process with a
+ * message naming the test if it runs longer than WS_TEST_TIMEOUT seconds
+ * (30 by default; the environment variable overrides it, for slow
+ * sanitizer builds).
+ */
+
+#pragma once
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <glib.h>
+
+static _Atomic gint64 ws_test_deadline;
+static const char *_Atomic ws_test_current;
+
+static gpointer
+ws_test_watchdog_thread (gpointer data)
+{
+  for (;;)
+    {
+      gint64 deadline = atomic_load (&ws_test_deadline);
+
+      if (deadline > 0 && g_get_monotonic_time () > deadline)
+        {
+          fprintf (stderr, "Bail out! watchdog: test %s hung\n", atomic_load (&ws_test_current));
+          fflush (stderr);
+          fflush (stdout);
+          abort ();
+        }
+      g_usleep (50 * 1000);
+    }
+  return NULL;
+}
+
+static inline gint64
+ws_test_timeout_usec (void)
+{
+  const char *env = g_getenv ("WS_TEST_TIMEOUT");
+  gint64 secs = env ? g_ascii_strtoll (env, NULL, 10) : 30;
+
+  return (secs > 0 ? secs : 30) * G_USEC_PER_SEC;
+}
+
+typedef struct
+{
+  const char *path;
+  GTestFunc   func;
+} WsTestCase;
+
+static void
+ws_test_run_case (gconstpointer data)
+{
+  const WsTestCase *tc = data;
+
+  atomic_store (&ws_test_current, tc->path);
+  atomic_store (&ws_test_deadline, g_get_monotonic_time () + ws_test_timeout_usec ());
+  tc->func ();
+  atomic_store (&ws_test_deadline, 0);
+}
+
+static inline void
+ws_test_init (int    *argc,
+              char ***argv)
+{
+  g_test_init (argc, argv, NULL);
+  g_thread_unref (g_thread_new ("watchdog", ws_test_watchdog_thread, NULL));
+}
+
+static inline void
+ws_test_add_func (const char *path,
+                  GTestFunc   func)
+{
+  WsTestCase *tc = g_new0 (WsTestCase, 1);
+
+  tc->path = path;
+  tc->func = func;
+  g_test_add_data_func_full (path, tc, ws_test_run_case, g_free);
+}
+
+/* Runs @ctx until @cond is TRUE. */
+#define ws_test_iterate_until(ctx, cond) \
+  G_STMT_START { while (!(cond)) g_main_context_iteration ((ctx), TRUE); } G_STMT_END
