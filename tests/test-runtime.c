@@ -11,6 +11,7 @@
 #include "ws-test-util.h"
 #include "wsrt.h"
 #include "ws-raw-task-private.h"
+#include "ws-lock-private.h"   /* POSIX locks: visible to TSan, unlike GMutex */
 
 static _Atomic gint n_destroyed;
 static _Atomic gint n_polled;
@@ -142,8 +143,8 @@ test_nested_spawns (void)
 typedef struct
 {
   guint         depth;
-  GMutex        lock;
-  GCond         cond;
+  WsLock        lock;
+  WsCond         cond;
   gboolean      done;
   _Atomic guint links;
 } Chain;
@@ -164,10 +165,10 @@ chain_link (WsContext *cx,
     }
   else
     {
-      g_mutex_lock (&c->lock);
+      ws_lock_lock (&c->lock);
       c->done = TRUE;
-      g_cond_signal (&c->cond);
-      g_mutex_unlock (&c->lock);
+      ws_cond_signal (&c->cond);
+      ws_lock_unlock (&c->lock);
     }
   return WS_POLL_READY;
 }
@@ -178,17 +179,17 @@ test_chain (void)
   g_autoptr(WsRuntime) rt = ws_runtime_new (2);
   Chain c = { .depth = 1000 };
 
-  g_mutex_init (&c.lock);
-  g_cond_init (&c.cond);
+  ws_lock_init (&c.lock);
+  ws_cond_init (&c.cond);
   ws_runtime_spawn_detached (rt, chain_link, &c, NULL);
-  g_mutex_lock (&c.lock);
+  ws_lock_lock (&c.lock);
   while (!c.done)
-    g_cond_wait (&c.cond, &c.lock);
-  g_mutex_unlock (&c.lock);
+    ws_cond_wait (&c.cond, &c.lock);
+  ws_lock_unlock (&c.lock);
   g_assert_cmpuint (atomic_load (&c.links), ==, 1000);
   g_assert_true (ws_runtime_shutdown (rt, -1));
-  g_mutex_clear (&c.lock);
-  g_cond_clear (&c.cond);
+  ws_lock_clear (&c.lock);
+  ws_cond_clear (&c.cond);
 }
 
 /* A yield loop: 1,000 yields are 1,001 polls, and other tasks run between. */
@@ -230,8 +231,8 @@ test_yield_loop (void)
  * the child must be stolen and run by the other worker. */
 typedef struct
 {
-  GMutex   lock;
-  GCond    cond;
+  WsLock   lock;
+  WsCond    cond;
   gboolean child_done;
   GThread *parent_thread;
   GThread *child_thread;
@@ -243,11 +244,11 @@ blocker_child (WsContext *cx,
 {
   Blocker *b = data;
 
-  g_mutex_lock (&b->lock);
+  ws_lock_lock (&b->lock);
   b->child_thread = g_thread_self ();
   b->child_done = TRUE;
-  g_cond_signal (&b->cond);
-  g_mutex_unlock (&b->lock);
+  ws_cond_signal (&b->cond);
+  ws_lock_unlock (&b->lock);
   return WS_POLL_READY;
 }
 
@@ -262,10 +263,10 @@ blocker_parent (WsContext *cx,
   b->parent_thread = g_thread_self ();
   child = ws_handle_spawn (handle, blocker_child, b, NULL);
 
-  g_mutex_lock (&b->lock);
+  ws_lock_lock (&b->lock);
   while (!b->child_done)
-    g_cond_wait (&b->cond, &b->lock);
-  g_mutex_unlock (&b->lock);
+    ws_cond_wait (&b->cond, &b->lock);
+  ws_lock_unlock (&b->lock);
   return WS_POLL_READY;
 }
 
@@ -285,8 +286,8 @@ test_blocked_worker_child_stolen (void)
   guint64 steals = 0;
 
   g_assert_no_error (error);
-  g_mutex_init (&b.lock);
-  g_cond_init (&b.cond);
+  ws_lock_init (&b.lock);
+  ws_cond_init (&b.cond);
 
   task = ws_runtime_spawn (rt, blocker_parent, &b, NULL);
   g_assert_true (ws_task_wait (task, NULL, NULL));
@@ -299,8 +300,8 @@ test_blocked_worker_child_stolen (void)
   g_assert_cmpuint (steals, ==, 1);
 
   g_assert_true (ws_runtime_shutdown (rt, -1));
-  g_mutex_clear (&b.lock);
-  g_cond_clear (&b.cond);
+  ws_lock_clear (&b.lock);
+  ws_cond_clear (&b.cond);
 }
 
 static WsPoll
@@ -374,8 +375,8 @@ test_spawn_after_shutdown (void)
 typedef struct
 {
   WsRuntime *rt;
-  GMutex     lock;
-  GCond      cond;
+  WsLock     lock;
+  WsCond      cond;
   gboolean   returned;
 } SelfRelease;
 
@@ -386,10 +387,10 @@ release_runtime_func (WsContext *cx,
   SelfRelease *s = data;
 
   g_object_unref (s->rt);       /* the last reference: disposes, shuts down */
-  g_mutex_lock (&s->lock);
+  ws_lock_lock (&s->lock);
   s->returned = TRUE;
-  g_cond_signal (&s->cond);
-  g_mutex_unlock (&s->lock);
+  ws_cond_signal (&s->cond);
+  ws_lock_unlock (&s->lock);
   return WS_POLL_READY;
 }
 
@@ -398,21 +399,21 @@ test_release_runtime_from_worker (void)
 {
   SelfRelease s = { 0, };
 
-  g_mutex_init (&s.lock);
-  g_cond_init (&s.cond);
+  ws_lock_init (&s.lock);
+  ws_cond_init (&s.cond);
   s.rt = ws_runtime_new (2);
   ws_runtime_spawn_detached (s.rt, release_runtime_func, &s, NULL);
 
-  g_mutex_lock (&s.lock);
+  ws_lock_lock (&s.lock);
   while (!s.returned)
-    g_cond_wait (&s.cond, &s.lock);
-  g_mutex_unlock (&s.lock);
+    ws_cond_wait (&s.cond, &s.lock);
+  ws_lock_unlock (&s.lock);
 
   /* The worker threads wind down by themselves. */
   while (ws_raw_task_get_n_live () != 0)
     g_usleep (1000);
-  g_mutex_clear (&s.lock);
-  g_cond_clear (&s.cond);
+  ws_lock_clear (&s.lock);
+  ws_cond_clear (&s.cond);
 }
 
 /* g_file_load_contents_async started in a task completes on that worker's

@@ -186,7 +186,7 @@ ws_local_executor_lookup (WsScheduler  *sched,
   WsLocalExecutor *self;
 
   ws_lock_lock (&sched->lock);
-  if (ws_scheduler_is_shutdown (sched))
+  if (sched->shutdown_begun)
     {
       ws_lock_unlock (&sched->lock);
       return NULL;

@@ -107,6 +107,7 @@ struct _WsScheduler
   WsLock             lock;            /* guards what follows */
   WsCond             cond;
   gboolean           started;
+  gboolean           shutdown_begun;
   guint              n_running_threads;
   guint              n_shutdown_workers;
   GHashTable        *local_executors; /* GMainContext* -> WsLocalExecutor* */

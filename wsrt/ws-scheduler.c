@@ -299,8 +299,17 @@ ws_scheduler_shutdown (WsScheduler *self,
   gboolean blocking_done;
   gboolean local_done;
 
-  if (!atomic_exchange_explicit (&self->shutdown, TRUE, memory_order_acq_rel))
+  gboolean first;
+
+  ws_lock_lock (&self->lock);
+  first = !self->shutdown_begun;
+  self->shutdown_begun = TRUE;
+  ws_lock_unlock (&self->lock);
+
+  if (first)
     {
+      /* Close everything before workers can see the flag: a worker that
+       * sees it cancels the owned set, which must be closed by then. */
       ws_inject_queue_close (&self->inject);
       ws_owned_tasks_close (&self->owned);
       ws_blocking_pool_close (self->blocking);
@@ -320,6 +329,9 @@ ws_scheduler_shutdown (WsScheduler *self,
         }
       else
         ws_lock_unlock (&self->lock);
+
+      /* Release: pairs with the acquire in ws_scheduler_is_shutdown(). */
+      atomic_store_explicit (&self->shutdown, TRUE, memory_order_release);
 
       /* Release in unpark: each worker sees the flag after waking. */
       for (guint i = 0; i < self->n_workers; i++)

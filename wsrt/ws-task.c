@@ -143,9 +143,15 @@ ws_task_finalize (GObject *object)
 {
   WsTask *self = WS_TASK (object);
 
+  /* The last unref may come from a worker (the core dropping our waker).
+   * Taking the lock orders this against every locked access on other
+   * threads, which GObject's reference count alone does not show to
+   * ThreadSanitizer. */
+  ws_lock_lock (&self->lock);
   if (self->raw != NULL)
     ws_raw_task_drop_join_handle (self->raw);
   ws_result_clear (&self->result);
+  ws_lock_unlock (&self->lock);
   if (self->waiters != NULL)
     {
       for (guint i = 0; i < self->waiters->len; i++)
