@@ -11,12 +11,15 @@ trap 'rm -rf "$dest"' EXIT
 
 meson install -C "$build" --no-rebuild --quiet --destdir "$dest" >/dev/null
 
-pcdir=$(dirname "$(find "$dest" -name 'wsrt-1.pc' | head -n1)")
+pc=$(find "$dest" -name 'wsrt-1.pc' | head -n1)
+pcdir=$(dirname "$pc")
 libdir=$(dirname "$pcdir")
+# Point the installed .pc at the scratch tree, as if the prefix were there.
+prefix=$(sed -n 's/^prefix=//p' "$pc")
+sed -i "s|^prefix=.*|prefix=$dest$prefix|" "$pc"
 export PKG_CONFIG_PATH="$pcdir"
-export PKG_CONFIG_SYSROOT_DIR="$dest"
 
 test -f "$(find "$dest" -path '*/include/wsrt-1/wsrt.h' | head -n1)"
-cc -std=gnu11 -Wall -Wextra -Werror -o "$dest/consumer" "$here/install-consumer.c" \
+cc -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Werror -o "$dest/consumer" "$here/install-consumer.c" \
   $(pkg-config --cflags --libs wsrt-1)
 LD_LIBRARY_PATH="$libdir" timeout 60 "$dest/consumer"
