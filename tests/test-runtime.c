@@ -688,6 +688,154 @@ test_default_runtime (void)
   g_assert_cmpuint (g_value_get_uint (ws_task_get_value (task)), ==, 7);
 }
 
+
+/* Chains that respawn themselves from a worker for ever must not starve
+ * remote spawns: the LIFO slot is capped per tick and the injection queue
+ * is read every global-queue-interval ticks. (tokio 1.24 never finishes
+ * this workload, spawn_many_remote_busy2.) */
+static _Atomic gboolean busy_stop;
+static _Atomic guint busy_links;
+
+static WsPoll
+busy_link (WsContext *cx,
+           gpointer   data)
+{
+  gint64 end = g_get_monotonic_time () + 10;
+
+  atomic_fetch_add (&busy_links, 1);
+  while (g_get_monotonic_time () < end)
+    ;
+  if (!atomic_load (&busy_stop))
+    {
+      g_autoptr(WsHandle) handle = ws_handle_get_current ();
+      g_autoptr(WsTask) next = ws_handle_spawn (handle, busy_link, NULL, NULL);
+    }
+  return WS_POLL_READY;
+}
+
+static void
+test_respawning_chains_do_not_starve (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  WsTask *tasks[1000];
+
+  atomic_store (&busy_stop, FALSE);
+  atomic_store (&busy_links, 0);
+  for (guint i = 0; i < 2; i++)
+    ws_runtime_spawn_detached (rt, busy_link, NULL, NULL);
+  while (atomic_load (&busy_links) < 10)
+    g_usleep (100);
+
+  reset_counters ();
+  for (guint i = 0; i < G_N_ELEMENTS (tasks); i++)
+    tasks[i] = ws_runtime_spawn (rt, return_index, GUINT_TO_POINTER (i), NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (tasks); i++)
+    {
+      g_assert_true (ws_task_wait (tasks[i], NULL, NULL));
+      g_object_unref (tasks[i]);
+    }
+  g_assert_cmpint (atomic_load (&n_polled), ==, G_N_ELEMENTS (tasks));
+
+  atomic_store (&busy_stop, TRUE);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* A timeout attached to a worker's context fires while that worker never
+ * runs out of work: maintenance dispatches the context every
+ * event-interval ticks. */
+typedef struct
+{
+  _Atomic gboolean fired;
+  GThread         *worker;
+  GThread         *fired_on;
+  WsWaker         *waker;
+  guint            yields;
+} TimerLoad;
+
+static gboolean
+timer_cb (gpointer data)
+{
+  TimerLoad *t = data;
+
+  t->fired_on = g_thread_self ();
+  atomic_store (&t->fired, TRUE);
+  return G_SOURCE_REMOVE;
+}
+
+static WsPoll
+busy_until_timer (WsContext *cx,
+                  gpointer   data)
+{
+  TimerLoad *t = data;
+
+  if (t->worker == NULL)
+    {
+      GSource *source = g_timeout_source_new (10);
+
+      t->worker = g_thread_self ();
+      g_source_set_callback (source, timer_cb, t, NULL);
+      g_source_attach (source, g_main_context_get_thread_default ());
+      g_source_unref (source);
+    }
+  if (!atomic_load (&t->fired))
+    {
+      t->yields++;
+      return ws_context_yield (cx);   /* the worker always has work */
+    }
+  return WS_POLL_READY;
+}
+
+static void
+test_timer_fires_under_load (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  TimerLoad t = { 0, };
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, busy_until_timer, &t, NULL);
+  g_autoptr(WsMetrics) metrics = NULL;
+
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_assert_true (atomic_load (&t.fired));
+  g_assert_true (t.fired_on == t.worker);
+  g_assert_cmpuint (t.yields, >, 0);
+
+  metrics = ws_runtime_get_metrics (rt);
+  g_assert_cmpuint (ws_metrics_get_worker_poll_count (metrics, 0), ==, t.yields + 1);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* Metrics agree with a known scenario. */
+static void
+test_metrics (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  g_autoptr(WsMetrics) m = NULL;
+  g_autofree char *table = NULL;
+  guint64 polls = 0;
+  WsTask *tasks[100];
+
+  for (guint i = 0; i < G_N_ELEMENTS (tasks); i++)
+    tasks[i] = ws_runtime_spawn (rt, return_index, GUINT_TO_POINTER (i), NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (tasks); i++)
+    {
+      g_assert_true (ws_task_wait (tasks[i], NULL, NULL));
+      g_object_unref (tasks[i]);
+    }
+
+  m = ws_runtime_get_metrics (rt);
+  g_assert_cmpuint (ws_metrics_get_n_workers (m), ==, 2);
+  for (guint i = 0; i < 2; i++)
+    polls += ws_metrics_get_worker_poll_count (m, i);
+  g_assert_cmpuint (polls, ==, G_N_ELEMENTS (tasks));
+  g_assert_cmpuint (ws_metrics_get_spawned_tasks (m), ==, G_N_ELEMENTS (tasks));
+  g_assert_cmpuint (ws_metrics_get_remote_schedule_count (m), ==, G_N_ELEMENTS (tasks));
+  g_assert_cmpuint (ws_metrics_get_alive_tasks (m), ==, 0);
+
+  table = ws_metrics_to_string (m);
+  g_assert_nonnull (strstr (table, "polls"));
+  g_assert_nonnull (strstr (table, "steals"));
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -709,6 +857,9 @@ main (int   argc,
   ws_test_add_func ("/runtime/invalid-config", test_invalid_config);
   ws_test_add_func ("/runtime/refused-spawn-frees", test_refused_spawn_frees);
   ws_test_add_func ("/runtime/default", test_default_runtime);
+  ws_test_add_func ("/runtime/respawning-chains-do-not-starve", test_respawning_chains_do_not_starve);
+  ws_test_add_func ("/runtime/timer-fires-under-load", test_timer_fires_under_load);
+  ws_test_add_func ("/runtime/metrics", test_metrics);
 
   return g_test_run ();
 }
