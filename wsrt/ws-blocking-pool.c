@@ -27,6 +27,7 @@ struct _WsBlockingPool
   guint          n_idle;
   guint          n_notified;     /* signals sent to idle threads not yet taken */
   gboolean       closed;
+  GHashTable    *pinned;         /* WsRawTask* -> BlockingSlot*: jobs being polled */
 };
 
 static void blocking_schedule (WsTaskHost *host,
@@ -36,6 +37,8 @@ static void blocking_schedule (WsTaskHost *host,
 static const WsTaskHostClass blocking_host_class = {
   blocking_schedule,
 };
+
+typedef struct _BlockingSlot BlockingSlot;
 
 WsBlockingPool *
 ws_blocking_pool_new (WsScheduler *sched)
@@ -49,6 +52,7 @@ ws_blocking_pool_new (WsScheduler *sched)
   ws_lock_init (&self->lock);
   ws_cond_init (&self->cond);
   ws_cond_init (&self->exit_cond);
+  self->pinned = g_hash_table_new (NULL, NULL);
   return self;
 }
 
@@ -56,6 +60,7 @@ void
 ws_blocking_pool_free (WsBlockingPool *self)
 {
   g_assert (self->head == NULL);
+  g_hash_table_unref (self->pinned);
   ws_owned_tasks_clear (&self->owned);
   ws_lock_clear (&self->lock);
   ws_cond_clear (&self->cond);
@@ -69,19 +74,61 @@ ws_blocking_pool_get_owned (WsBlockingPool *self)
   return &self->owned;
 }
 
-static gpointer
-blocking_thread_main (gpointer data)
+/* A job that returned PENDING keeps its thread, which sleeps until the job
+ * is woken, like a dedicated block_on (tokio's spawn_blocking + block_on). */
+struct _BlockingSlot
 {
-  WsBlockingPool *self = data;
+  WsRawTask *job;        /* the job this thread polls, while it does */
+  WsRawTask *ready;      /* set by a wake of that job */
+  WsCond     cond;
+};
+
+static void
+run_job (WsBlockingPool *self,
+         BlockingSlot   *slot,
+         WsContext      *cx,
+         WsRawTask      *task)
+{
   WsScheduler *sched = self->sched;
-  guint budget = 0;
+
+  /* Our own reference, so that we can look at the task after the poll. */
+  ws_raw_task_ref (task);
+  ws_lock_lock (&self->lock);
+  slot->job = task;
+  g_hash_table_insert (self->pinned, task, slot);
+  ws_lock_unlock (&self->lock);
+
+  for (;;)
+    {
+      cx->budget = sched->config.budget;
+      ws_raw_task_run (task, cx);
+
+      ws_lock_lock (&self->lock);
+      while (slot->ready == NULL && !ws_raw_task_is_complete (task) && !self->closed)
+        ws_cond_wait (&slot->cond, &self->lock);
+      if (slot->ready == NULL)
+        break;                  /* complete, or shut down (the owned set ends it) */
+      task = g_steal_pointer (&slot->ready);
+      ws_lock_unlock (&self->lock);
+    }
+
+  g_hash_table_remove (self->pinned, task);
+  slot->job = NULL;
+  ws_lock_unlock (&self->lock);
+  ws_raw_task_unref (task);
+}
+
+/* With the lock held and n_threads already counting this thread. */
+static void
+thread_loop (WsBlockingPool *self)
+{
+  WsScheduler *sched = self->sched;
+  BlockingSlot slot = { NULL, };
   WsContext cx;
 
-  ws_scheduler_set_current (sched);
   memset (&cx, 0, sizeof cx);
-  cx.budget = &budget;
+  ws_cond_init (&slot.cond);
 
-  ws_lock_lock (&self->lock);
   for (;;)
     {
       WsRawTask *task;
@@ -111,8 +158,7 @@ blocking_thread_main (gpointer data)
       self->queue_len--;
       ws_lock_unlock (&self->lock);
 
-      budget = sched->config.budget;
-      ws_raw_task_run (task, &cx);
+      run_job (self, &slot, &cx, task);
 
       ws_lock_lock (&self->lock);
     }
@@ -121,10 +167,41 @@ out:
   self->n_threads--;
   ws_cond_broadcast (&self->exit_cond);
   ws_lock_unlock (&self->lock);
+  ws_cond_clear (&slot.cond);
+}
 
+static gpointer
+blocking_thread_main (gpointer data)
+{
+  WsBlockingPool *self = data;
+  WsScheduler *sched = self->sched;
+
+  ws_scheduler_set_current (sched);
+  ws_hook_run (&sched->config.hooks[WS_HOOK_THREAD_START]);
+
+  ws_lock_lock (&self->lock);
+  thread_loop (self);
+
+  ws_hook_run (&sched->config.hooks[WS_HOOK_THREAD_STOP]);
   ws_scheduler_set_current (NULL);
   ws_scheduler_unref (sched);
   return NULL;
+}
+
+/* A worker thread that gave its core away joins the pool. It already ran
+ * the start hook as a worker; the stop hook runs when it leaves. */
+void
+ws_blocking_pool_adopt_current_thread (WsBlockingPool *self)
+{
+  WsScheduler *sched = self->sched;
+
+  ws_scheduler_ref (sched);
+  ws_lock_lock (&self->lock);
+  self->n_threads++;
+  thread_loop (self);
+
+  ws_hook_run (&sched->config.hooks[WS_HOOK_THREAD_STOP]);
+  ws_scheduler_unref (sched);
 }
 
 static void
@@ -133,6 +210,7 @@ blocking_schedule (WsTaskHost *host,
                    gboolean    is_yield)
 {
   WsBlockingPool *self = (WsBlockingPool *) host;
+  BlockingSlot *slot;
   gboolean spawn = FALSE;
 
   ws_lock_lock (&self->lock);
@@ -141,6 +219,17 @@ blocking_schedule (WsTaskHost *host,
       ws_lock_unlock (&self->lock);
       /* Shutdown reaches the task through the owned set. */
       ws_raw_task_unref (task);
+      return;
+    }
+
+  /* A job that was polled before goes back to its own thread. */
+  slot = g_hash_table_lookup (self->pinned, task);
+  if (slot != NULL)
+    {
+      g_assert (slot->ready == NULL);
+      slot->ready = task;
+      ws_cond_signal (&slot->cond);
+      ws_lock_unlock (&self->lock);
       return;
     }
 
@@ -200,6 +289,15 @@ ws_blocking_pool_close (WsBlockingPool *self)
   self->head = self->tail = NULL;
   self->queue_len = 0;
   ws_cond_broadcast (&self->cond);
+  {
+    GHashTableIter iter;
+    gpointer value;
+
+    /* Wake threads sleeping on a pending job: the owned set ends it. */
+    g_hash_table_iter_init (&iter, self->pinned);
+    while (g_hash_table_iter_next (&iter, NULL, &value))
+      ws_cond_signal (&((BlockingSlot *) value)->cond);
+  }
   ws_lock_unlock (&self->lock);
 
   /* DESIGN 7 step 4: queued jobs are cancelled (their destroy notifies run

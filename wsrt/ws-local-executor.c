@@ -92,13 +92,11 @@ run_slice (WsLocalExecutor *self,
   WsScheduler *prev_sched = ws_scheduler_get_current ();
   gboolean prev_in_dispatch = tls_in_local_dispatch;
   gint64 start = g_get_monotonic_time ();
-  guint budget = 0;
   guint polls = 0;
   WsContext cx;
   gboolean more;
 
   memset (&cx, 0, sizeof cx);
-  cx.budget = &budget;
 
   ws_scheduler_set_current (self->sched);
   tls_in_local_dispatch = TRUE;
@@ -109,7 +107,7 @@ run_slice (WsLocalExecutor *self,
 
       if (t == NULL)
         break;
-      budget = self->sched->config.budget;
+      cx.budget = self->sched->config.budget;
       ws_raw_task_run (t, &cx);
       polls++;
       if (polls >= max_polls

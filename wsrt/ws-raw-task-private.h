@@ -136,8 +136,7 @@ struct _WsContext
 {
   WsRawTask *task;
   WsWorker  *worker;                 /* NULL off the worker pool */
-  guint     *budget;                 /* the cooperative budget of this tick */
-  guint      budget_store;
+  guint      budget;                 /* the cooperative budget of this tick */
   gboolean   yielded;
   WsResult   result;
 };

@@ -14,6 +14,7 @@
 #include "ws-metrics-private.h"
 #include "ws-scheduler-private.h"
 #include "ws-task-private.h"
+#include "ws-local-executor-private.h"
 
 /**
  * WsRuntime:
@@ -652,4 +653,156 @@ ws_runtime_get_metrics (WsRuntime *self)
   g_return_val_if_fail (WS_IS_RUNTIME (self), NULL);
 
   return ws_metrics_new_snapshot (ensure_scheduler (self));
+}
+
+static void
+set_hook (WsRuntime      *self,
+          WsHookKind      kind,
+          WsHookFunc      func,
+          gpointer        user_data,
+          GDestroyNotify  destroy,
+          const char     *strfunc)
+{
+  if (!WS_IS_RUNTIME (self))
+    {
+      if (destroy != NULL)
+        destroy (user_data);
+      g_return_if_fail_warning (G_LOG_DOMAIN, strfunc, "WS_IS_RUNTIME (self)");
+      return;
+    }
+
+  if (!ws_scheduler_set_hook (ensure_scheduler (self), kind, func, user_data, destroy))
+    g_critical ("%s: the runtime has already started its threads; set hooks "
+                "between g_object_new (WS_TYPE_RUNTIME, …) and "
+                "g_initable_init() or the first spawn", strfunc);
+}
+
+/**
+ * ws_runtime_set_on_thread_start: (skip)
+ * @self: a #WsRuntime that has not started yet
+ * @func: (nullable) (scope notified) (closure user_data) (destroy destroy): the hook
+ * @user_data: data for @func
+ * @destroy: (nullable): frees @user_data when the runtime goes away
+ *
+ * Sets a function that runs on every worker and blocking thread when it
+ * starts, on that thread. Hooks must be set before the runtime starts its
+ * threads: create it with g_object_new(), set the hooks, then call
+ * g_initable_init() (or spawn). Start and stop calls balance.
+ */
+void
+ws_runtime_set_on_thread_start (WsRuntime      *self,
+                                WsHookFunc      func,
+                                gpointer        user_data,
+                                GDestroyNotify  destroy)
+{
+  set_hook (self, WS_HOOK_THREAD_START, func, user_data, destroy, G_STRFUNC);
+}
+
+/**
+ * ws_runtime_set_on_thread_stop: (skip)
+ * @self: a #WsRuntime that has not started yet
+ * @func: (nullable) (scope notified) (closure user_data) (destroy destroy): the hook
+ * @user_data: data for @func
+ * @destroy: (nullable): frees @user_data when the runtime goes away
+ *
+ * Sets a function that runs on every worker and blocking thread just
+ * before it exits, on that thread. See
+ * [method@Ws.Runtime.set_on_thread_start] for when hooks can be set.
+ */
+void
+ws_runtime_set_on_thread_stop (WsRuntime      *self,
+                               WsHookFunc      func,
+                               gpointer        user_data,
+                               GDestroyNotify  destroy)
+{
+  set_hook (self, WS_HOOK_THREAD_STOP, func, user_data, destroy, G_STRFUNC);
+}
+
+/**
+ * ws_runtime_set_before_park: (skip)
+ * @self: a #WsRuntime that has not started yet
+ * @func: (nullable) (scope notified) (closure user_data) (destroy destroy): the hook
+ * @user_data: data for @func
+ * @destroy: (nullable): frees @user_data when the runtime goes away
+ *
+ * Sets a function that a worker runs when it has nothing to do, before it
+ * goes to sleep. A task the hook spawns or wakes runs before the worker
+ * sleeps.
+ */
+void
+ws_runtime_set_before_park (WsRuntime      *self,
+                            WsHookFunc      func,
+                            gpointer        user_data,
+                            GDestroyNotify  destroy)
+{
+  set_hook (self, WS_HOOK_BEFORE_PARK, func, user_data, destroy, G_STRFUNC);
+}
+
+/**
+ * ws_runtime_set_after_unpark: (skip)
+ * @self: a #WsRuntime that has not started yet
+ * @func: (nullable) (scope notified) (closure user_data) (destroy destroy): the hook
+ * @user_data: data for @func
+ * @destroy: (nullable): frees @user_data when the runtime goes away
+ *
+ * Sets a function that a worker runs each time it wakes up.
+ */
+void
+ws_runtime_set_after_unpark (WsRuntime      *self,
+                             WsHookFunc      func,
+                             gpointer        user_data,
+                             GDestroyNotify  destroy)
+{
+  set_hook (self, WS_HOOK_AFTER_UNPARK, func, user_data, destroy, G_STRFUNC);
+}
+
+/**
+ * ws_block_in_place: (skip)
+ * @func: (scope call) (closure user_data): the blocking work
+ * @user_data: data for @func
+ * @error: return location for a #GError
+ *
+ * Runs blocking work from inside a task without stalling the other tasks
+ * of its worker.
+ *
+ * On a worker thread, the worker's core (its run queue, its LIFO slot and
+ * its #GMainContext) moves to a new thread, which carries on as that
+ * worker, and @func runs on the calling thread. When the current poll
+ * returns, the calling thread becomes an ordinary blocking thread of the
+ * runtime. Calls may nest. Off any runtime (and on a blocking thread)
+ * @func simply runs.
+ *
+ * On a local executor (a task polled by a GTK main loop) the main context
+ * cannot move: the call fails with %WS_ERROR_WOULD_BLOCK. Run the work with
+ * [method@Ws.Runtime.spawn_blocking] and await it instead.
+ *
+ * Prefer [method@Ws.Runtime.spawn_blocking] when the work can be handed
+ * off; this is for blocking calls in the middle of a poll.
+ *
+ * Returns: %TRUE if @func ran; %FALSE with @error set if it did not
+ */
+gboolean
+ws_block_in_place (WsBlockingFunc   func,
+                   gpointer         user_data,
+                   GError         **error)
+{
+  g_return_val_if_fail (func != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (ws_worker_get_current () != NULL)
+    {
+      if (!ws_worker_hand_off_core (error))
+        return FALSE;
+    }
+  else if (ws_local_executor_is_current ())
+    {
+      g_set_error_literal (error, WS_ERROR, WS_ERROR_WOULD_BLOCK,
+                           "ws_block_in_place() cannot move a main context's local "
+                           "tasks off their thread; run the blocking work with "
+                           "ws_runtime_spawn_blocking() and await that task instead");
+      return FALSE;
+    }
+
+  func (user_data);
+  return TRUE;
 }

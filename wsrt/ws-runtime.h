@@ -56,4 +56,30 @@ guint      ws_runtime_get_n_workers  (WsRuntime      *self);
 WS_AVAILABLE_IN_ALL
 WsMetrics *ws_runtime_get_metrics    (WsRuntime      *self);
 
+WS_AVAILABLE_IN_ALL
+void       ws_runtime_set_on_thread_start (WsRuntime      *self,
+                                           WsHookFunc      func,
+                                           gpointer        user_data,
+                                           GDestroyNotify  destroy);
+WS_AVAILABLE_IN_ALL
+void       ws_runtime_set_on_thread_stop  (WsRuntime      *self,
+                                           WsHookFunc      func,
+                                           gpointer        user_data,
+                                           GDestroyNotify  destroy);
+WS_AVAILABLE_IN_ALL
+void       ws_runtime_set_before_park     (WsRuntime      *self,
+                                           WsHookFunc      func,
+                                           gpointer        user_data,
+                                           GDestroyNotify  destroy);
+WS_AVAILABLE_IN_ALL
+void       ws_runtime_set_after_unpark    (WsRuntime      *self,
+                                           WsHookFunc      func,
+                                           gpointer        user_data,
+                                           GDestroyNotify  destroy);
+
+WS_AVAILABLE_IN_ALL
+gboolean   ws_block_in_place         (WsBlockingFunc  func,
+                                      gpointer        user_data,
+                                      GError        **error);
+
 G_END_DECLS

@@ -32,6 +32,30 @@ typedef struct _WsLocalExecutor WsLocalExecutor;
  * run queue or the injection queue (DESIGN 5; tokio >= 1.29 uses 3). */
 #define WS_MAX_LIFO_POLLS_PER_TICK 3
 
+/* A C callback run on runtime threads (DESIGN 8). */
+typedef struct
+{
+  void           (*func) (gpointer user_data);
+  gpointer         data;
+  GDestroyNotify   destroy;
+} WsHook;
+
+static inline void
+ws_hook_run (const WsHook *hook)
+{
+  if (hook->func != NULL)
+    hook->func (hook->data);
+}
+
+typedef enum
+{
+  WS_HOOK_THREAD_START,
+  WS_HOOK_THREAD_STOP,
+  WS_HOOK_BEFORE_PARK,
+  WS_HOOK_AFTER_UNPARK,
+  WS_N_HOOKS
+} WsHookKind;
+
 typedef struct
 {
   guint    n_workers;
@@ -42,6 +66,7 @@ typedef struct
   guint    budget;
   guint    max_blocking_threads;
   gint64   blocking_keep_alive;     /* microseconds */
+  WsHook   hooks[WS_N_HOOKS];       /* set before start, read-only after */
 } WsSchedulerConfig;
 
 /* Written by the owning worker only (load + store, no RMW), read by
@@ -79,12 +104,13 @@ struct _WsWorker
   guint32         tick;
   guint32         rand_state;
   guint           lifo_polls;
-  guint           budget;            /* cooperative budget of the tick */
   gboolean        is_searching;
+  gboolean        just_unparked;     /* for the no-op wake count */
+  gboolean        in_poll;           /* a task poll is on the stack */
   gboolean        is_shutdown;
   gboolean        in_park;           /* wakes from our own context go remote */
   gint64          busy_since;
-  WsContext       cx;
+  WsContext      *cx;                /* of the thread running the worker now */
   WsWorkerStats   stats;
 };
 
@@ -142,6 +168,12 @@ WsRawTask   *ws_scheduler_spawn_local    (WsScheduler *self,
 gboolean     ws_scheduler_shutdown       (WsScheduler *self,
                                           gint64       timeout_usec);
 gboolean     ws_scheduler_is_shutdown    (WsScheduler *self);
+gboolean     ws_scheduler_set_hook       (WsScheduler *self,
+                                          WsHookKind   kind,
+                                          void       (*func) (gpointer),
+                                          gpointer     data,
+                                          GDestroyNotify destroy);
+gboolean     ws_worker_hand_off_core     (GError     **error);
 gint64       ws_scheduler_alive_tasks    (WsScheduler *self);
 
 /* Spawning from a host (worker pool, blocking pool, local executor). */

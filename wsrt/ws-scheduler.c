@@ -35,6 +35,7 @@ ws_scheduler_new (const WsSchedulerConfig *config)
   self->host.owned = &self->owned;
   atomic_init (&self->ref_count, 1);
   self->config = *config;
+  memset (self->config.hooks, 0, sizeof self->config.hooks);
   self->config.thread_name_prefix = g_strdup (config->thread_name_prefix ? config->thread_name_prefix : "ws");
   self->n_workers = n;
   ws_inject_queue_init (&self->inject);
@@ -60,7 +61,6 @@ ws_scheduler_new (const WsSchedulerConfig *config)
       ws_parker_init (&w->parker, w->context);
       /* Any non-zero seed works for xorshift; spread them out. */
       w->rand_state = 0x9e3779b9u * (i + 1);
-      ws_worker_init_context (&w->cx, w);
       self->workers[i] = w;
     }
 
@@ -99,8 +99,42 @@ scheduler_free (WsScheduler *self)
   ws_idle_clear (&self->idle);
   ws_lock_clear (&self->lock);
   ws_cond_clear (&self->cond);
+  for (guint i = 0; i < WS_N_HOOKS; i++)
+    if (self->config.hooks[i].destroy != NULL)
+      self->config.hooks[i].destroy (self->config.hooks[i].data);
   g_free (self->config.thread_name_prefix);
   g_free (self);
+}
+
+/* Hooks can be set until the first thread starts; they are read without a
+ * lock afterwards (the thread creation orders the write before). Returns
+ * FALSE (and frees @data) if the runtime has started. */
+gboolean
+ws_scheduler_set_hook (WsScheduler    *self,
+                       WsHookKind      kind,
+                       void          (*func) (gpointer),
+                       gpointer        data,
+                       GDestroyNotify  destroy)
+{
+  WsHook old = { NULL, };
+
+  ws_lock_lock (&self->lock);
+  if (self->started)
+    {
+      ws_lock_unlock (&self->lock);
+      if (destroy != NULL)
+        destroy (data);
+      return FALSE;
+    }
+  old = self->config.hooks[kind];
+  self->config.hooks[kind].func = func;
+  self->config.hooks[kind].data = data;
+  self->config.hooks[kind].destroy = destroy;
+  ws_lock_unlock (&self->lock);
+
+  if (old.destroy != NULL)
+    old.destroy (old.data);
+  return TRUE;
 }
 
 void

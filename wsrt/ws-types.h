@@ -53,4 +53,21 @@ typedef struct _WsMetrics WsMetrics;
 typedef WsPoll (*WsTaskFunc) (WsContext *context,
                               gpointer   user_data);
 
+/**
+ * WsBlockingFunc:
+ * @user_data: the data given to ws_block_in_place()
+ *
+ * Blocking work run by ws_block_in_place().
+ */
+typedef void (*WsBlockingFunc) (gpointer user_data);
+
+/**
+ * WsHookFunc:
+ * @user_data: the data given when the hook was set
+ *
+ * A runtime hook. It runs on a runtime thread, never on the thread that set
+ * it.
+ */
+typedef void (*WsHookFunc) (gpointer user_data);
+
 G_END_DECLS

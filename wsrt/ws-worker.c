@@ -11,7 +11,9 @@
 #include "config.h"
 
 #include "ws-scheduler-private.h"
+#include "ws-blocking-pool-private.h"
 #include "ws-chaos-private.h"
+#include "ws-error.h"
 
 static _Thread_local WsWorker    *tls_worker;
 static _Thread_local WsScheduler *tls_sched;
@@ -40,15 +42,14 @@ ws_worker_init_context (WsContext *cx,
 {
   memset (cx, 0, sizeof *cx);
   cx->worker = worker;
-  cx->budget = &worker->budget;
 }
 
 gboolean
 ws_context_poll_proceed (WsContext *cx)
 {
-  if (*cx->budget > 0)
+  if (cx->budget > 0)
     {
-      (*cx->budget)--;
+      cx->budget--;
       return TRUE;
     }
 
@@ -187,12 +188,20 @@ next_task (WsWorker *w)
   return pop_injected (w);
 }
 
-static void
+/* Returns FALSE if the poll handed this worker's core to another thread
+ * (ws_block_in_place): the caller must not touch @w again. */
+static gboolean
 poll_task (WsWorker  *w,
+           WsContext *cx,
            WsRawTask *task)
 {
   WS_STAT_INC (w, polls);
-  ws_raw_task_run (task, &w->cx);
+  w->in_poll = TRUE;
+  ws_raw_task_run (task, cx);
+  if (tls_worker != w)
+    return FALSE;
+  w->in_poll = FALSE;
+  return TRUE;
 }
 
 static void
@@ -207,15 +216,18 @@ transition_from_searching (WsWorker *w)
     ws_scheduler_notify_parked (w->sched);
 }
 
-static void
+static gboolean
 run_task (WsWorker  *w,
+          WsContext *cx,
           WsRawTask *task)
 {
   transition_from_searching (w);
+  w->just_unparked = FALSE;
 
-  w->budget = w->sched->config.budget;
+  cx->budget = w->sched->config.budget;
   w->lifo_polls = 0;
-  poll_task (w, task);
+  if (!poll_task (w, cx, task))
+    return FALSE;
 
   /* LIFO-slot tasks share the budget of this tick, and are capped. */
   for (;;)
@@ -223,17 +235,18 @@ run_task (WsWorker  *w,
       WsRawTask *t = w->lifo;
 
       if (t == NULL || w->is_shutdown)
-        return;
+        return TRUE;
       w->lifo = NULL;
 
-      if (w->budget == 0 || w->lifo_polls >= WS_MAX_LIFO_POLLS_PER_TICK)
+      if (cx->budget == 0 || w->lifo_polls >= WS_MAX_LIFO_POLLS_PER_TICK)
         {
           push_local_or_overflow (w, t);
           ws_scheduler_notify_parked (w->sched);
-          return;
+          return TRUE;
         }
       w->lifo_polls++;
-      poll_task (w, t);
+      if (!poll_task (w, cx, t))
+        return FALSE;
     }
 }
 
@@ -303,6 +316,18 @@ park (WsWorker *w)
   gboolean is_last_searcher;
   gint64 now;
 
+  if (w->just_unparked)
+    {
+      /* Woken last time, and found nothing to do. */
+      WS_STAT_INC (w, noop_wakes);
+      w->just_unparked = FALSE;
+    }
+
+  /* Run the hook before the last look at our queues: a hook that spawns
+   * or wakes a task puts it in our LIFO slot, and we must not sleep on it
+   * (DESIGN 8). */
+  ws_hook_run (&s->config.hooks[WS_HOOK_BEFORE_PARK]);
+
   if (w->lifo != NULL || ws_local_queue_has_tasks (&w->queue))
     return;
 
@@ -339,7 +364,9 @@ park (WsWorker *w)
   w->in_park = FALSE;
 
   WS_STAT_INC (w, unparks);
+  w->just_unparked = TRUE;
   w->busy_since = g_get_monotonic_time ();
+  ws_hook_run (&s->config.hooks[WS_HOOK_AFTER_UNPARK]);
 }
 
 static void
@@ -397,11 +424,18 @@ worker_shutdown (WsWorker *w)
     }
 }
 
-static void
+/* Returns FALSE if this thread lost the core to ws_block_in_place(). */
+static gboolean
 worker_run (WsWorker *w)
 {
   WsScheduler *s = w->sched;
+  WsContext cx;
 
+  /* Each thread that runs a worker has its own context on its stack: after
+   * a core hand-off, the old thread may still be inside a poll with its
+   * own. */
+  ws_worker_init_context (&cx, w);
+  w->cx = &cx;
   w->busy_since = g_get_monotonic_time ();
 
   while (!w->is_shutdown)
@@ -421,7 +455,8 @@ worker_run (WsWorker *w)
         t = steal_work (w);
       if (t != NULL)
         {
-          run_task (w, t);
+          if (!run_task (w, &cx, t))
+            return FALSE;
           continue;
         }
 
@@ -434,6 +469,7 @@ worker_run (WsWorker *w)
     }
 
   worker_shutdown (w);
+  return TRUE;
 }
 
 gpointer
@@ -442,30 +478,128 @@ ws_worker_thread_main (gpointer data)
   WsWorker *w = data;
   WsScheduler *s = w->sched;
 
+  gboolean kept_core;
+
   tls_worker = w;
   tls_sched = s;
+  ws_hook_run (&s->config.hooks[WS_HOOK_THREAD_START]);
 
   /* DESIGN 3: the worker's context is the thread default for as long as
    * the thread is a worker, so GIO calls made by tasks complete here. */
   g_main_context_acquire (w->context);
   g_main_context_push_thread_default (w->context);
 
-  worker_run (w);
+  kept_core = worker_run (w);
 
-  /* Dispatch what is still pending (GIO callbacks of cancelled tasks). */
-  while (g_main_context_iteration (w->context, FALSE))
-    ;
-  g_main_context_pop_thread_default (w->context);
-  g_main_context_release (w->context);
-
-  tls_worker = NULL;
-  tls_sched = NULL;
+  if (kept_core)
+    {
+      /* Dispatch what is still pending (GIO callbacks of cancelled tasks). */
+      while (g_main_context_iteration (w->context, FALSE))
+        ;
+      g_main_context_pop_thread_default (w->context);
+      g_main_context_release (w->context);
+      tls_worker = NULL;
+    }
 
   ws_lock_lock (&s->lock);
   s->n_running_threads--;
   ws_cond_broadcast (&s->cond);
   ws_lock_unlock (&s->lock);
 
+  if (!kept_core)
+    {
+      /* DESIGN 6: after ws_block_in_place() handed our core to another
+       * thread, this thread carries on as an ordinary blocking thread (it
+       * runs the stop hook when it finally exits there). */
+      ws_blocking_pool_adopt_current_thread (s->blocking);
+      tls_sched = NULL;
+      ws_scheduler_unref (s);
+      return NULL;
+    }
+
+  ws_hook_run (&s->config.hooks[WS_HOOK_THREAD_STOP]);
+  tls_sched = NULL;
   ws_scheduler_unref (s);
   return NULL;
+}
+
+/* DESIGN 6: called by ws_block_in_place() on a worker, inside a poll.
+ * Moves the worker's core (queues, LIFO slot, GMainContext) to a new
+ * thread, which carries on as that worker; the calling thread keeps
+ * running the current poll, then becomes a blocking thread. */
+gboolean
+ws_worker_hand_off_core (GError **error)
+{
+  WsWorker *w = tls_worker;
+  WsScheduler *s;
+  WsContext *cx;
+  g_autofree gchar *name = NULL;
+  GThread *thread;
+  GThread *old;
+
+  g_assert (w != NULL);
+  s = w->sched;
+  cx = w->cx;
+
+  if (!w->in_poll)
+    {
+      /* Inside a GMainContext dispatch of the worker (a GIO callback, a
+       * timeout): the context cannot be released from here. */
+      g_set_error_literal (error, WS_ERROR, WS_ERROR_WOULD_BLOCK,
+                           "ws_block_in_place() was called on a worker outside a task "
+                           "poll (from a main-context callback); call it from the task "
+                           "itself, or use ws_runtime_spawn_blocking()");
+      return FALSE;
+    }
+
+  /* The LIFO slot is not stealable; the queue is. */
+  if (w->lifo != NULL)
+    {
+      push_local_or_overflow (w, w->lifo);
+      w->lifo = NULL;
+    }
+
+  /* From here this thread is no longer the worker: the poll in progress
+   * keeps its own context, detached from the worker. */
+  cx->worker = NULL;
+  w->cx = NULL;
+  w->in_poll = FALSE;
+  g_main_context_pop_thread_default (w->context);
+  g_main_context_release (w->context);
+  tls_worker = NULL;
+
+  ws_lock_lock (&s->lock);
+  s->n_running_threads++;
+  ws_lock_unlock (&s->lock);
+  ws_scheduler_ref (s);
+
+  name = g_strdup_printf ("%s-%u", s->config.thread_name_prefix, w->index);
+  thread = g_thread_try_new (name, ws_worker_thread_main, w, error);
+  if (thread == NULL)
+    {
+      /* Keep the core and run in place. */
+      ws_lock_lock (&s->lock);
+      s->n_running_threads--;
+      ws_lock_unlock (&s->lock);
+      ws_scheduler_unref (s);
+      tls_worker = w;
+      g_main_context_acquire (w->context);
+      g_main_context_push_thread_default (w->context);
+      w->cx = cx;
+      cx->worker = w;
+      w->in_poll = TRUE;
+      g_prefix_error (error, "ws_block_in_place: could not start a thread to take over the worker: ");
+      return FALSE;
+    }
+
+  /* The new thread is the worker's now; shutdown joins it. This thread
+   * will leave as a detached blocking thread. */
+  ws_lock_lock (&s->lock);
+  old = w->thread;
+  w->thread = thread;
+  ws_lock_unlock (&s->lock);
+  if (old != NULL)
+    g_thread_unref (old);
+
+  return TRUE;
 }
