@@ -573,8 +573,7 @@ spawn_on_park (gpointer data)
   if (atomic_fetch_add (&p->spawned, 1) == 0)
     {
       g_autoptr(WsHandle) handle = ws_handle_get_current ();
-
-      ws_handle_spawn (handle, count_done, NULL, NULL);
+      g_autoptr(WsTask) task = ws_handle_spawn (handle, count_done, NULL, NULL);
     }
 }
 

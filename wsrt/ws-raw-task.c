@@ -221,6 +221,12 @@ complete (WsRawTask *task)
   g_assert (prev & WS_STATE_RUNNING);
   g_assert (!(prev & WS_STATE_COMPLETE));
 
+  /* Leave the owned set before telling anyone, so that the alive-task
+   * count is right by the time a waiter looks. The host is not touched
+   * after this: it may be freed once its set is empty. */
+  if (ws_owned_tasks_remove (host->owned, task))
+    n_unref++;
+
   if (!(prev & WS_STATE_JOIN_INTEREST))
     {
       /* No handle will ever read the outcome. */
@@ -236,11 +242,6 @@ complete (WsRawTask *task)
       waker->vtable->wake (waker);
       waker->vtable->unref (waker);
     }
-
-  /* Leave the owned set last: after this the host may be freed, so the
-   * host is not touched again. */
-  if (ws_owned_tasks_remove (host->owned, task))
-    n_unref++;
 
   ws_raw_task_unref_n (task, n_unref);
 }
