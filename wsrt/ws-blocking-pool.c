@@ -197,8 +197,16 @@ ws_blocking_pool_adopt_current_thread (WsBlockingPool *self)
 
   ws_scheduler_ref (sched);
   ws_lock_lock (&self->lock);
-  self->n_threads++;
-  thread_loop (self);
+  if (self->closed || self->n_threads >= sched->config.max_blocking_threads)
+    {
+      /* The pool is full (or closing): this thread just leaves. */
+      ws_lock_unlock (&self->lock);
+    }
+  else
+    {
+      self->n_threads++;
+      thread_loop (self);
+    }
 
   ws_hook_run (&sched->config.hooks[WS_HOOK_THREAD_STOP]);
   ws_scheduler_unref (sched);
