@@ -11,6 +11,7 @@
 #include "ws-context.h"
 #include "ws-lock-private.h"
 #include "ws-scheduler-private.h"
+#include "ws-completion-private.h"
 
 /**
  * WsTask:
@@ -385,105 +386,6 @@ ws_task_wait (WsTask        *self,
   return ret;
 }
 
-/* An async wait: a waker that returns a GTask on its caller's context. */
-typedef struct
-{
-  WsWaker        base;
-  _Atomic gint   ref_count;
-  _Atomic gint   done;
-  GTask         *gtask;           /* until done */
-  GCancellable  *cancellable;
-  GMainContext  *context;         /* the caller's thread-default */
-  _Atomic gulong handler;
-} AsyncWaiter;
-
-static void
-async_waiter_ref (WsWaker *w)
-{
-  atomic_fetch_add_explicit (&((AsyncWaiter *) w)->ref_count, 1, memory_order_relaxed);
-}
-
-static void
-async_waiter_unref (WsWaker *w)
-{
-  AsyncWaiter *self = (AsyncWaiter *) w;
-
-  if (atomic_fetch_sub_explicit (&self->ref_count, 1, memory_order_acq_rel) == 1)
-    {
-      g_assert (self->gtask == NULL);
-      g_clear_object (&self->cancellable);
-      g_main_context_unref (self->context);
-      g_free (self);
-    }
-}
-
-/* Exactly once, from the wake or from the cancellation idle. Never from
- * inside the cancelled handler, where a disconnect would deadlock. */
-static void
-async_waiter_deliver (AsyncWaiter *self,
-                      gboolean     cancelled)
-{
-  GTask *gtask;
-  gulong handler;
-
-  if (atomic_exchange_explicit (&self->done, 1, memory_order_acq_rel) != 0)
-    return;
-
-  gtask = g_steal_pointer (&self->gtask);
-  handler = atomic_exchange_explicit (&self->handler, 0, memory_order_acq_rel);
-  if (handler != 0)
-    g_cancellable_disconnect (self->cancellable, handler);
-
-  /* GTask delivers on the thread-default context of the caller of
-   * ws_task_wait_async(), never from inside that call. */
-  if (cancelled)
-    g_task_return_new_error (gtask, G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                             "The wait was cancelled");
-  else
-    g_task_return_boolean (gtask, TRUE);
-  g_object_unref (gtask);
-}
-
-static void
-async_waiter_wake (WsWaker *w)
-{
-  async_waiter_deliver ((AsyncWaiter *) w, FALSE);
-}
-
-static const WsWakerVTable async_waiter_vtable = {
-  async_waiter_wake,
-  async_waiter_ref,
-  async_waiter_unref,
-};
-
-static gboolean
-async_waiter_cancel_idle (gpointer data)
-{
-  async_waiter_deliver (data, TRUE);
-  return G_SOURCE_REMOVE;
-}
-
-static void
-async_waiter_on_cancelled (GCancellable *cancellable,
-                           gpointer      data)
-{
-  AsyncWaiter *self = data;
-  GSource *source;
-
-  if (atomic_load_explicit (&self->done, memory_order_acquire))
-    return;
-
-  /* Deliver from the caller's context, outside this handler. */
-  source = g_idle_source_new ();
-  g_source_set_priority (source, G_PRIORITY_DEFAULT);
-  async_waiter_ref (&self->base);
-  g_source_set_callback (source, async_waiter_cancel_idle, self,
-                         (GDestroyNotify) async_waiter_unref);
-  g_source_set_static_name (source, "[wsrt] cancelled wait");
-  g_source_attach (source, self->context);
-  g_source_unref (source);
-}
-
 /**
  * ws_task_wait_async:
  * @self: a #WsTask
@@ -503,34 +405,14 @@ ws_task_wait_async (WsTask              *self,
                     GAsyncReadyCallback  callback,
                     gpointer             user_data)
 {
-  AsyncWaiter *waiter;
+  WsAsyncWait *wait;
   gboolean finished;
 
   g_return_if_fail (WS_IS_TASK (self));
   g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
 
-  waiter = g_new0 (AsyncWaiter, 1);
-  waiter->base.vtable = &async_waiter_vtable;
-  atomic_init (&waiter->ref_count, 1);
-  atomic_init (&waiter->done, 0);
-  atomic_init (&waiter->handler, 0);
-  waiter->context = g_main_context_ref_thread_default ();
-  waiter->gtask = g_task_new (self, cancellable, callback, user_data);
-  g_task_set_source_tag (waiter->gtask, ws_task_wait_async);
-  g_task_set_name (waiter->gtask, "[wsrt] ws_task_wait_async");
-  /* We report cancellation of the wait ourselves, exactly once. */
-  g_task_set_check_cancellable (waiter->gtask, FALSE);
-
-  if (cancellable != NULL)
-    {
-      gulong id;
-
-      waiter->cancellable = g_object_ref (cancellable);
-      async_waiter_ref (&waiter->base);
-      id = g_cancellable_connect (cancellable, G_CALLBACK (async_waiter_on_cancelled),
-                                  waiter, (GDestroyNotify) async_waiter_unref);
-      atomic_store_explicit (&waiter->handler, id, memory_order_release);
-    }
+  wait = ws_async_wait_new (G_OBJECT (self), ws_task_wait_async, cancellable,
+                            callback, user_data);
 
   ws_lock_lock (&self->lock);
   finish_locked (self);
@@ -541,15 +423,17 @@ ws_task_wait_async (WsTask              *self,
     {
       if (self->waiters == NULL)
         self->waiters = g_ptr_array_new ();
-      g_ptr_array_add (self->waiters, waiter);   /* takes our reference */
-      waiter = NULL;
+      /* The list takes our reference; the task's end wakes it. */
+      g_ptr_array_add (self->waiters, ws_async_wait_get_waker (wait));
+      wait = NULL;
     }
   ws_lock_unlock (&self->lock);
 
   if (finished)
     {
-      async_waiter_deliver (waiter, FALSE);
-      async_waiter_unref (&waiter->base);
+      /* Delivered from the caller's context, not from here. */
+      ws_async_wait_complete (wait);
+      g_object_unref (wait);
     }
 }
 
@@ -573,11 +457,14 @@ ws_task_wait_finish (WsTask        *self,
   gboolean ret;
 
   g_return_val_if_fail (WS_IS_TASK (self), FALSE);
-  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
-  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == ws_task_wait_async, FALSE);
+  g_return_val_if_fail (ws_async_wait_is_valid (result, self, ws_task_wait_async), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!g_task_propagate_boolean (G_TASK (result), error))
-    return FALSE;
+  if (ws_async_wait_was_cancelled (WS_ASYNC_WAIT (result)))
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "The wait was cancelled");
+      return FALSE;
+    }
 
   ws_lock_lock (&self->lock);
   finish_locked (self);

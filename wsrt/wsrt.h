@@ -14,5 +14,6 @@
 # include "ws-handle.h"
 # include "ws-metrics.h"
 # include "ws-runtime.h"
+# include "ws-sleep.h"
 # include "ws-enum-types.h"
 #undef WSRT_INSIDE

@@ -1,0 +1,299 @@
+/* ws-sleep.c: a sleep / deadline awaitable driven by GMainContext
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The first poll attaches a GSource with a ready time to the context of the
+ * thread that polls: the worker's own context on a worker (dispatched while
+ * it sleeps and, under load, every event-interval ticks), the application's
+ * context for a local task. When it fires it wakes the last waker
+ * registered. A task that moves to another worker meanwhile is still woken:
+ * wakers work from any thread.
+ */
+
+#include "config.h"
+
+#include "ws-sleep.h"
+#include "ws-context.h"
+#include "ws-lock-private.h"
+#include "ws-scheduler-private.h"
+
+/* The timer's state lives in the GSource, which GLib keeps alive while it
+ * dispatches: freeing the sleep from one thread while its timer fires on
+ * another is then safe. */
+typedef struct
+{
+  GSource   parent;
+  WsLock    lock;
+  WsWaker  *waker;
+  gboolean  fired;
+} SleepSource;
+
+struct _WsSleep
+{
+  gatomicrefcount   ref_count;
+  WsLock            lock;            /* guards what follows */
+  gint64            deadline;
+  gboolean          fired;
+  SleepSource      *source;
+};
+
+static gboolean
+sleep_source_dispatch (GSource     *source,
+                       GSourceFunc  callback,
+                       gpointer     user_data)
+{
+  SleepSource *ss = (SleepSource *) source;
+  WsWaker *waker;
+
+  ws_lock_lock (&ss->lock);
+  ss->fired = TRUE;
+  waker = g_steal_pointer (&ss->waker);
+  ws_lock_unlock (&ss->lock);
+
+  if (waker != NULL)
+    {
+      ws_waker_wake (waker);
+      ws_waker_unref (waker);
+    }
+  return G_SOURCE_REMOVE;
+}
+
+static void
+sleep_source_finalize (GSource *source)
+{
+  SleepSource *ss = (SleepSource *) source;
+
+  g_clear_pointer (&ss->waker, ws_waker_unref);
+  ws_lock_clear (&ss->lock);
+}
+
+static GSourceFuncs sleep_source_funcs = {
+  NULL, NULL, sleep_source_dispatch, sleep_source_finalize, NULL, NULL,
+};
+
+/**
+ * WsSleep:
+ *
+ * An awaitable that becomes ready at a deadline on the monotonic clock
+ * (g_get_monotonic_time()).
+ *
+ * ```c
+ * // in a task's state: WsSleep *nap = ws_sleep_new (50 * G_TIME_SPAN_MILLISECOND);
+ * if (ws_sleep_poll (state->nap, cx) == WS_POLL_PENDING)
+ *   return WS_POLL_PENDING;
+ * ```
+ *
+ * For a timeout, poll the sleep next to the thing awaited and stop when
+ * the sleep is ready first.
+ *
+ * Precision: the timer is a #GSource with a ready time in microseconds, but
+ * #GMainContext sleeps in whole milliseconds, so a sleep ends between its
+ * deadline and about 1 ms after it when the worker is idle. On a busy
+ * worker the context is dispatched every
+ * [property@Ws.Runtime:event-interval] ticks, so the delay also depends on
+ * how long the polls of that many tasks take. A sleep never ends early.
+ */
+
+G_DEFINE_BOXED_TYPE (WsSleep, ws_sleep, ws_sleep_ref, ws_sleep_unref)
+
+/**
+ * ws_sleep_new:
+ * @duration_usec: how long from now, in microseconds
+ *
+ * Returns: (transfer full): a sleep that is ready @duration_usec from now
+ */
+WsSleep *
+ws_sleep_new (gint64 duration_usec)
+{
+  return ws_sleep_new_deadline (g_get_monotonic_time () + MAX (duration_usec, 0));
+}
+
+/**
+ * ws_sleep_new_deadline:
+ * @deadline_usec: when, in g_get_monotonic_time() units
+ *
+ * Returns: (transfer full): a sleep that is ready at @deadline_usec
+ */
+WsSleep *
+ws_sleep_new_deadline (gint64 deadline_usec)
+{
+  WsSleep *self = g_new0 (WsSleep, 1);
+
+  g_atomic_ref_count_init (&self->ref_count);
+  self->deadline = deadline_usec;
+  ws_lock_init (&self->lock);
+  return self;
+}
+
+/**
+ * ws_sleep_ref:
+ * @self: a #WsSleep
+ *
+ * Returns: (transfer full): @self
+ */
+WsSleep *
+ws_sleep_ref (WsSleep *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+
+  g_atomic_ref_count_inc (&self->ref_count);
+  return self;
+}
+
+static void
+disarm_locked (WsSleep *self)
+{
+  if (self->source != NULL)
+    {
+      g_source_destroy ((GSource *) self->source);
+      g_source_unref ((GSource *) self->source);
+      self->source = NULL;
+    }
+}
+
+/**
+ * ws_sleep_unref:
+ * @self: (transfer full): a #WsSleep
+ *
+ * Releases a reference; the last one cancels the timer.
+ */
+void
+ws_sleep_unref (WsSleep *self)
+{
+  g_return_if_fail (self != NULL);
+
+  if (!g_atomic_ref_count_dec (&self->ref_count))
+    return;
+
+  ws_lock_lock (&self->lock);
+  disarm_locked (self);
+  ws_lock_unlock (&self->lock);
+  ws_lock_clear (&self->lock);
+  g_free (self);
+}
+
+/**
+ * ws_sleep_get_deadline:
+ * @self: a #WsSleep
+ *
+ * Returns: the deadline, in g_get_monotonic_time() units
+ */
+gint64
+ws_sleep_get_deadline (WsSleep *self)
+{
+  gint64 deadline;
+
+  g_return_val_if_fail (self != NULL, 0);
+
+  ws_lock_lock (&self->lock);
+  deadline = self->deadline;
+  ws_lock_unlock (&self->lock);
+  return deadline;
+}
+
+/**
+ * ws_sleep_reset:
+ * @self: a #WsSleep
+ * @deadline_usec: the new deadline, in g_get_monotonic_time() units
+ *
+ * Moves the deadline, also of a sleep that is already ready.
+ */
+void
+ws_sleep_reset (WsSleep *self,
+                gint64   deadline_usec)
+{
+  g_return_if_fail (self != NULL);
+
+  ws_lock_lock (&self->lock);
+  self->deadline = deadline_usec;
+  self->fired = FALSE;
+  disarm_locked (self);
+  ws_lock_unlock (&self->lock);
+}
+
+/* The context a timer of the calling thread belongs on. */
+static GMainContext *
+timer_context (void)
+{
+  WsWorker *w = ws_worker_get_current ();
+  WsScheduler *sched;
+
+  if (w != NULL)
+    return w->context;
+
+  /* Local executor: the application's context is the thread default. */
+  sched = ws_scheduler_get_current ();
+  if (sched != NULL && g_main_context_get_thread_default () == NULL)
+    {
+      /* A blocking thread iterates no context: use the first worker's,
+       * which its worker dispatches. */
+      return sched->workers[0]->context;
+    }
+  return g_main_context_get_thread_default () ? g_main_context_get_thread_default ()
+                                              : g_main_context_default ();
+}
+
+/**
+ * ws_sleep_poll:
+ * @self: a #WsSleep
+ * @context: the context of the task that awaits @self
+ *
+ * Awaits the sleep. Consumes one unit of the cooperative budget.
+ *
+ * Returns: %WS_POLL_READY once the deadline has passed
+ */
+WsPoll
+ws_sleep_poll (WsSleep   *self,
+               WsContext *context)
+{
+  WsWaker *old = NULL;
+  WsPoll ret = WS_POLL_PENDING;
+
+  g_return_val_if_fail (self != NULL, WS_POLL_READY);
+  g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+
+  if (!ws_context_poll_proceed (context))
+    return WS_POLL_PENDING;
+
+  ws_lock_lock (&self->lock);
+  if (!self->fired && g_get_monotonic_time () < self->deadline)
+    {
+      SleepSource *ss;
+
+      if (self->source == NULL)
+        {
+          GSource *source = g_source_new (&sleep_source_funcs, sizeof (SleepSource));
+
+          ws_lock_init (&((SleepSource *) source)->lock);
+          g_source_set_ready_time (source, self->deadline);
+          g_source_set_static_name (source, "[wsrt] sleep");
+          self->source = (SleepSource *) source;
+          g_source_attach (source, timer_context ());
+        }
+
+      ss = self->source;
+      ws_lock_lock (&ss->lock);
+      if (ss->fired)
+        self->fired = TRUE;
+      else
+        {
+          old = ss->waker;
+          ss->waker = ws_context_get_waker (context);
+        }
+      ws_lock_unlock (&ss->lock);
+    }
+  else
+    self->fired = TRUE;
+
+  if (self->fired)
+    {
+      disarm_locked (self);
+      ret = WS_POLL_READY;
+    }
+  ws_lock_unlock (&self->lock);
+
+  if (old != NULL)
+    ws_waker_unref (old);
+  return ret;
+}

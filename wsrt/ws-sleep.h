@@ -1,0 +1,42 @@
+/* ws-sleep.h: timers for tasks
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#if !defined(WSRT_INSIDE) && !defined(WSRT_COMPILATION)
+# error "Only <wsrt.h> can be included directly."
+#endif
+
+#include "ws-types.h"
+
+G_BEGIN_DECLS
+
+typedef struct _WsSleep WsSleep;
+
+#define WS_TYPE_SLEEP (ws_sleep_get_type ())
+
+WS_AVAILABLE_IN_ALL
+GType    ws_sleep_get_type     (void) G_GNUC_CONST;
+WS_AVAILABLE_IN_ALL
+WsSleep *ws_sleep_new          (gint64     duration_usec);
+WS_AVAILABLE_IN_ALL
+WsSleep *ws_sleep_new_deadline (gint64     deadline_usec);
+WS_AVAILABLE_IN_ALL
+WsSleep *ws_sleep_ref          (WsSleep   *self);
+WS_AVAILABLE_IN_ALL
+void     ws_sleep_unref        (WsSleep   *self);
+WS_AVAILABLE_IN_ALL
+gint64   ws_sleep_get_deadline (WsSleep   *self);
+WS_AVAILABLE_IN_ALL
+void     ws_sleep_reset        (WsSleep   *self,
+                                gint64     deadline_usec);
+WS_AVAILABLE_IN_ALL
+WsPoll   ws_sleep_poll         (WsSleep   *self,
+                                WsContext *context);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WsSleep, ws_sleep_unref)
+
+G_END_DECLS
