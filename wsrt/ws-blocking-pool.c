@@ -40,6 +40,10 @@ static const WsTaskHostClass blocking_host_class = {
 
 typedef struct _BlockingSlot BlockingSlot;
 
+/* Set on threads of the pool (not on local executors, which also set the
+ * current scheduler). */
+static _Thread_local WsBlockingPool *tls_pool;
+
 WsBlockingPool *
 ws_blocking_pool_new (WsScheduler *sched)
 {
@@ -128,6 +132,7 @@ thread_loop (WsBlockingPool *self)
 
   memset (&cx, 0, sizeof cx);
   ws_cond_init (&slot.cond);
+  tls_pool = self;
 
   for (;;)
     {
@@ -164,6 +169,7 @@ thread_loop (WsBlockingPool *self)
     }
 
 out:
+  tls_pool = NULL;
   self->n_threads--;
   ws_cond_broadcast (&self->exit_cond);
   ws_lock_unlock (&self->lock);
@@ -272,11 +278,30 @@ blocking_schedule (WsTaskHost *host,
       if (thread == NULL)
         {
           /* The job stays queued for the threads we have. */
+          WsRawTask *stranded = NULL;
+
           g_warning ("wsrt: could not start a blocking thread: %s", error->message);
           ws_lock_lock (&self->lock);
           self->n_threads--;
+          if (self->n_threads == 0)
+            {
+              /* Nobody will run the queue: cancel it rather than hang its
+               * waiters. */
+              stranded = self->head;
+              self->head = self->tail = NULL;
+              self->queue_len = 0;
+            }
           ws_cond_broadcast (&self->exit_cond);
           ws_lock_unlock (&self->lock);
+          while (stranded != NULL)
+            {
+              WsRawTask *next = stranded->queue_next;
+
+              stranded->queue_next = NULL;
+              ws_raw_task_cancel (stranded);    /* sets CANCELLED on the queued task */
+              ws_raw_task_run (stranded, &(WsContext) { 0, });  /* ends it here */
+              stranded = next;
+            }
           ws_scheduler_unref (self->sched);
         }
       else
@@ -325,13 +350,12 @@ gboolean
 ws_blocking_pool_shutdown (WsBlockingPool *self,
                            gint64          deadline)
 {
-  WsScheduler *current = ws_scheduler_get_current ();
   guint self_threads = 0;
   gboolean done;
 
   /* A blocking job that shuts its own runtime down cannot wait for
    * itself. */
-  if (current == self->sched && ws_worker_get_current () == NULL)
+  if (tls_pool == self)
     self_threads = 1;
 
   ws_lock_lock (&self->lock);

@@ -68,13 +68,16 @@ pop (WsLocalExecutor *self)
   return t;
 }
 
+/* The executor lives as long as its GSource: it is freed by the source's
+ * finalize, which GLib runs only once no dispatch is in progress. Nothing
+ * but the source frees it, so a shutdown on another thread never pulls it
+ * from under a running dispatch. */
 static void
-executor_free (WsLocalExecutor *self)
+local_source_finalize (GSource *source)
 {
+  WsLocalExecutor *self = ((WsLocalSource *) source)->exec;
   WsScheduler *sched = self->sched;
 
-  g_source_destroy (self->source);
-  g_source_unref (self->source);
   g_main_context_unref (self->context);
   ws_owned_tasks_clear (&self->owned);
   ws_lock_clear (&self->lock);
@@ -140,16 +143,13 @@ local_source_dispatch (GSource     *source,
 
   if (atomic_load_explicit (&self->detached, memory_order_acquire)
       && ws_owned_tasks_count (&self->owned) == 0)
-    {
-      executor_free (self);
-      return G_SOURCE_REMOVE;
-    }
+    return G_SOURCE_REMOVE;      /* finalize frees the executor */
 
   return G_SOURCE_CONTINUE;
 }
 
 static GSourceFuncs local_source_funcs = {
-  NULL, NULL, local_source_dispatch, NULL, NULL, NULL,
+  NULL, NULL, local_source_dispatch, local_source_finalize, NULL, NULL,
 };
 
 static void
@@ -282,6 +282,9 @@ ws_local_executors_shutdown (WsScheduler *sched)
   for (guint i = 0; i < execs->len; i++)
     {
       WsLocalExecutor *self = execs->pdata[i];
+      /* The executor's own reference to its source, now ours: the
+       * executor may be freed once we drop it. */
+      GSource *source = self->source;
 
       if (g_main_context_acquire (self->context))
         {
@@ -290,16 +293,17 @@ ws_local_executors_shutdown (WsScheduler *sched)
           g_main_context_release (self->context);
         }
 
+      atomic_store_explicit (&self->detached, TRUE, memory_order_release);
       if (ws_owned_tasks_count (&self->owned) == 0)
-        executor_free (self);
+        g_source_destroy (source);
       else
         {
-          /* The owner thread has yet to run the cancellations; the
-           * executor frees itself after it has. */
-          atomic_store_explicit (&self->detached, TRUE, memory_order_release);
-          g_source_set_ready_time (self->source, 0);
+          /* The owner thread has yet to run the cancellations; the source
+           * removes itself after it has. */
+          g_source_set_ready_time (source, 0);
           all_done = FALSE;
         }
+      g_source_unref (source);
     }
   g_ptr_array_unref (execs);
 

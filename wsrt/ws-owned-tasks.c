@@ -107,8 +107,9 @@ ws_owned_tasks_remove (WsOwnedTasks *self,
 void
 ws_owned_tasks_close (WsOwnedTasks *self)
 {
-  /* Relaxed is enough: every reader reads under a shard lock that we take
-   * afterwards in shutdown_all. */
+  /* Every reader reads the flag under a shard lock, which shutdown_all
+   * takes after this store; seq_cst also orders it before the shutdown
+   * flag the workers read. */
   atomic_store_explicit (&self->closed, TRUE, memory_order_seq_cst);
 }
 

@@ -402,6 +402,29 @@ ws_scheduler_shutdown (WsScheduler *self,
         }
     }
 
+  if (workers_done && self_threads == 0)
+    {
+      /* Every worker has gone (or none ever started: a failed start). Make
+       * sure nothing is left: cancel what the owned set still holds and
+       * drop every queued reference. Cheap when the workers did it. */
+      ws_owned_tasks_shutdown_all (&self->owned);
+      for (guint i = 0; i < self->n_workers; i++)
+        {
+          WsWorker *w = self->workers[i];
+          WsRawTask *t;
+
+          if (w->lifo != NULL)
+            {
+              ws_raw_task_unref (w->lifo);
+              w->lifo = NULL;
+            }
+          while ((t = ws_local_queue_pop (&w->queue)) != NULL)
+            ws_raw_task_unref (t);
+        }
+      for (WsRawTask *t; (t = ws_inject_queue_pop (&self->inject)) != NULL;)
+        ws_raw_task_unref (t);
+    }
+
   blocking_done = ws_blocking_pool_shutdown (self->blocking, deadline);
   local_done = ws_local_executors_shutdown (self);
 

@@ -349,15 +349,15 @@ park (WsWorker *w)
   for (;;)
     {
       ws_parker_park (&w->parker);
-      if (ws_scheduler_is_shutdown (s))
-        {
-          w->is_shutdown = TRUE;
-          break;
-        }
       if (!ws_idle_is_parked (&s->idle, w->index))
         {
           /* Woken by notify: we count as searching now. */
           w->is_searching = TRUE;
+          break;
+        }
+      if (ws_scheduler_is_shutdown (s))
+        {
+          w->is_shutdown = TRUE;
           break;
         }
     }

@@ -15,5 +15,7 @@
 # include "ws-metrics.h"
 # include "ws-runtime.h"
 # include "ws-sleep.h"
+# include "ws-async-op.h"
+# include "ws-channel.h"
 # include "ws-enum-types.h"
 #undef WSRT_INSIDE

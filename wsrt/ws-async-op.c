@@ -1,0 +1,285 @@
+/* ws-async-op.c: await any GIO _async/_finish pair from a task
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The _async call is made by the task, on the thread that polls it, so GIO
+ * completes it on that thread's context: the worker's own GMainContext
+ * (DESIGN 3), dispatched while the worker sleeps and every event-interval
+ * ticks while it is busy. The callback keeps the result and wakes the task;
+ * no thread blocks.
+ */
+
+#include "config.h"
+
+#include <stdatomic.h>
+
+#include "ws-async-op.h"
+#include "ws-context.h"
+#include "ws-lock-private.h"
+#include "ws-scheduler-private.h"
+
+struct _WsAsyncOp
+{
+  _Atomic gint     ref_count;
+  GCancellable    *cancellable;
+  WsLock           lock;          /* guards what follows */
+  WsWaker         *waker;
+  GAsyncResult    *result;
+  gboolean         started;
+};
+
+/**
+ * WsAsyncOp:
+ *
+ * Awaits one GIO `_async()`/`_finish()` pair inside a task, without
+ * blocking a thread.
+ *
+ * ```c
+ * static WsPoll
+ * load (WsContext *cx, gpointer user_data)
+ * {
+ *   Load *s = user_data;
+ *   g_autoptr(GError) error = NULL;
+ *
+ *   if (s->op == NULL)
+ *     {
+ *       s->op = ws_async_op_new ();
+ *       g_file_load_contents_async (s->file, ws_async_op_get_cancellable (s->op),
+ *                                   ws_async_op_callback, ws_async_op_start (s->op, cx));
+ *     }
+ *   if (ws_async_op_poll (s->op, cx) == WS_POLL_PENDING)
+ *     return WS_POLL_PENDING;
+ *
+ *   if (!g_file_load_contents_finish (s->file, ws_async_op_get_result (s->op),
+ *                                     &s->contents, &s->length, NULL, &error))
+ *     {
+ *       ws_context_return_error (cx, g_steal_pointer (&error));
+ *       return WS_POLL_READY;
+ *     }
+ *   ...
+ * }
+ * ```
+ *
+ * Pass [method@Ws.AsyncOp.get_cancellable] to the `_async()` call: when the
+ * task is cancelled and frees its state, the last unref of the operation
+ * cancels the GIO call. The operation stays alive until GIO calls back.
+ */
+
+G_DEFINE_BOXED_TYPE (WsAsyncOp, ws_async_op, ws_async_op_ref, ws_async_op_unref)
+
+/**
+ * ws_async_op_new:
+ *
+ * Returns: (transfer full): a new operation, not started
+ */
+WsAsyncOp *
+ws_async_op_new (void)
+{
+  WsAsyncOp *self = g_new0 (WsAsyncOp, 1);
+
+  atomic_init (&self->ref_count, 1);
+  self->cancellable = g_cancellable_new ();
+  ws_lock_init (&self->lock);
+  return self;
+}
+
+/**
+ * ws_async_op_ref:
+ * @self: a #WsAsyncOp
+ *
+ * Returns: (transfer full): @self
+ */
+WsAsyncOp *
+ws_async_op_ref (WsAsyncOp *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+
+  atomic_fetch_add_explicit (&self->ref_count, 1, memory_order_relaxed);
+  return self;
+}
+
+/**
+ * ws_async_op_unref:
+ * @self: (transfer full): a #WsAsyncOp
+ *
+ * Releases a reference. While the GIO call is in flight, GIO's callback
+ * holds one; dropping the task's reference then cancels the call.
+ */
+void
+ws_async_op_unref (WsAsyncOp *self)
+{
+  gint prev;
+
+  g_return_if_fail (self != NULL);
+
+  /* AcqRel: the usual pairing before a free. */
+  prev = atomic_fetch_sub_explicit (&self->ref_count, 1, memory_order_acq_rel);
+  if (prev == 2)
+    {
+      gboolean in_flight;
+
+      /* If the one reference left is GIO's callback data, nobody waits
+       * for the result any more: cancel the call. */
+      ws_lock_lock (&self->lock);
+      in_flight = self->started && self->result == NULL;
+      ws_lock_unlock (&self->lock);
+      if (in_flight)
+        g_cancellable_cancel (self->cancellable);
+    }
+  if (prev != 1)
+    return;
+
+  g_clear_pointer (&self->waker, ws_waker_unref);
+  g_clear_object (&self->result);
+  g_clear_object (&self->cancellable);
+  ws_lock_clear (&self->lock);
+  g_free (self);
+}
+
+/**
+ * ws_async_op_get_cancellable:
+ * @self: a #WsAsyncOp
+ *
+ * Returns: (transfer none): the cancellable to pass to the `_async()` call
+ */
+GCancellable *
+ws_async_op_get_cancellable (WsAsyncOp *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+
+  return self->cancellable;
+}
+
+/**
+ * ws_async_op_start:
+ * @self: a #WsAsyncOp
+ * @context: the context of the task making the call
+ *
+ * Registers the task's waker and returns the `user_data` to pass, with
+ * ws_async_op_callback(), to the `_async()` call. Call it once.
+ *
+ * Returns: (transfer full): callback data that holds a reference to @self,
+ *   released by ws_async_op_callback()
+ */
+gpointer
+ws_async_op_start (WsAsyncOp *self,
+                   WsContext *context)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+  g_return_val_if_fail (context != NULL && context->task != NULL, NULL);
+
+  ws_lock_lock (&self->lock);
+  g_warn_if_fail (!self->started);
+  self->started = TRUE;
+  if (self->waker == NULL)
+    self->waker = ws_context_get_waker (context);
+  ws_lock_unlock (&self->lock);
+
+  return ws_async_op_ref (self);
+}
+
+/**
+ * ws_async_op_callback:
+ * @source_object: (nullable): the source object of the call
+ * @result: the result
+ * @user_data: what ws_async_op_start() returned
+ *
+ * The #GAsyncReadyCallback to pass to the `_async()` call. It keeps
+ * @result for ws_async_op_get_result() and wakes the task.
+ */
+void
+ws_async_op_callback (GObject      *source_object,
+                      GAsyncResult *result,
+                      gpointer      user_data)
+{
+  WsAsyncOp *self = user_data;
+  WsWaker *waker;
+
+  ws_lock_lock (&self->lock);
+  self->result = g_object_ref (result);
+  waker = g_steal_pointer (&self->waker);
+  ws_lock_unlock (&self->lock);
+
+  if (waker != NULL)
+    {
+      ws_waker_wake (waker);
+      ws_waker_unref (waker);
+    }
+  ws_async_op_unref (self);
+}
+
+/**
+ * ws_async_op_poll:
+ * @self: a started #WsAsyncOp
+ * @context: the context of the task that awaits @self
+ *
+ * Awaits the callback. Consumes one unit of the cooperative budget.
+ *
+ * Returns: %WS_POLL_READY once the result is there
+ */
+WsPoll
+ws_async_op_poll (WsAsyncOp *self,
+                  WsContext *context)
+{
+  WsWaker *old = NULL;
+  WsPoll ret;
+
+  g_return_val_if_fail (self != NULL, WS_POLL_READY);
+  g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+
+  if (!ws_context_poll_proceed (context))
+    return WS_POLL_PENDING;
+
+  ws_lock_lock (&self->lock);
+  if (self->result != NULL)
+    ret = WS_POLL_READY;
+  else
+    {
+      /* The task may be polled on another worker now: keep its waker
+       * current. */
+      old = self->waker;
+      self->waker = ws_context_get_waker (context);
+      ret = WS_POLL_PENDING;
+    }
+  ws_lock_unlock (&self->lock);
+
+  if (old != NULL)
+    ws_waker_unref (old);
+  return ret;
+}
+
+/**
+ * ws_async_op_get_result:
+ * @self: a #WsAsyncOp that is ready
+ *
+ * Returns: (transfer none) (nullable): the result to pass to `_finish()`,
+ *   or %NULL before the callback
+ */
+GAsyncResult *
+ws_async_op_get_result (WsAsyncOp *self)
+{
+  GAsyncResult *result;
+
+  g_return_val_if_fail (self != NULL, NULL);
+
+  ws_lock_lock (&self->lock);
+  result = self->result;
+  ws_lock_unlock (&self->lock);
+  return result;
+}
+
+/**
+ * ws_async_op_cancel:
+ * @self: a #WsAsyncOp
+ *
+ * Cancels the GIO call; its `_finish()` then fails with
+ * `G_IO_ERROR_CANCELLED`.
+ */
+void
+ws_async_op_cancel (WsAsyncOp *self)
+{
+  g_return_if_fail (self != NULL);
+
+  g_cancellable_cancel (self->cancellable);
+}

@@ -1,0 +1,637 @@
+/* ws-channel.c: a bounded multi-producer, multi-consumer async channel,
+ * and a oneshot
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * A ring of `capacity` items under a lock, with two waiter lists. A send
+ * into a full channel and a receive from an empty one register the task's
+ * waker and return PENDING. A change wakes every waiter of the other side:
+ * a woken waiter that finds the slot taken registers again, and a waiter
+ * whose task was cancelled cannot sit on a wake that another waiter needed.
+ */
+
+#include "config.h"
+
+#include <gio/gio.h>
+
+#include "ws-channel.h"
+#include "ws-context.h"
+#include "ws-error.h"
+#include "ws-lock-private.h"
+#include "ws-scheduler-private.h"
+
+struct _WsChannel
+{
+  gatomicrefcount  ref_count;
+  GDestroyNotify   item_destroy;
+  WsLock           lock;          /* guards what follows */
+  gpointer        *ring;
+  guint            capacity;
+  guint            head;
+  guint            len;
+  gboolean         closed;
+  GPtrArray       *send_waiters;  /* WsWaker * */
+  GPtrArray       *recv_waiters;
+};
+
+/**
+ * WsChannel:
+ *
+ * A bounded channel that any number of tasks (or threads) send pointers
+ * into and receive them from, in order.
+ *
+ * In a task, [method@Ws.Channel.poll_send] waits while the channel is full
+ * (back-pressure) and [method@Ws.Channel.poll_receive] waits while it is
+ * empty. Outside tasks, [method@Ws.Channel.try_send] and
+ * [method@Ws.Channel.try_receive] never wait.
+ *
+ * [method@Ws.Channel.close] (from either side) wakes every waiter: sends
+ * then fail with %WS_ERROR_CLOSED, and receives drain what is left before
+ * they fail the same way. Items still inside when the last reference goes
+ * are freed with the item destroy notify.
+ *
+ * Each poll consumes one unit of the cooperative budget, so a task that
+ * receives from a channel that is always ready still yields now and then.
+ */
+
+G_DEFINE_BOXED_TYPE (WsChannel, ws_channel, ws_channel_ref, ws_channel_unref)
+
+/**
+ * ws_channel_new:
+ * @capacity: how many items fit; at least 1
+ * @item_destroy: (nullable): frees items left inside at the end
+ *
+ * Returns: (transfer full): a new channel
+ */
+WsChannel *
+ws_channel_new (guint          capacity,
+                GDestroyNotify item_destroy)
+{
+  WsChannel *self;
+
+  g_return_val_if_fail (capacity > 0, NULL);
+
+  self = g_new0 (WsChannel, 1);
+  g_atomic_ref_count_init (&self->ref_count);
+  self->item_destroy = item_destroy;
+  ws_lock_init (&self->lock);
+  self->capacity = capacity;
+  self->ring = g_new0 (gpointer, capacity);
+  self->send_waiters = g_ptr_array_new ();
+  self->recv_waiters = g_ptr_array_new ();
+  return self;
+}
+
+/**
+ * ws_channel_ref:
+ * @self: a #WsChannel
+ *
+ * Returns: (transfer full): @self
+ */
+WsChannel *
+ws_channel_ref (WsChannel *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+
+  g_atomic_ref_count_inc (&self->ref_count);
+  return self;
+}
+
+static void
+drop_waiters (GPtrArray *waiters)
+{
+  for (guint i = 0; i < waiters->len; i++)
+    ws_waker_unref (waiters->pdata[i]);
+  g_ptr_array_unref (waiters);
+}
+
+/**
+ * ws_channel_unref:
+ * @self: (transfer full): a #WsChannel
+ *
+ * Releases a reference. The last one frees the items left inside.
+ */
+void
+ws_channel_unref (WsChannel *self)
+{
+  g_return_if_fail (self != NULL);
+
+  if (!g_atomic_ref_count_dec (&self->ref_count))
+    return;
+
+  for (guint i = 0; i < self->len; i++)
+    if (self->item_destroy != NULL)
+      self->item_destroy (self->ring[(self->head + i) % self->capacity]);
+  drop_waiters (self->send_waiters);
+  drop_waiters (self->recv_waiters);
+  g_free (self->ring);
+  ws_lock_clear (&self->lock);
+  g_free (self);
+}
+
+/* Takes the list out under the lock; wake outside it. */
+static GPtrArray *
+steal_waiters_locked (GPtrArray **waiters)
+{
+  GPtrArray *w = *waiters;
+
+  if (w->len == 0)
+    return NULL;
+  *waiters = g_ptr_array_new ();
+  return w;
+}
+
+static void
+wake_all (GPtrArray *waiters)
+{
+  if (waiters == NULL)
+    return;
+  for (guint i = 0; i < waiters->len; i++)
+    ws_waker_wake (waiters->pdata[i]);
+  drop_waiters (waiters);
+}
+
+static void
+add_waiter_locked (GPtrArray *waiters,
+                   WsContext *cx)
+{
+  WsWaker *mine = NULL;
+
+  /* One entry per task. */
+  for (guint i = 0; i < waiters->len; i++)
+    if (((WsWaker *) waiters->pdata[i]) == (WsWaker *) cx->task)
+      return;
+  mine = ws_context_get_waker (cx);
+  g_ptr_array_add (waiters, mine);
+}
+
+static void
+set_closed_error (GError **error)
+{
+  g_set_error_literal (error, WS_ERROR, WS_ERROR_CLOSED, "The channel is closed");
+}
+
+/* Returns 1 if sent, 0 if full, -1 if closed. */
+static gint
+send_locked (WsChannel *self,
+             gpointer   item)
+{
+  if (self->closed)
+    return -1;
+  if (self->len == self->capacity)
+    return 0;
+  self->ring[(self->head + self->len) % self->capacity] = item;
+  self->len++;
+  return 1;
+}
+
+static gint
+receive_locked (WsChannel *self,
+                gpointer  *item)
+{
+  if (self->len > 0)
+    {
+      *item = self->ring[self->head];
+      self->ring[self->head] = NULL;
+      self->head = (self->head + 1) % self->capacity;
+      self->len--;
+      return 1;
+    }
+  return self->closed ? -1 : 0;
+}
+
+/**
+ * ws_channel_poll_send:
+ * @self: a #WsChannel
+ * @context: the context of the sending task
+ * @item: the item
+ * @error: return location for a #GError
+ *
+ * Sends @item, waiting while the channel is full. When this returns
+ * %WS_POLL_READY without an error the channel has taken @item. When it
+ * returns %WS_POLL_PENDING the item was not taken: poll again with the same
+ * item when woken. When the channel is closed it returns %WS_POLL_READY with
+ * %WS_ERROR_CLOSED and the item is still the caller's.
+ *
+ * Returns: %WS_POLL_READY when done (check @error), %WS_POLL_PENDING
+ */
+WsPoll
+ws_channel_poll_send (WsChannel  *self,
+                      WsContext  *context,
+                      gpointer    item,
+                      GError    **error)
+{
+  GPtrArray *to_wake = NULL;
+  gint r;
+
+  g_return_val_if_fail (self != NULL, WS_POLL_READY);
+  g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+
+  if (!ws_context_poll_proceed (context))
+    return WS_POLL_PENDING;
+
+  ws_lock_lock (&self->lock);
+  r = send_locked (self, item);
+  if (r == 1)
+    to_wake = steal_waiters_locked (&self->recv_waiters);
+  else if (r == 0)
+    add_waiter_locked (self->send_waiters, context);
+  ws_lock_unlock (&self->lock);
+
+  wake_all (to_wake);
+  if (r < 0)
+    set_closed_error (error);
+  return r == 0 ? WS_POLL_PENDING : WS_POLL_READY;
+}
+
+/**
+ * ws_channel_poll_receive:
+ * @self: a #WsChannel
+ * @context: the context of the receiving task
+ * @item: (out) (transfer full) (nullable): the item received
+ * @error: return location for a #GError
+ *
+ * Receives the oldest item, waiting while the channel is empty. Returns
+ * %WS_POLL_READY with an item, or with %WS_ERROR_CLOSED once the channel is
+ * closed and empty.
+ *
+ * Returns: %WS_POLL_READY when done (check @error), %WS_POLL_PENDING
+ */
+WsPoll
+ws_channel_poll_receive (WsChannel  *self,
+                         WsContext  *context,
+                         gpointer   *item,
+                         GError    **error)
+{
+  GPtrArray *to_wake = NULL;
+  gint r;
+
+  g_return_val_if_fail (self != NULL, WS_POLL_READY);
+  g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  g_return_val_if_fail (item != NULL, WS_POLL_READY);
+
+  *item = NULL;
+  if (!ws_context_poll_proceed (context))
+    return WS_POLL_PENDING;
+
+  ws_lock_lock (&self->lock);
+  r = receive_locked (self, item);
+  if (r == 1)
+    to_wake = steal_waiters_locked (&self->send_waiters);
+  else if (r == 0)
+    add_waiter_locked (self->recv_waiters, context);
+  ws_lock_unlock (&self->lock);
+
+  wake_all (to_wake);
+  if (r < 0)
+    set_closed_error (error);
+  return r == 0 ? WS_POLL_PENDING : WS_POLL_READY;
+}
+
+/**
+ * ws_channel_try_send:
+ * @self: a #WsChannel
+ * @item: the item
+ * @error: return location for a #GError
+ *
+ * Sends without waiting, from any thread. Fails with %G_IO_ERROR_WOULD_BLOCK
+ * when the channel is full and %WS_ERROR_CLOSED when it is closed; the item
+ * then stays the caller's.
+ *
+ * Returns: %TRUE if the channel took @item
+ */
+gboolean
+ws_channel_try_send (WsChannel  *self,
+                     gpointer    item,
+                     GError    **error)
+{
+  GPtrArray *to_wake = NULL;
+  gint r;
+
+  g_return_val_if_fail (self != NULL, FALSE);
+
+  ws_lock_lock (&self->lock);
+  r = send_locked (self, item);
+  if (r == 1)
+    to_wake = steal_waiters_locked (&self->recv_waiters);
+  ws_lock_unlock (&self->lock);
+
+  wake_all (to_wake);
+  if (r < 0)
+    set_closed_error (error);
+  else if (r == 0)
+    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK, "The channel is full");
+  return r == 1;
+}
+
+/**
+ * ws_channel_try_receive:
+ * @self: a #WsChannel
+ * @item: (out) (transfer full) (nullable): the item received
+ * @error: return location for a #GError
+ *
+ * Receives without waiting, from any thread. Fails with
+ * %G_IO_ERROR_WOULD_BLOCK when the channel is empty and %WS_ERROR_CLOSED
+ * when it is closed and empty.
+ *
+ * Returns: %TRUE if an item was received
+ */
+gboolean
+ws_channel_try_receive (WsChannel  *self,
+                        gpointer   *item,
+                        GError    **error)
+{
+  GPtrArray *to_wake = NULL;
+  gint r;
+
+  g_return_val_if_fail (self != NULL, FALSE);
+  g_return_val_if_fail (item != NULL, FALSE);
+
+  *item = NULL;
+  ws_lock_lock (&self->lock);
+  r = receive_locked (self, item);
+  if (r == 1)
+    to_wake = steal_waiters_locked (&self->send_waiters);
+  ws_lock_unlock (&self->lock);
+
+  wake_all (to_wake);
+  if (r < 0)
+    set_closed_error (error);
+  else if (r == 0)
+    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK, "The channel is empty");
+  return r == 1;
+}
+
+/**
+ * ws_channel_close:
+ * @self: a #WsChannel
+ *
+ * Closes the channel and wakes every waiter. Items inside can still be
+ * received. Closing twice does nothing.
+ */
+void
+ws_channel_close (WsChannel *self)
+{
+  GPtrArray *senders;
+  GPtrArray *receivers;
+
+  g_return_if_fail (self != NULL);
+
+  ws_lock_lock (&self->lock);
+  self->closed = TRUE;
+  senders = steal_waiters_locked (&self->send_waiters);
+  receivers = steal_waiters_locked (&self->recv_waiters);
+  ws_lock_unlock (&self->lock);
+
+  wake_all (senders);
+  wake_all (receivers);
+}
+
+/**
+ * ws_channel_is_closed:
+ * @self: a #WsChannel
+ *
+ * Returns: whether the channel was closed
+ */
+gboolean
+ws_channel_is_closed (WsChannel *self)
+{
+  gboolean closed;
+
+  g_return_val_if_fail (self != NULL, TRUE);
+
+  ws_lock_lock (&self->lock);
+  closed = self->closed;
+  ws_lock_unlock (&self->lock);
+  return closed;
+}
+
+/**
+ * ws_channel_get_length:
+ * @self: a #WsChannel
+ *
+ * Returns: the number of items inside now
+ */
+guint
+ws_channel_get_length (WsChannel *self)
+{
+  guint len;
+
+  g_return_val_if_fail (self != NULL, 0);
+
+  ws_lock_lock (&self->lock);
+  len = self->len;
+  ws_lock_unlock (&self->lock);
+  return len;
+}
+
+/**
+ * ws_channel_get_capacity:
+ * @self: a #WsChannel
+ *
+ * Returns: how many items fit
+ */
+guint
+ws_channel_get_capacity (WsChannel *self)
+{
+  g_return_val_if_fail (self != NULL, 0);
+
+  return self->capacity;
+}
+
+/* ---- oneshot --------------------------------------------------------- */
+
+struct _WsOneshot
+{
+  gatomicrefcount  ref_count;
+  GDestroyNotify   item_destroy;
+  WsLock           lock;
+  gpointer         item;
+  gboolean         has_item;
+  gboolean         closed;       /* sent, or closed without a value */
+  WsWaker         *waker;
+};
+
+/**
+ * WsOneshot:
+ *
+ * Carries one item from a sender to one receiving task. Sending never
+ * waits; [method@Ws.Oneshot.poll] waits for the item, and fails with
+ * %WS_ERROR_CLOSED if the oneshot was closed without one.
+ */
+
+G_DEFINE_BOXED_TYPE (WsOneshot, ws_oneshot, ws_oneshot_ref, ws_oneshot_unref)
+
+/**
+ * ws_oneshot_new:
+ * @item_destroy: (nullable): frees an item nobody received
+ *
+ * Returns: (transfer full): a new oneshot
+ */
+WsOneshot *
+ws_oneshot_new (GDestroyNotify item_destroy)
+{
+  WsOneshot *self = g_new0 (WsOneshot, 1);
+
+  g_atomic_ref_count_init (&self->ref_count);
+  self->item_destroy = item_destroy;
+  ws_lock_init (&self->lock);
+  return self;
+}
+
+/**
+ * ws_oneshot_ref:
+ * @self: a #WsOneshot
+ *
+ * Returns: (transfer full): @self
+ */
+WsOneshot *
+ws_oneshot_ref (WsOneshot *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+
+  g_atomic_ref_count_inc (&self->ref_count);
+  return self;
+}
+
+/**
+ * ws_oneshot_unref:
+ * @self: (transfer full): a #WsOneshot
+ *
+ * Releases a reference.
+ */
+void
+ws_oneshot_unref (WsOneshot *self)
+{
+  g_return_if_fail (self != NULL);
+
+  if (!g_atomic_ref_count_dec (&self->ref_count))
+    return;
+
+  if (self->has_item && self->item_destroy != NULL)
+    self->item_destroy (self->item);
+  g_clear_pointer (&self->waker, ws_waker_unref);
+  ws_lock_clear (&self->lock);
+  g_free (self);
+}
+
+/**
+ * ws_oneshot_send:
+ * @self: a #WsOneshot
+ * @item: (transfer full): the item
+ *
+ * Sends @item and wakes the receiver. A second send, or a send after
+ * close, is refused: @item is then freed with the item destroy notify.
+ *
+ * Returns: %TRUE if @item was sent
+ */
+gboolean
+ws_oneshot_send (WsOneshot *self,
+                 gpointer   item)
+{
+  WsWaker *waker = NULL;
+  gboolean sent = FALSE;
+
+  g_return_val_if_fail (self != NULL, FALSE);
+
+  ws_lock_lock (&self->lock);
+  if (!self->closed)
+    {
+      self->item = item;
+      self->has_item = TRUE;
+      self->closed = TRUE;
+      waker = g_steal_pointer (&self->waker);
+      sent = TRUE;
+    }
+  ws_lock_unlock (&self->lock);
+
+  if (!sent && self->item_destroy != NULL)
+    self->item_destroy (item);
+  if (waker != NULL)
+    {
+      ws_waker_wake (waker);
+      ws_waker_unref (waker);
+    }
+  return sent;
+}
+
+/**
+ * ws_oneshot_poll:
+ * @self: a #WsOneshot
+ * @context: the context of the receiving task
+ * @item: (out) (transfer full) (nullable): the item
+ * @error: return location for a #GError
+ *
+ * Waits for the item. Consumes one unit of the cooperative budget.
+ *
+ * Returns: %WS_POLL_READY with the item, or with %WS_ERROR_CLOSED if it was
+ *   closed without one (or the item was already received)
+ */
+WsPoll
+ws_oneshot_poll (WsOneshot  *self,
+                 WsContext  *context,
+                 gpointer   *item,
+                 GError    **error)
+{
+  WsWaker *old = NULL;
+  WsPoll ret = WS_POLL_READY;
+  gboolean closed_empty = FALSE;
+
+  g_return_val_if_fail (self != NULL, WS_POLL_READY);
+  g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  g_return_val_if_fail (item != NULL, WS_POLL_READY);
+
+  *item = NULL;
+  if (!ws_context_poll_proceed (context))
+    return WS_POLL_PENDING;
+
+  ws_lock_lock (&self->lock);
+  if (self->has_item)
+    {
+      *item = self->item;
+      self->item = NULL;
+      self->has_item = FALSE;
+    }
+  else if (self->closed)
+    closed_empty = TRUE;
+  else
+    {
+      old = self->waker;
+      self->waker = ws_context_get_waker (context);
+      ret = WS_POLL_PENDING;
+    }
+  ws_lock_unlock (&self->lock);
+
+  if (old != NULL)
+    ws_waker_unref (old);
+  if (closed_empty)
+    g_set_error_literal (error, WS_ERROR, WS_ERROR_CLOSED, "The oneshot was closed without a value");
+  return ret;
+}
+
+/**
+ * ws_oneshot_close:
+ * @self: a #WsOneshot
+ *
+ * Closes the oneshot without a value: the receiver gets %WS_ERROR_CLOSED.
+ * Does nothing after a send.
+ */
+void
+ws_oneshot_close (WsOneshot *self)
+{
+  WsWaker *waker;
+
+  g_return_if_fail (self != NULL);
+
+  ws_lock_lock (&self->lock);
+  self->closed = TRUE;
+  waker = g_steal_pointer (&self->waker);
+  ws_lock_unlock (&self->lock);
+
+  if (waker != NULL)
+    {
+      ws_waker_wake (waker);
+      ws_waker_unref (waker);
+    }
+}
