@@ -22,4 +22,7 @@ gboolean         ws_local_executors_shutdown   (WsScheduler  *sched);
 gint64           ws_local_executors_count_alive (WsScheduler *sched);
 gboolean         ws_local_executor_is_current  (void);
 
+/* The most polls one dispatch made, over the process (for tests). */
+extern _Atomic guint ws_local_executor_max_slice_polls;
+
 G_END_DECLS

@@ -36,6 +36,8 @@ typedef struct
 
 static _Thread_local gboolean tls_in_local_dispatch;
 
+_Atomic guint ws_local_executor_max_slice_polls;
+
 static void local_schedule (WsTaskHost *host,
                             WsRawTask  *task,
                             gboolean    is_yield);
@@ -113,10 +115,15 @@ run_slice (WsLocalExecutor *self,
       cx.budget = self->sched->config.budget;
       ws_raw_task_run (t, &cx);
       polls++;
+      atomic_fetch_add_explicit (&self->sched->local_polls, 1, memory_order_relaxed);
       if (polls >= max_polls
           || (slice_usec >= 0 && g_get_monotonic_time () - start >= slice_usec))
         break;
     }
+
+  /* Test hook: the largest slice so far (a slice is bounded by polls). */
+  if (polls > atomic_load_explicit (&ws_local_executor_max_slice_polls, memory_order_relaxed))
+    atomic_store_explicit (&ws_local_executor_max_slice_polls, polls, memory_order_relaxed);
 
   tls_in_local_dispatch = prev_in_dispatch;
   ws_scheduler_set_current (prev_sched);
@@ -138,7 +145,7 @@ local_source_dispatch (GSource     *source,
   /* Clear first: a push after this point sets it again. */
   g_source_set_ready_time (source, -1);
 
-  if (run_slice (self, WS_LOCAL_SLICE_USEC, WS_LOCAL_SLICE_MAX_POLLS))
+  if (run_slice (self, self->sched->config.local_slice, WS_LOCAL_SLICE_MAX_POLLS))
     g_source_set_ready_time (source, 0);
 
   if (atomic_load_explicit (&self->detached, memory_order_acquire)

@@ -65,6 +65,7 @@ enum
   PROP_EVENT_INTERVAL,
   PROP_DISABLE_LIFO_SLOT,
   PROP_BUDGET,
+  PROP_LOCAL_SLICE,
   N_PROPS
 };
 
@@ -244,6 +245,9 @@ ws_runtime_get_property (GObject    *object,
     case PROP_BUDGET:
       g_value_set_uint (value, self->config.budget);
       break;
+    case PROP_LOCAL_SLICE:
+      g_value_set_int64 (value, self->config.local_slice);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -285,6 +289,9 @@ ws_runtime_set_property (GObject      *object,
       break;
     case PROP_BUDGET:
       self->config.budget = g_value_get_uint (value);
+      break;
+    case PROP_LOCAL_SLICE:
+      self->config.local_slice = g_value_get_int64 (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -376,6 +383,17 @@ ws_runtime_class_init (WsRuntimeClass *klass)
   properties[PROP_BUDGET] =
     g_param_spec_uint ("budget", NULL, NULL, 1, G_MAXINT32, 128, flags);
 
+  /**
+   * WsRuntime:local-slice:
+   *
+   * How long one dispatch of local tasks (see
+   * [method@Ws.Runtime.spawn_local]) may run before it returns to the main
+   * loop, in microseconds. A dispatch also stops after 256 polls. The
+   * default, 1000, keeps a 60 Hz frame clock on time.
+   */
+  properties[PROP_LOCAL_SLICE] =
+    g_param_spec_int64 ("local-slice", NULL, NULL, 1, G_USEC_PER_SEC, 1000, flags);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -390,6 +408,7 @@ ws_runtime_init (WsRuntime *self)
   self->config.event_interval = 61;
   self->config.disable_lifo_slot = FALSE;
   self->config.budget = 128;
+  self->config.local_slice = WS_LOCAL_SLICE_USEC;
 }
 
 /**
@@ -576,6 +595,33 @@ ws_runtime_spawn_local (WsRuntime      *self,
   ctx = context != NULL ? g_main_context_ref (context) : g_main_context_ref_thread_default ();
   raw = ws_scheduler_spawn_local (ensure_scheduler (self), ctx, func, user_data, destroy, TRUE);
   return ws_task_new_for_raw (raw);
+}
+
+/**
+ * ws_runtime_spawn_local_detached:
+ * @self: a #WsRuntime
+ * @context: (nullable): the context that polls the task; %NULL for the
+ *   caller's thread-default context
+ * @func: (scope notified) (closure user_data) (destroy destroy): the task
+ * @user_data: data for @func
+ * @destroy: (nullable): frees @user_data after the last poll
+ *
+ * Like [method@Ws.Runtime.spawn_local], without a join handle.
+ */
+void
+ws_runtime_spawn_local_detached (WsRuntime      *self,
+                                 GMainContext   *context,
+                                 WsTaskFunc      func,
+                                 gpointer        user_data,
+                                 GDestroyNotify  destroy)
+{
+  g_autoptr(GMainContext) ctx = NULL;
+
+  if (refuse_spawn (self, func, user_data, destroy, G_STRFUNC))
+    return;
+
+  ctx = context != NULL ? g_main_context_ref (context) : g_main_context_ref_thread_default ();
+  ws_scheduler_spawn_local (ensure_scheduler (self), ctx, func, user_data, destroy, FALSE);
 }
 
 /**

@@ -47,6 +47,12 @@ WsTask    *ws_runtime_spawn_local    (WsRuntime      *self,
                                       gpointer        user_data,
                                       GDestroyNotify  destroy);
 WS_AVAILABLE_IN_ALL
+void       ws_runtime_spawn_local_detached (WsRuntime    *self,
+                                            GMainContext *context,
+                                            WsTaskFunc    func,
+                                            gpointer      user_data,
+                                            GDestroyNotify destroy);
+WS_AVAILABLE_IN_ALL
 gboolean   ws_runtime_shutdown       (WsRuntime      *self,
                                       gint64          timeout_usec);
 WS_AVAILABLE_IN_ALL

@@ -66,6 +66,7 @@ typedef struct
   guint    budget;
   guint    max_blocking_threads;
   gint64   blocking_keep_alive;     /* microseconds */
+  gint64   local_slice;             /* microseconds per local dispatch */
   WsHook   hooks[WS_N_HOOKS];       /* set before start, read-only after */
 } WsSchedulerConfig;
 
@@ -129,6 +130,7 @@ struct _WsScheduler
   _Atomic gboolean   shutdown;        /* set once, before workers are woken */
   _Atomic gboolean   started_flag;    /* lock-free check for lazy start */
   _Atomic guint64    remote_schedules;
+  _Atomic guint64    local_polls;     /* polls made by local executors */
 
   WsLock             lock;            /* guards what follows */
   WsCond             cond;

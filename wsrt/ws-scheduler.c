@@ -43,6 +43,7 @@ ws_scheduler_new (const WsSchedulerConfig *config)
   ws_owned_tasks_init (&self->owned);
   atomic_init (&self->shutdown, FALSE);
   atomic_init (&self->remote_schedules, 0);
+  atomic_init (&self->local_polls, 0);
   atomic_init (&self->started_flag, FALSE);
   ws_lock_init (&self->lock);
   ws_cond_init (&self->cond);

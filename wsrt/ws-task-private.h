@@ -12,6 +12,14 @@
 G_BEGIN_DECLS
 
 /* Takes the join reference of @raw. */
-WsTask *ws_task_new_for_raw (WsRawTask *raw);
+WsTask  *ws_task_new_for_raw (WsRawTask *raw);
+
+/* Wakes @waker (taking a reference) when the task ends; at once if it has. */
+void      ws_task_add_waiter  (WsTask    *self,
+                               WsWaker   *waker);
+
+/* The outcome of an ended task as TRUE, or FALSE with its error. */
+gboolean  ws_task_get_outcome (WsTask    *self,
+                               GError   **error);
 
 G_END_DECLS

@@ -542,3 +542,41 @@ ws_task_propagate_pointer (WsTask  *self,
 
   return ret;
 }
+
+void
+ws_task_add_waiter (WsTask  *self,
+                    WsWaker *waker)
+{
+  gboolean finished;
+
+  ws_lock_lock (&self->lock);
+  finish_locked (self);
+  if (!self->finished)
+    register_locked (self);
+  finished = self->finished;
+  if (!finished)
+    {
+      if (self->waiters == NULL)
+        self->waiters = g_ptr_array_new ();
+      waker->vtable->ref (waker);
+      g_ptr_array_add (self->waiters, waker);
+    }
+  ws_lock_unlock (&self->lock);
+
+  if (finished)
+    waker->vtable->wake (waker);
+}
+
+gboolean
+ws_task_get_outcome (WsTask  *self,
+                     GError **error)
+{
+  gboolean ret;
+
+  ws_lock_lock (&self->lock);
+  finish_locked (self);
+  g_return_val_if_fail (self->finished, (ws_lock_unlock (&self->lock), FALSE));
+  ret = outcome_locked (self, error);
+  ws_lock_unlock (&self->lock);
+  return ret;
+}

@@ -17,5 +17,7 @@
 # include "ws-sleep.h"
 # include "ws-async-op.h"
 # include "ws-channel.h"
+# include "ws-task-group.h"
+# include "ws-async.h"
 # include "ws-enum-types.h"
 #undef WSRT_INSIDE
