@@ -626,10 +626,12 @@ connect_func (WsContext *cx,
     }
   if (ws_async_op_poll (s->op, cx) == WS_POLL_PENDING)
     return WS_POLL_PENDING;
-  s->conn = g_socket_client_connect_to_host_finish (
-      G_SOCKET_CLIENT (g_async_result_get_source_object (ws_async_op_get_result (s->op))),
-      ws_async_op_get_result (s->op), &s->error);
-  g_object_unref (g_async_result_get_source_object (ws_async_op_get_result (s->op)));
+  {
+    g_autoptr(GObject) client = g_async_result_get_source_object (ws_async_op_get_result (s->op));
+
+    s->conn = g_socket_client_connect_to_host_finish (G_SOCKET_CLIENT (client),
+                                                      ws_async_op_get_result (s->op), &s->error);
+  }
   g_clear_pointer (&s->op, ws_async_op_unref);
   return WS_POLL_READY;
 }
