@@ -303,7 +303,15 @@ maintenance (WsWorker *w)
 {
   /* DESIGN 3: dispatch our context without sleeping, so sources fire
    * under load too. Wakes from it stay local. */
+  gint64 now;
+
   g_main_context_iteration (w->context, FALSE);
+
+  /* Publish busy time as we go, not only when parking, so that a snapshot
+   * of a worker that never sleeps is at most one interval stale. */
+  now = g_get_monotonic_time ();
+  WS_STAT_ADD (w, busy_usec, now - w->busy_since);
+  w->busy_since = now;
 
   if (ws_scheduler_is_shutdown (w->sched))
     w->is_shutdown = TRUE;
@@ -341,8 +349,7 @@ park (WsWorker *w)
     ws_scheduler_notify_parked (s);
 
   now = g_get_monotonic_time ();
-  if (w->busy_since != 0)
-    WS_STAT_ADD (w, busy_usec, now - w->busy_since);
+  WS_STAT_ADD (w, busy_usec, now - w->busy_since);
 
   WS_STAT_INC (w, parks);
   w->in_park = TRUE;
