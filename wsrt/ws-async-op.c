@@ -201,11 +201,7 @@ ws_async_op_callback (GObject      *source_object,
   waker = g_steal_pointer (&self->waker);
   ws_lock_unlock (&self->lock);
 
-  if (waker != NULL)
-    {
-      ws_waker_wake (waker);
-      ws_waker_unref (waker);
-    }
+  ws_waker_take_and_wake (waker);
   ws_async_op_unref (self);
 }
 
@@ -238,8 +234,7 @@ ws_async_op_poll (WsAsyncOp *self,
     {
       /* The task may be polled on another worker now: keep its waker
        * current. */
-      old = self->waker;
-      self->waker = ws_context_get_waker (context);
+      old = ws_waker_slot_replace (&self->waker, context);
       ret = WS_POLL_PENDING;
     }
   ws_lock_unlock (&self->lock);

@@ -201,6 +201,50 @@ receive_locked (WsChannel *self,
   return self->closed ? -1 : 0;
 }
 
+/* One send or receive: returns 1 on success, 0 when it would wait (and
+ * then registers @cx's waker, if any), -1 when closed. Wakes the other
+ * side outside the lock. */
+static gint
+channel_send (WsChannel *self,
+              WsContext *cx,
+              gpointer   item)
+{
+  GPtrArray *to_wake = NULL;
+  gint r;
+
+  ws_lock_lock (&self->lock);
+  r = send_locked (self, item);
+  if (r == 1)
+    to_wake = steal_waiters_locked (&self->recv_waiters);
+  else if (r == 0 && cx != NULL)
+    add_waiter_locked (self->send_waiters, cx);
+  ws_lock_unlock (&self->lock);
+
+  wake_all (to_wake);
+  return r;
+}
+
+static gint
+channel_receive (WsChannel *self,
+                 WsContext *cx,
+                 gpointer  *item)
+{
+  GPtrArray *to_wake = NULL;
+  gint r;
+
+  *item = NULL;
+  ws_lock_lock (&self->lock);
+  r = receive_locked (self, item);
+  if (r == 1)
+    to_wake = steal_waiters_locked (&self->send_waiters);
+  else if (r == 0 && cx != NULL)
+    add_waiter_locked (self->recv_waiters, cx);
+  ws_lock_unlock (&self->lock);
+
+  wake_all (to_wake);
+  return r;
+}
+
 /**
  * ws_channel_poll_send:
  * @self: a #WsChannel
@@ -222,7 +266,6 @@ ws_channel_poll_send (WsChannel  *self,
                       gpointer    item,
                       GError    **error)
 {
-  GPtrArray *to_wake = NULL;
   gint r;
 
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
@@ -231,15 +274,7 @@ ws_channel_poll_send (WsChannel  *self,
   if (!ws_context_poll_proceed (context))
     return WS_POLL_PENDING;
 
-  ws_lock_lock (&self->lock);
-  r = send_locked (self, item);
-  if (r == 1)
-    to_wake = steal_waiters_locked (&self->recv_waiters);
-  else if (r == 0)
-    add_waiter_locked (self->send_waiters, context);
-  ws_lock_unlock (&self->lock);
-
-  wake_all (to_wake);
+  r = channel_send (self, context, item);
   if (r < 0)
     set_closed_error (error);
   return r == 0 ? WS_POLL_PENDING : WS_POLL_READY;
@@ -264,7 +299,6 @@ ws_channel_poll_receive (WsChannel  *self,
                          gpointer   *item,
                          GError    **error)
 {
-  GPtrArray *to_wake = NULL;
   gint r;
 
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
@@ -275,15 +309,7 @@ ws_channel_poll_receive (WsChannel  *self,
   if (!ws_context_poll_proceed (context))
     return WS_POLL_PENDING;
 
-  ws_lock_lock (&self->lock);
-  r = receive_locked (self, item);
-  if (r == 1)
-    to_wake = steal_waiters_locked (&self->send_waiters);
-  else if (r == 0)
-    add_waiter_locked (self->recv_waiters, context);
-  ws_lock_unlock (&self->lock);
-
-  wake_all (to_wake);
+  r = channel_receive (self, context, item);
   if (r < 0)
     set_closed_error (error);
   return r == 0 ? WS_POLL_PENDING : WS_POLL_READY;
@@ -306,18 +332,11 @@ ws_channel_try_send (WsChannel  *self,
                      gpointer    item,
                      GError    **error)
 {
-  GPtrArray *to_wake = NULL;
   gint r;
 
   g_return_val_if_fail (self != NULL, FALSE);
 
-  ws_lock_lock (&self->lock);
-  r = send_locked (self, item);
-  if (r == 1)
-    to_wake = steal_waiters_locked (&self->recv_waiters);
-  ws_lock_unlock (&self->lock);
-
-  wake_all (to_wake);
+  r = channel_send (self, NULL, item);
   if (r < 0)
     set_closed_error (error);
   else if (r == 0)
@@ -342,20 +361,12 @@ ws_channel_try_receive (WsChannel  *self,
                         gpointer   *item,
                         GError    **error)
 {
-  GPtrArray *to_wake = NULL;
   gint r;
 
   g_return_val_if_fail (self != NULL, FALSE);
   g_return_val_if_fail (item != NULL, FALSE);
 
-  *item = NULL;
-  ws_lock_lock (&self->lock);
-  r = receive_locked (self, item);
-  if (r == 1)
-    to_wake = steal_waiters_locked (&self->send_waiters);
-  ws_lock_unlock (&self->lock);
-
-  wake_all (to_wake);
+  r = channel_receive (self, NULL, item);
   if (r < 0)
     set_closed_error (error);
   else if (r == 0)
@@ -548,11 +559,7 @@ ws_oneshot_send (WsOneshot *self,
 
   if (!sent && self->item_destroy != NULL)
     self->item_destroy (item);
-  if (waker != NULL)
-    {
-      ws_waker_wake (waker);
-      ws_waker_unref (waker);
-    }
+  ws_waker_take_and_wake (waker);
   return sent;
 }
 
@@ -597,8 +604,7 @@ ws_oneshot_poll (WsOneshot  *self,
     closed_empty = TRUE;
   else
     {
-      old = self->waker;
-      self->waker = ws_context_get_waker (context);
+      old = ws_waker_slot_replace (&self->waker, context);
       ret = WS_POLL_PENDING;
     }
   ws_lock_unlock (&self->lock);
@@ -629,9 +635,5 @@ ws_oneshot_close (WsOneshot *self)
   waker = g_steal_pointer (&self->waker);
   ws_lock_unlock (&self->lock);
 
-  if (waker != NULL)
-    {
-      ws_waker_wake (waker);
-      ws_waker_unref (waker);
-    }
+  ws_waker_take_and_wake (waker);
 }

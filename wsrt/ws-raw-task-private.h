@@ -166,6 +166,30 @@ gboolean   ws_raw_task_is_complete       (WsRawTask      *task);
 /* Live task count, for tests and leak checks. */
 gint64     ws_raw_task_get_n_live        (void);
 
+/* Awaitables keep one waker in a slot. Register the polling task's waker
+ * there (under the awaitable's lock) and unref the one returned outside
+ * it; wake a taken waker with ws_waker_take_and_wake (). */
+static inline WsWaker *
+ws_waker_slot_replace (WsWaker  **slot,
+                       WsContext *cx)
+{
+  WsWaker *old = *slot;
+
+  ws_raw_task_ref (cx->task);
+  *slot = &cx->task->waker;
+  return old;
+}
+
+static inline void
+ws_waker_take_and_wake (WsWaker *waker)
+{
+  if (waker != NULL)
+    {
+      waker->vtable->wake (waker);
+      waker->vtable->unref (waker);
+    }
+}
+
 static inline guint64
 ws_raw_task_get_state (WsRawTask *task)
 {

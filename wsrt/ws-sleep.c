@@ -51,11 +51,7 @@ sleep_source_dispatch (GSource     *source,
   waker = g_steal_pointer (&ss->waker);
   ws_lock_unlock (&ss->lock);
 
-  if (waker != NULL)
-    {
-      ws_waker_wake (waker);
-      ws_waker_unref (waker);
-    }
+  ws_waker_take_and_wake (waker);
   return G_SOURCE_REMOVE;
 }
 
@@ -278,8 +274,7 @@ ws_sleep_poll (WsSleep   *self,
         self->fired = TRUE;
       else
         {
-          old = ss->waker;
-          ss->waker = ws_context_get_waker (context);
+          old = ws_waker_slot_replace (&ss->waker, context);
         }
       ws_lock_unlock (&ss->lock);
     }
