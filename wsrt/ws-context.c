@@ -178,6 +178,7 @@ ws_context_get_waker (WsContext *self)
   g_return_val_if_fail (self != NULL && self->task != NULL, NULL);
 
   ws_raw_task_ref (self->task);
+  WS_COUNT_WAKERS (1);
   return &self->task->waker;
 }
 

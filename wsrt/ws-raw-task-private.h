@@ -166,6 +166,19 @@ gboolean   ws_raw_task_is_complete       (WsRawTask      *task);
 /* Live task count, for tests and leak checks. */
 gint64     ws_raw_task_get_n_live        (void);
 
+/* Live references to task wakers (ws_context_get_waker, a waker slot, a
+ * vtable ref), counted only with WS_ENABLE_LEAK_COUNTERS (debug builds):
+ * the test harness checks it is 0 after every test case. -1 when not
+ * counted. Relaxed, like n_live_tasks: exact once the threads are done. */
+gint64     ws_raw_task_get_n_live_wakers (void);
+#ifdef WS_ENABLE_LEAK_COUNTERS
+extern _Atomic gint64 ws_raw_task_n_live_wakers;
+# define WS_COUNT_WAKERS(n) \
+  ((void) atomic_fetch_add_explicit (&ws_raw_task_n_live_wakers, (n), memory_order_relaxed))
+#else
+# define WS_COUNT_WAKERS(n) ((void) 0)
+#endif
+
 /* Awaitables keep one waker in a slot. Register the polling task's waker
  * there (under the awaitable's lock) and unref the one returned outside
  * it; wake a taken waker with ws_waker_take_and_wake (). */
@@ -176,6 +189,7 @@ ws_waker_slot_replace (WsWaker  **slot,
   WsWaker *old = *slot;
 
   ws_raw_task_ref (cx->task);
+  WS_COUNT_WAKERS (1);
   *slot = &cx->task->waker;
   return old;
 }

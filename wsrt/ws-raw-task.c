@@ -50,6 +50,20 @@ ws_raw_task_get_n_live (void)
   return atomic_load_explicit (&n_live_tasks, memory_order_relaxed);
 }
 
+#ifdef WS_ENABLE_LEAK_COUNTERS
+_Atomic gint64 ws_raw_task_n_live_wakers;
+#endif
+
+gint64
+ws_raw_task_get_n_live_wakers (void)
+{
+#ifdef WS_ENABLE_LEAK_COUNTERS
+  return atomic_load_explicit (&ws_raw_task_n_live_wakers, memory_order_relaxed);
+#else
+  return -1;
+#endif
+}
+
 void
 ws_result_clear (WsResult *result)
 {
@@ -687,10 +701,12 @@ static void
 waker_ref (WsWaker *waker)
 {
   ws_raw_task_ref ((WsRawTask *) waker);
+  WS_COUNT_WAKERS (1);
 }
 
 static void
 waker_unref (WsWaker *waker)
 {
+  WS_COUNT_WAKERS (-1);
   ws_raw_task_unref ((WsRawTask *) waker);
 }
