@@ -7,7 +7,8 @@
  * ws_test_add_func() runs under a watchdog that aborts the process with a
  * message naming the test if it runs longer than WS_TEST_TIMEOUT seconds
  * (30 by default; the environment variable overrides it, for slow
- * sanitizer builds).
+ * sanitizer builds). After each case it checks the core's leak counters:
+ * no task and no waker reference may outlive the test case.
  */
 
 #pragma once
@@ -17,6 +18,12 @@
 #include <stdlib.h>
 
 #include <glib.h>
+
+#ifdef WSRT_COMPILATION
+/* Leak counters of the core (tests link the internal library). */
+gint64 ws_raw_task_get_n_live        (void);
+gint64 ws_raw_task_get_n_live_wakers (void);
+#endif
 
 static _Atomic gint64 ws_test_deadline;
 static const char *_Atomic ws_test_current;
@@ -55,6 +62,32 @@ typedef struct
   GTestFunc   func;
 } WsTestCase;
 
+/* Every test case ends with no live task and no live waker reference: a
+ * leak is a failure of the case that made it. Threads the test no longer
+ * waits for (a worker dropping its last reference after the waiter woke)
+ * get up to 5 seconds to finish. The waker counter exists in debug builds
+ * only (-1 otherwise). */
+static inline void
+ws_test_assert_no_leaks (void)
+{
+#ifdef WSRT_COMPILATION
+  gint64 start = g_get_monotonic_time ();
+  gint64 until = start + 5 * G_USEC_PER_SEC;
+
+  while ((ws_raw_task_get_n_live () != 0 || ws_raw_task_get_n_live_wakers () > 0)
+         && g_get_monotonic_time () < until)
+    g_usleep (1000);
+  if (g_get_monotonic_time () - start > 100000)
+    g_test_message ("leak check: waited %" G_GINT64_FORMAT " ms for tasks %" G_GINT64_FORMAT
+                    ", wakers %" G_GINT64_FORMAT,
+                    (g_get_monotonic_time () - start) / 1000,
+                    ws_raw_task_get_n_live (), ws_raw_task_get_n_live_wakers ());
+  g_assert_cmpint (ws_raw_task_get_n_live (), ==, 0);
+  if (ws_raw_task_get_n_live_wakers () >= 0)
+    g_assert_cmpint (ws_raw_task_get_n_live_wakers (), ==, 0);
+#endif
+}
+
 static void
 ws_test_run_case (gconstpointer data)
 {
@@ -63,6 +96,7 @@ ws_test_run_case (gconstpointer data)
   atomic_store (&ws_test_current, tc->path);
   atomic_store (&ws_test_deadline, g_get_monotonic_time () + ws_test_timeout_usec ());
   tc->func ();
+  ws_test_assert_no_leaks ();
   atomic_store (&ws_test_deadline, 0);
 }
 
