@@ -25,6 +25,7 @@
 #include "config.h"
 
 #include "ws-idle-private.h"
+#include "ws-chaos-private.h"
 
 #define SEARCH_MASK    0xffffu
 #define UNPARK_SHIFT   16
@@ -69,6 +70,8 @@ ws_idle_transition_to_searching (WsIdle *self)
   if (2 * (state & SEARCH_MASK) >= self->n_workers)
     return FALSE;
 
+  WS_CHAOS_POINT ();
+
   atomic_fetch_add_explicit (&self->state, 1, memory_order_seq_cst);
   return TRUE;
 }
@@ -78,8 +81,11 @@ ws_idle_transition_to_searching (WsIdle *self)
 gboolean
 ws_idle_transition_from_searching (WsIdle *self)
 {
-  guint32 prev = atomic_fetch_sub_explicit (&self->state, 1, memory_order_seq_cst);
+  guint32 prev;
 
+  WS_CHAOS_POINT ();
+
+  prev = atomic_fetch_sub_explicit (&self->state, 1, memory_order_seq_cst);
   g_assert ((prev & SEARCH_MASK) > 0);
   return (prev & SEARCH_MASK) == 1;
 }
@@ -91,6 +97,8 @@ ws_idle_transition_to_parked (WsIdle   *self,
                               gboolean  is_searching)
 {
   guint32 prev;
+
+  WS_CHAOS_POINT ();
 
   ws_lock_lock (&self->lock);
   /* SeqCst RMW: first half of the parker's side of the Dekker pattern. */
@@ -123,6 +131,8 @@ ws_idle_worker_to_notify (WsIdle *self)
   if (!should_wake (atomic_load_explicit (&self->state, memory_order_seq_cst),
                     self->n_workers))
     return -1;
+
+  WS_CHAOS_POINT ();
 
   ws_lock_lock (&self->lock);
   if (should_wake (atomic_load_explicit (&self->state, memory_order_seq_cst),
@@ -160,6 +170,8 @@ ws_idle_unpark_worker_by_id (WsIdle *self,
                              guint   worker)
 {
   gboolean found = FALSE;
+
+  WS_CHAOS_POINT ();
 
   ws_lock_lock (&self->lock);
   for (guint i = 0; i < self->n_sleepers; i++)

@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include "ws-inject-queue-private.h"
+#include "ws-chaos-private.h"
 
 void
 ws_inject_queue_init (WsInjectQueue *self)
@@ -69,6 +70,9 @@ ws_inject_queue_push_batch (WsInjectQueue *self,
                          atomic_load_explicit (&self->len, memory_order_relaxed) + n,
                          memory_order_seq_cst);
   ws_lock_unlock (&self->lock);
+
+  /* Between the push and the producer's look at the idle state. */
+  WS_CHAOS_POINT ();
 }
 
 void
@@ -90,6 +94,8 @@ ws_inject_queue_pop_batch (WsInjectQueue *self,
   *n_out = 0;
   if (ws_inject_queue_is_empty (self) || max == 0)
     return NULL;
+
+  WS_CHAOS_POINT ();
 
   ws_lock_lock (&self->lock);
   first = self->head;

@@ -140,6 +140,7 @@ ws_local_queue_push_back (WsLocalQueue  *self,
 
       if (tail - steal < CAPACITY)
         {
+          WS_CHAOS_POINT ();
           atomic_store_explicit (&self->buffer[tail & MASK], task, memory_order_relaxed);
           /* Release: publishes the slot to thieves, which acquire the
            * tail before they read slots. */
@@ -176,6 +177,8 @@ ws_local_queue_pop (WsLocalQueue *self)
 
       if (real == tail)
         return NULL;
+
+      WS_CHAOS_POINT ();
 
       next = steal == real ? pack (real + 1, real + 1) : pack (steal, real + 1);
 

@@ -36,6 +36,8 @@ ws_parker_park (WsParker *self)
 {
   gint expected = NOTIFIED;
 
+  WS_CHAOS_POINT ();
+
   /* Acquire on taking a notification: everything the unparker did before
    * unpark() (queued a task, set shutdown) is visible after we return. */
   if (atomic_compare_exchange_strong_explicit (&self->state, &expected, EMPTY,
@@ -71,8 +73,12 @@ ws_parker_park (WsParker *self)
 void
 ws_parker_unpark (WsParker *self)
 {
+  gint prev;
+
+  WS_CHAOS_POINT ();
+
   /* Release: pairs with the acquire in park(). */
-  gint prev = atomic_exchange_explicit (&self->state, NOTIFIED, memory_order_release);
+  prev = atomic_exchange_explicit (&self->state, NOTIFIED, memory_order_release);
 
   if (prev == PARKED)
     g_main_context_wakeup (self->context);

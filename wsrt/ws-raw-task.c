@@ -517,6 +517,8 @@ ws_raw_task_shutdown (WsRawTask *task)
 {
   guint64 cur = atomic_load_explicit (&task->state, memory_order_relaxed);
 
+  WS_CHAOS_POINT ();
+
   for (;;)
     {
       guint64 next = cur | WS_STATE_CANCELLED;
@@ -561,6 +563,8 @@ set_join_waker (WsRawTask *task,
   waker->vtable->ref (waker);
   task->join_waker = waker;
 
+  WS_CHAOS_POINT ();
+
   cur = atomic_load_explicit (&task->state, memory_order_acquire);
   for (;;)
     {
@@ -586,6 +590,8 @@ static gboolean
 unset_join_waker (WsRawTask *task)
 {
   guint64 cur = atomic_load_explicit (&task->state, memory_order_acquire);
+
+  WS_CHAOS_POINT ();
 
   for (;;)
     {
@@ -620,8 +626,11 @@ ws_raw_task_try_read_output (WsRawTask *task,
                              WsWaker   *waker,
                              WsResult  *out)
 {
-  guint64 cur = atomic_load_explicit (&task->state, memory_order_acquire);
+  guint64 cur;
 
+  WS_CHAOS_POINT ();
+
+  cur = atomic_load_explicit (&task->state, memory_order_acquire);
   if (!(cur & WS_STATE_COMPLETE) && waker != NULL)
     {
       gboolean registered;
@@ -655,6 +664,8 @@ void
 ws_raw_task_drop_join_handle (WsRawTask *task)
 {
   guint64 cur = atomic_load_explicit (&task->state, memory_order_acquire);
+
+  WS_CHAOS_POINT ();
 
   for (;;)
     {
