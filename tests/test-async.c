@@ -182,6 +182,54 @@ test_local_flood_bounded (void)
   g_main_context_pop_thread_default (ctx);
 }
 
+typedef struct
+{
+  guint during_flood;
+} RedrawCount;
+
+static gboolean
+count_redraw (gpointer data)
+{
+  RedrawCount *rc = data;
+
+  if (atomic_load (&flood_done) < 100000)
+    rc->during_flood++;
+  return G_SOURCE_CONTINUE;
+}
+
+/* GTK paints from a source at GDK_PRIORITY_REDRAW (G_PRIORITY_HIGH_IDLE +
+ * 20), below G_PRIORITY_DEFAULT, when a frame is due. GLib dispatches only
+ * the highest ready priority, so a backlog of local tasks must not keep the
+ * executor's source ready at DEFAULT: a 1 ms timer at redraw priority (a
+ * stand-in for the frame clock) runs during the flood. */
+static void
+test_local_flood_lets_redraw_run (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  g_autoptr(GMainContext) ctx = g_main_context_new ();
+  GSource *redraw = g_timeout_source_new (1);
+  RedrawCount rc = { 0 };
+
+  g_main_context_push_thread_default (ctx);
+  g_source_set_priority (redraw, G_PRIORITY_HIGH_IDLE + 20);
+  g_source_set_callback (redraw, count_redraw, &rc, NULL);
+  g_source_attach (redraw, ctx);
+
+  atomic_store (&flood_done, 0);
+  for (guint i = 0; i < 100000; i++)
+    ws_runtime_spawn_local_detached (rt, ctx, flood_task, NULL, NULL);
+  while (atomic_load (&flood_done) < 100000)
+    g_main_context_iteration (ctx, TRUE);
+
+  g_test_message ("a redraw-priority source ran %u times during the flood", rc.during_flood);
+  g_assert_cmpuint (rc.during_flood, >, 0);
+
+  g_source_destroy (redraw);
+  g_source_unref (redraw);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_main_context_pop_thread_default (ctx);
+}
+
 /* ---- completion delivery: exactly once, never from inside the call --- */
 
 typedef struct
@@ -950,6 +998,7 @@ main (int   argc,
   ws_test_add_func ("/async/local-wake-from-worker", test_local_wake_from_worker);
   ws_test_add_func ("/async/local-cancel-from-worker", test_local_cancel_from_worker);
   ws_test_add_func ("/async/local-flood-bounded", test_local_flood_bounded);
+  ws_test_add_func ("/async/local-flood-lets-redraw-run", test_local_flood_lets_redraw_run);
   ws_test_add_func ("/async/wait-async-exactly-once", test_wait_async_exactly_once);
   ws_test_add_func ("/async/channel-mpmc", test_channel_mpmc);
   ws_test_add_func ("/async/channel-back-pressure-and-close", test_channel_back_pressure_and_close);

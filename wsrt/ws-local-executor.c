@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include "ws-local-executor-private.h"
+#include "ws-chaos-private.h"
 
 struct _WsLocalExecutor
 {
@@ -25,8 +26,18 @@ struct _WsLocalExecutor
   WsRawTask     *head;
   WsRawTask     *tail;
   gboolean       closed;
+  gboolean       backlogged;      /* owner thread only: source demoted */
   _Atomic gboolean detached;      /* closed with live tasks: frees itself */
 };
+
+/* The source's priority. A few wakes are served at G_PRIORITY_DEFAULT,
+ * like any GIO completion. A backlog (a slice ended with tasks still
+ * queued) drops the source below GDK_PRIORITY_REDRAW (G_PRIORITY_HIGH_IDLE
+ * + 20): GLib dispatches only the highest ready priority, so a source that
+ * stays ready at DEFAULT would starve the frame clock however short each
+ * slice is (DESIGN 3: a flood of local tasks never stalls a frame). */
+#define WS_LOCAL_PRIORITY         G_PRIORITY_DEFAULT
+#define WS_LOCAL_BACKLOG_PRIORITY G_PRIORITY_DEFAULT_IDLE
 
 typedef struct
 {
@@ -142,11 +153,19 @@ local_source_dispatch (GSource     *source,
 {
   WsLocalExecutor *self = ((WsLocalSource *) source)->exec;
 
+  gboolean more;
+
   /* Clear first: a push after this point sets it again. */
   g_source_set_ready_time (source, -1);
 
-  if (run_slice (self, self->sched->config.local_slice, WS_LOCAL_SLICE_MAX_POLLS))
+  more = run_slice (self, self->sched->config.local_slice, WS_LOCAL_SLICE_MAX_POLLS);
+  if (more)
     g_source_set_ready_time (source, 0);
+  if (more != self->backlogged)
+    {
+      self->backlogged = more;
+      g_source_set_priority (source, more ? WS_LOCAL_BACKLOG_PRIORITY : WS_LOCAL_PRIORITY);
+    }
 
   if (atomic_load_explicit (&self->detached, memory_order_acquire)
       && ws_owned_tasks_count (&self->owned) == 0)
@@ -176,6 +195,8 @@ local_schedule (WsTaskHost *host,
     self->head = task;
   self->tail = task;
   ws_lock_unlock (&self->lock);
+
+  WS_CHAOS_POINT ();
 
   /* Only the push that makes the queue non-empty needs to arm the source:
    * the dispatch re-arms it while tasks remain. Thread-safe, and wakes the
@@ -210,7 +231,7 @@ ws_local_executor_lookup (WsScheduler  *sched,
       self->source = g_source_new (&local_source_funcs, sizeof (WsLocalSource));
       ((WsLocalSource *) self->source)->exec = self;
       g_source_set_static_name (self->source, "[wsrt] local tasks");
-      g_source_set_priority (self->source, G_PRIORITY_DEFAULT);
+      g_source_set_priority (self->source, WS_LOCAL_PRIORITY);
       g_source_attach (self->source, context);
       g_hash_table_insert (sched->local_executors, context, self);
     }
