@@ -83,7 +83,7 @@ ws_handle_get_current (void)
 }
 
 /**
- * ws_handle_spawn:
+ * ws_handle_spawn: (skip)
  * @self: a #WsHandle
  * @func: (scope notified) (closure user_data) (destroy destroy): the task
  * @user_data: data for @func

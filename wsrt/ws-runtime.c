@@ -479,7 +479,7 @@ refuse_spawn (WsRuntime      *self,
 }
 
 /**
- * ws_runtime_spawn:
+ * ws_runtime_spawn: (skip)
  * @self: a #WsRuntime
  * @func: (scope notified) (closure user_data) (destroy destroy): the task
  * @user_data: data for @func
@@ -512,7 +512,7 @@ ws_runtime_spawn (WsRuntime      *self,
 }
 
 /**
- * ws_runtime_spawn_detached:
+ * ws_runtime_spawn_detached: (skip)
  * @self: a #WsRuntime
  * @func: (scope notified) (closure user_data) (destroy destroy): the task
  * @user_data: data for @func
@@ -534,7 +534,7 @@ ws_runtime_spawn_detached (WsRuntime      *self,
 }
 
 /**
- * ws_runtime_spawn_blocking:
+ * ws_runtime_spawn_blocking: (skip)
  * @self: a #WsRuntime
  * @func: (scope notified) (closure user_data) (destroy destroy): the job
  * @user_data: data for @func

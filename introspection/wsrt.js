@@ -1,0 +1,155 @@
+// wsrt.js: await-friendly helpers for GJS
+//
+// Copyright 2026 The wsrt authors
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// Import it once; it promisifies wsrt's async methods, so that
+// `await task.wait_async (null)` works with no Gio._promisify boilerplate:
+//
+//     import * as Wsrt from 'file:///usr/share/wsrt-1/gjs/wsrt.js';
+//     const {Ws} = Wsrt;
+//
+// `pkg-config --variable=gjs_module wsrt-1` prints the installed path.
+//
+// Everything here runs on the thread that runs the main loop: JavaScript
+// never runs on a worker (DESIGN 10). Native code (C, Vala) runs tasks on
+// the workers and hands JavaScript the WsTask to await.
+
+import Gio from 'gi://Gio';
+import GLib from 'gi://GLib';
+import Ws from 'gi://Ws?version=1';
+
+export {Ws};
+
+Gio._promisify(Ws.Task.prototype, 'wait_async', 'wait_finish');
+Gio._promisify(Ws.TaskGroup.prototype, 'wait_all_async', 'wait_all_finish');
+Gio._promisify(Ws.TaskGroup.prototype, 'wait_any_async', 'wait_any_finish');
+
+/**
+ * Waits for @task on the main loop and returns its value.
+ *
+ * Resolves with the task's result (a task that returned the integer 42
+ * gives 42; a task without a value gives null), or rejects with the task's
+ * GLib.Error (Gio.IOErrorEnum.CANCELLED if it was cancelled, or if
+ * @cancellable was).
+ *
+ * @param {Ws.Task} task - the task to await
+ * @param {Gio.Cancellable} [cancellable] - stops the wait (not the task)
+ * @returns {Promise<*>} the value the task returned
+ */
+export async function result(task, cancellable = null) {
+    await task.wait_async(cancellable);
+    return task.get_value();
+}
+
+/**
+ * Runs a JavaScript function as a local task: @poll is called with the
+ * task's Ws.Context on the main loop of @context (null: the thread-default
+ * one) until it returns Ws.Poll.READY.
+ *
+ * @param {Ws.Runtime} runtime - the runtime the task belongs to
+ * @param {function(Ws.Context): Ws.Poll} poll - the poll function
+ * @param {GLib.MainContext} [context] - the context that polls it
+ * @returns {Ws.Task} its join handle
+ */
+export function spawnLocal(runtime, poll, context = null) {
+    return runtime.spawn_local(context, poll);
+}
+
+function _setResult(cx, value) {
+    if (value === undefined || value === null)
+        return;
+    cx.return_value(value);
+}
+
+function _toGError(error) {
+    if (error instanceof GLib.Error)
+        return error;
+    return new GLib.Error(Ws.Error, Ws.Error.FAILED,
+        error instanceof Error ? error.message : String(error));
+}
+
+/**
+ * Turns a JavaScript promise (or an async function) into a Ws.Task that
+ * native code can await, poll or cancel like any other task.
+ *
+ * The promise is started on the first poll, on the main loop. Its value
+ * becomes the task's value; a rejection becomes the task's error (a
+ * GLib.Error as it is, anything else as Ws.Error.FAILED with its message).
+ * Cancelling the task stops waiting for the promise, which JavaScript
+ * cannot abort; pass a Gio.Cancellable into @fn for that.
+ *
+ * @param {Ws.Runtime} runtime - the runtime the task belongs to
+ * @param {function(): Promise<*>} fn - the async function to run
+ * @param {GLib.MainContext} [context] - the context that polls it
+ * @returns {Ws.Task} its join handle
+ */
+export function spawnPromise(runtime, fn, context = null) {
+    let state = 'new';
+    let outcome;
+    let waker = null;
+
+    return runtime.spawn_local(context, cx => {
+        if (state === 'new') {
+            state = 'running';
+            waker = cx.get_waker();
+            Promise.resolve()
+                .then(fn)
+                .then(value => {
+                    state = 'resolved';
+                    outcome = value;
+                }, error => {
+                    state = 'rejected';
+                    outcome = error;
+                })
+                .finally(() => waker.wake());
+        }
+        if (state === 'running')
+            return Ws.Poll.PENDING;
+        waker = null;
+        if (state === 'rejected')
+            cx.return_error(_toGError(outcome));
+        else
+            _setResult(cx, outcome);
+        return Ws.Poll.READY;
+    });
+}
+
+/**
+ * Waits for every task of @tasks and returns their values, in order.
+ * Rejects with the first error met in order of the list.
+ *
+ * @param {Ws.Task[]} tasks - the tasks to await
+ * @param {Gio.Cancellable} [cancellable] - stops the wait
+ * @returns {Promise<Array>} their values
+ */
+export async function all(tasks, cancellable = null) {
+    const group = new Ws.TaskGroup();
+    for (const task of tasks)
+        group.add(task);
+    await group.wait_all_async(cancellable);
+    const values = [];
+    for (const task of tasks)
+        values.push(await result(task, cancellable));
+    return values;
+}
+
+/**
+ * Waits for the first of @tasks to finish, cancels the others and
+ * returns the first one.
+ *
+ * @param {Ws.Task[]} tasks - the tasks to race
+ * @param {Gio.Cancellable} [cancellable] - stops the wait
+ * @returns {Promise<Ws.Task>} the task that finished first
+ */
+export async function race(tasks, cancellable = null) {
+    const group = new Ws.TaskGroup();
+    for (const task of tasks)
+        group.add(task);
+    const first = await group.wait_any_async(cancellable);
+    for (const task of tasks) {
+        if (task !== first)
+            task.cancel();
+    }
+    return first;
+}

@@ -1,0 +1,210 @@
+// test-gjs.js: wsrt from GJS, with the real gjs (run by meson test)
+//
+// Copyright 2026 The wsrt authors
+// SPDX-License-Identifier: LGPL-2.1-or-later
+
+import Gio from 'gi://Gio';
+import GLib from 'gi://GLib';
+import Ws from 'gi://Ws?version=1';
+import WsTest from 'gi://WsTest?version=1';
+
+import {test, assert, assertEqual, assertRejects, run} from './tap.js';
+
+// What every GJS program that awaits wsrt tasks does once (the helper
+// module, introspection/wsrt.js, does it for its importers).
+Gio._promisify(Ws.Task.prototype, 'wait_async', 'wait_finish');
+Gio._promisify(Ws.TaskGroup.prototype, 'wait_all_async', 'wait_all_finish');
+Gio._promisify(Ws.TaskGroup.prototype, 'wait_any_async', 'wait_any_finish');
+
+const rt = Ws.Runtime.new(2);
+const isCancelled = e => e instanceof GLib.Error &&
+    e.matches(Gio.IOErrorEnum, Gio.IOErrorEnum.CANCELLED);
+
+test('a JS future that yields twice then returns 42', async () => {
+    const mainCtx = GLib.MainContext.default();
+    let polls = 0;
+    const task = rt.spawn_local(null, cx => {
+        assert(mainCtx.is_owner(), 'polled on the main thread');
+        if (polls++ < 2)
+            return cx.yield();
+        cx.return_value(42);
+        return Ws.Poll.READY;
+    });
+    assert(task instanceof Ws.Task, 'spawn_local returns a Ws.Task');
+    assertEqual(await task.wait_async(null), true, 'wait_async');
+    assertEqual(task.get_value(), 42, 'value');
+    assertEqual(polls, 3, 'polls');
+    assert(task.is_finished(), 'finished');
+});
+
+test('a waker woken from a JS timeout re-polls the task once', async () => {
+    let polls = 0;
+    let waker = null;
+    const task = rt.spawn_local(null, cx => {
+        polls++;
+        if (waker === null) {
+            waker = cx.get_waker();
+            GLib.timeout_add(GLib.PRIORITY_DEFAULT, 10, () => {
+                waker.wake();
+                waker.wake();  // a second wake before the poll does nothing
+                return GLib.SOURCE_REMOVE;
+            });
+            return Ws.Poll.PENDING;
+        }
+        cx.return_value('done');
+        return Ws.Poll.READY;
+    });
+    await task.wait_async(null);
+    assertEqual(task.get_value(), 'done', 'string value');
+    assertEqual(polls, 2, 'polls');
+});
+
+test('an error returned by a task rejects with its GLib.Error', async () => {
+    const task = rt.spawn_local(null, cx => {
+        cx.return_error(new GLib.Error(Ws.Error, Ws.Error.INVALID_CONFIG, 'bad input'));
+        return Ws.Poll.READY;
+    });
+    const e = await assertRejects(task.wait_async(null),
+        err => err instanceof GLib.Error && err.matches(Ws.Error, Ws.Error.INVALID_CONFIG),
+        'JS task error');
+    assertEqual(e.message, 'bad input', 'message');
+    assertEqual(task.get_value(), null, 'no value after an error');
+
+    const native = WsTest.spawn_failing(rt, 'no such thing');
+    const e2 = await assertRejects(native.wait_async(null),
+        err => err.matches(Gio.IOErrorEnum, Gio.IOErrorEnum.NOT_FOUND),
+        'native task error');
+    assertEqual(e2.message, 'no such thing', 'native message');
+});
+
+test('cancelling a pending task rejects with CANCELLED', async () => {
+    const local = rt.spawn_local(null, () => Ws.Poll.PENDING);
+    const native = WsTest.spawn_pending(rt);
+    const waits = [local.wait_async(null), native.wait_async(null)];
+    local.cancel();
+    native.cancel();
+    await assertRejects(waits[0], isCancelled, 'local task');
+    await assertRejects(waits[1], isCancelled, 'native task');
+    assert(local.is_finished() && native.is_finished(), 'both ended');
+});
+
+test('a cancelled GCancellable stops a wait, not the task', async () => {
+    let release = false;
+    let waker = null;
+    const task = rt.spawn_local(null, cx => {
+        if (!release) {
+            waker = cx.get_waker();
+            return Ws.Poll.PENDING;
+        }
+        cx.return_value(7);
+        return Ws.Poll.READY;
+    });
+    const cancellable = new Gio.Cancellable();
+    const wait = task.wait_async(cancellable);
+    cancellable.cancel();
+    await assertRejects(wait, isCancelled, 'wait');
+    assert(!task.is_finished(), 'the task goes on');
+    release = true;
+    waker.wake();
+    await task.wait_async(null);
+    assertEqual(task.get_value(), 7, 'value after the cancelled wait');
+});
+
+test('a task spawned natively runs on a worker and is awaited from JS', async () => {
+    const task = WsTest.spawn_sum(rt, 1000);
+    await task.wait_async(null);
+    assertEqual(task.get_value(), 500500, 'sum of 1..1000');
+});
+
+test('task groups: all and first', async () => {
+    const group = new Ws.TaskGroup();
+    for (let n = 1; n <= 10; n++)
+        group.add(WsTest.spawn_sum(rt, n * 100));
+    assertEqual(await group.wait_all_async(null), true, 'wait_all');
+    assertEqual(group.get_n_finished(), 10, 'finished');
+    assertEqual(group.get_task(9).get_value(), 500500, 'last value');
+
+    const race = new Ws.TaskGroup();
+    const slow = WsTest.spawn_pending(rt);
+    const fast = WsTest.spawn_sum(rt, 3);
+    race.add(slow);
+    race.add(fast);
+    const first = await race.wait_any_async(null);
+    assert(first === fast, 'the finished task wins');
+    race.cancel_all();
+    await assertRejects(slow.wait_async(null), isCancelled, 'cancel_all');
+});
+
+test('metrics are readable', async () => {
+    const before = rt.get_metrics().get_spawned_tasks();
+    const tasks = [];
+    for (let i = 0; i < 20; i++)
+        tasks.push(WsTest.spawn_sum(rt, i));
+    for (const t of tasks)
+        await t.wait_async(null);
+    const m = rt.get_metrics();
+    assertEqual(m.get_n_workers(), 2, 'workers');
+    assert(m.get_spawned_tasks() >= before + 20, 'spawned counts the native spawns');
+    let polls = 0;
+    for (let w = 0; w < m.get_n_workers(); w++)
+        polls += m.get_worker_poll_count(w);
+    assert(polls >= 20, 'polls');
+    assert(m.to_string().includes('worker'), 'to_string has the table');
+});
+
+test('worker-callback APIs are absent from GJS', async () => {
+    for (const name of ['spawn', 'spawn_detached', 'spawn_blocking',
+        'set_on_thread_start', 'set_on_thread_stop',
+        'set_before_park', 'set_after_unpark'])
+        assertEqual(rt[name], undefined, `Ws.Runtime.${name}`);
+    const handle = rt.get_handle();
+    assert(handle instanceof Ws.Handle, 'a handle');
+    assertEqual(handle.spawn, undefined, 'Ws.Handle.spawn');
+    assertEqual(Ws.block_in_place, undefined, 'Ws.block_in_place');
+    assertEqual(typeof rt.spawn_local, 'function', 'spawn_local is there');
+    assertEqual(Ws.Handle.get_current(), null, 'the main thread is no runtime thread');
+});
+
+test('the helper module: result, spawnPromise, all, race', async () => {
+    // The module as installed; meson points at the source copy. (Imported
+    // here, not with a top-level await: GJS runs no promise jobs inside a
+    // main loop started from a module's top-level await.)
+    const Wsrt = await import(GLib.filename_to_uri(GLib.getenv('WSRT_GJS_MODULE'), null));
+    assertEqual(await Wsrt.result(WsTest.spawn_sum(rt, 10)), 55, 'result');
+
+    const promised = Wsrt.spawnPromise(rt, async () => {
+        await new Promise(resolve => GLib.timeout_add(GLib.PRIORITY_DEFAULT, 5, () => {
+            resolve();
+            return GLib.SOURCE_REMOVE;
+        }));
+        return 'from a promise';
+    });
+    assertEqual(await Wsrt.result(promised), 'from a promise', 'spawnPromise value');
+
+    const rejected = Wsrt.spawnPromise(rt, async () => {
+        throw new Error('js failure');
+    });
+    const e = await assertRejects(Wsrt.result(rejected),
+        err => err.matches(Ws.Error, Ws.Error.FAILED), 'spawnPromise rejection');
+    assertEqual(e.message, 'js failure', 'message');
+
+    const values = await Wsrt.all([1, 2, 3].map(n => WsTest.spawn_sum(rt, n)));
+    assertEqual(values.join(','), '1,3,6', 'all');
+
+    const pending = WsTest.spawn_pending(rt);
+    const first = await Wsrt.race([pending, WsTest.spawn_sum(rt, 4)]);
+    assertEqual(first.get_value(), 10, 'race winner');
+    await assertRejects(Wsrt.result(pending), isCancelled, 'race loser cancelled');
+});
+
+test('shutdown ends the runtime and refuses later spawns', async () => {
+    const other = Ws.Runtime.new(1);
+    const pending = other.spawn_local(null, () => Ws.Poll.PENDING);
+    const wait = pending.wait_async(null);
+    assertEqual(other.shutdown(-1), true, 'shutdown in time');
+    await assertRejects(wait, isCancelled, 'pending local task cancelled');
+    const late = other.spawn_local(null, () => Ws.Poll.READY);
+    await assertRejects(late.wait_async(null), isCancelled, 'spawn after shutdown');
+});
+
+run();
