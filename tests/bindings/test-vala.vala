@@ -1,0 +1,258 @@
+/* test-vala.vala: wsrt from Vala, compiled with the real valac
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * GLib.Test speaks TAP with --tap. Every case runs under a watchdog
+ * thread: a hang aborts the program with a message, it is not a CI
+ * timeout.
+ */
+
+static int deadline_sec;  /* monotonic seconds; 0: no test running */
+static string? current_test;
+
+static void watchdog_start () {
+    var env = Environment.get_variable ("WS_TEST_TIMEOUT");
+    int64 secs = env != null ? int64.parse (env) : 30;
+    AtomicInt.set (ref deadline_sec, 0);
+    new Thread<void*> ("watchdog", () => {
+        for (;;) {
+            var deadline = AtomicInt.get (ref deadline_sec);
+            if (deadline > 0 && get_monotonic_time () / 1000000 > deadline) {
+                stderr.printf ("Bail out! watchdog: test %s hung\n", current_test);
+                Process.abort ();
+            }
+            Thread.usleep (50000);
+        }
+    });
+    watchdog_secs = secs > 0 ? secs : 30;
+}
+
+static int64 watchdog_secs;
+
+delegate void TestBody ();
+
+class Case {
+    public string path;
+    public TestBody body;
+    public Case (string path, owned TestBody body) {
+        this.path = path;
+        this.body = (owned) body;
+    }
+    public void run () {
+        current_test = path;
+        AtomicInt.set (ref deadline_sec, (int) (get_monotonic_time () / 1000000 + watchdog_secs));
+        body ();
+        AtomicInt.set (ref deadline_sec, 0);
+    }
+}
+
+static GenericArray<Case> cases;
+
+static void add (string path, owned TestBody body) {
+    var c = new Case (path, (owned) body);
+    cases.add (c);
+    Test.add_data_func (path, c.run);
+}
+
+/* Runs the default main context until @done says so. */
+static void iterate_until (owned SourceFunc done) {
+    var ctx = MainContext.default ();
+    while (!done ())
+        ctx.iteration (true);
+}
+
+static bool on_runtime_thread () {
+    return Ws.Handle.get_current () != null;
+}
+
+/* A Vala delegate runs on a worker; the main loop awaits it with yield. */
+async uint64 sum_on_worker (Ws.Runtime rt, uint n, out bool on_worker) throws Error {
+    bool ran_on_worker = false;
+    var task = rt.spawn ((cx) => {
+        uint64 sum = 0;
+        for (uint i = 1; i <= n; i++)
+            sum += i;
+        ran_on_worker = on_runtime_thread ();
+        cx.return_value (sum);
+        return Ws.Poll.READY;
+    });
+    yield task.wait_async (null);
+    on_worker = ran_on_worker;
+    return task.get_value ().get_uint64 ();
+}
+
+void test_delegate_on_worker () {
+    var rt = new Ws.Runtime (2);
+    uint64 result = 0;
+    bool on_worker = false;
+    bool done = false;
+    sum_on_worker.begin (rt, 1000, (obj, res) => {
+        try {
+            result = sum_on_worker.end (res, out on_worker);
+        } catch (Error e) {
+            assert_no_error (e);
+        }
+        done = true;
+    });
+    iterate_until (() => done);
+    assert_cmpuint ((uint) result, CompareOperator.EQ, 500500);
+    assert_true (on_worker);
+    assert_true (!on_runtime_thread ());
+    assert_true (rt.shutdown (-1));
+}
+
+async void await_cancelled (Ws.Task task, out bool raised) {
+    raised = false;
+    try {
+        yield task.wait_async (null);
+    } catch (IOError.CANCELLED e) {
+        raised = true;
+    } catch (Error e) {
+        assert_no_error (e);
+    }
+}
+
+void test_cancelled_raises () {
+    var rt = new Ws.Runtime (2);
+    var task = rt.spawn ((cx) => Ws.Poll.PENDING);
+    bool raised = false;
+    bool done = false;
+    await_cancelled.begin (task, (obj, res) => {
+        await_cancelled.end (res, out raised);
+        done = true;
+    });
+    task.cancel ();
+    iterate_until (() => done);
+    assert_true (raised);
+    assert_true (task.is_finished ());
+    assert_true (rt.shutdown (-1));
+}
+
+/* A Vala async method that uses GIO, started by a task on a worker: it
+ * runs on the worker's thread-default context, and its completion wakes
+ * the task. */
+async string load_first_line (File file) throws Error {
+    uint8[] contents;
+    yield file.load_contents_async (null, out contents, null);
+    return ((string) contents).split ("\n", 2)[0];
+}
+
+class GioJob {
+    public File file;
+    public bool started;
+    public bool finished;
+    public string? line;
+    public Error? error;
+    public bool completed_on_worker;
+    public Ws.Waker? waker;
+}
+
+void test_async_gio_in_task () {
+    var rt = new Ws.Runtime (2);
+    var job = new GioJob ();
+    job.file = File.new_for_path (Path.build_filename (Environment.get_variable ("G_TEST_SRCDIR"), "test-vala.vala"));
+    var task = rt.spawn ((cx) => {
+        if (!job.started) {
+            job.started = true;
+            job.waker = cx.get_waker ();
+            load_first_line.begin (job.file, (obj, res) => {
+                try {
+                    job.line = load_first_line.end (res);
+                } catch (Error e) {
+                    job.error = e;
+                }
+                job.completed_on_worker = on_runtime_thread ();
+                job.finished = true;
+                job.waker.wake ();
+            });
+            return Ws.Poll.PENDING;
+        }
+        if (!job.finished)
+            return Ws.Poll.PENDING;
+        cx.return_value (job.line);
+        return Ws.Poll.READY;
+    });
+    try {
+        assert_true (task.wait (null));
+    } catch (Error e) {
+        assert_no_error (e);
+    }
+    assert_no_error (job.error);
+    assert_cmpstr (task.get_value ().get_string (), CompareOperator.EQ,
+                   "/* test-vala.vala: wsrt from Vala, compiled with the real valac");
+    assert_true (job.completed_on_worker);
+    assert_true (rt.shutdown (-1));
+}
+
+void test_metadata_reexposes_worker_apis () {
+    int starts = 0;
+    int stops = 0;
+    Ws.Runtime? rt = null;
+    try {
+        rt = (Ws.Runtime) Object.new (typeof (Ws.Runtime), "n-workers", 2,
+                                      "thread-name-prefix", "vala");
+        rt.set_on_thread_start (() => AtomicInt.inc (ref starts));
+        rt.set_on_thread_stop (() => AtomicInt.inc (ref stops));
+        rt.init (null);
+    } catch (Error e) {
+        assert_no_error (e);
+        return;
+    }
+
+    /* spawn_detached, spawn_blocking, Handle.spawn and block_in_place:
+     * all (skip) in the GIR, given back by introspection/Ws-1.metadata. */
+    int detached_ran = 0;
+    rt.spawn_detached ((cx) => {
+        AtomicInt.inc (ref detached_ran);
+        return Ws.Poll.READY;
+    });
+    var blocking = rt.spawn_blocking ((cx) => {
+        bool blocked = false;
+        try {
+            Ws.block_in_place (() => { blocked = true; });
+        } catch (Error e) {
+            cx.return_error (e);
+            return Ws.Poll.READY;
+        }
+        cx.return_value (blocked);
+        return Ws.Poll.READY;
+    });
+    Ws.Task? child = null;
+    var nested = rt.spawn ((cx) => {
+        if (child == null) {
+            child = Ws.Handle.get_current ().spawn ((ccx) => {
+                ccx.return_value (7);
+                return Ws.Poll.READY;
+            });
+        }
+        /* Await the child from the task: its waker re-polls us. */
+        if (child.poll (cx) == Ws.Poll.PENDING)
+            return Ws.Poll.PENDING;
+        cx.return_value (child.get_value ().get_int () + 1);
+        return Ws.Poll.READY;
+    });
+    try {
+        assert_true (blocking.wait (null));
+        assert_true (blocking.get_value ().get_boolean ());
+        assert_true (nested.wait (null));
+        assert_cmpint (nested.get_value ().get_int (), CompareOperator.EQ, 8);
+    } catch (Error e) {
+        assert_no_error (e);
+    }
+    iterate_until (() => AtomicInt.get (ref detached_ran) == 1);
+    assert_true (rt.shutdown (-1));
+    assert_cmpint (AtomicInt.get (ref starts), CompareOperator.GE, 2);
+    assert_cmpint (AtomicInt.get (ref starts), CompareOperator.EQ, AtomicInt.get (ref stops));
+}
+
+int main (string[] args) {
+    Test.init (ref args);
+    cases = new GenericArray<Case> ();
+    watchdog_start ();
+    add ("/vala/delegate-on-worker", test_delegate_on_worker);
+    add ("/vala/cancelled-raises", test_cancelled_raises);
+    add ("/vala/async-gio-in-task", test_async_gio_in_task);
+    add ("/vala/metadata-reexposes-worker-apis", test_metadata_reexposes_worker_apis);
+    return Test.run ();
+}
