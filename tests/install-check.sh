@@ -23,3 +23,49 @@ test -f "$(find "$dest" -path '*/include/wsrt-1/wsrt.h' | head -n1)"
 cc -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Werror -o "$dest/consumer" "$here/install-consumer.c" \
   $(pkg-config --cflags --libs wsrt-1)
 LD_LIBRARY_PATH="$libdir" timeout 60 "$dest/consumer"
+
+# Bindings, from the installed files only: the typelib through
+# GI_TYPELIB_PATH and the helper module through its pkg-config variable
+# (GJS), the VAPI through valac's --pkg (Vala).
+typelib=$(find "$dest" -name 'Ws-1.typelib' | head -n1)
+test -f "$(find "$dest" -name 'Ws-1.gir' | head -n1)"
+test -f "$typelib"
+vapi=$(find "$dest" -name 'wsrt-1.vapi' | head -n1)
+test -f "$vapi"
+module=$(pkg-config --variable=gjs_module wsrt-1)
+test -f "$module"
+
+cat > "$dest/consumer.js" <<JS
+import Ws from 'gi://Ws?version=1';
+import GLib from 'gi://GLib';
+const Wsrt = await import('file://$module');
+let polls = 0;
+const rt = Ws.Runtime.new(1);
+const task = Wsrt.spawnLocal(rt, cx => (++polls < 3 ? cx.yield() : (cx.return_value(42), Ws.Poll.READY)));
+GLib.MainContext.default().iteration(false);
+while (!task.is_finished())
+    GLib.MainContext.default().iteration(true);
+print(\`gjs consumer: \${task.get_value()} after \${polls} polls\`);
+rt.shutdown(-1);
+JS
+GI_TYPELIB_PATH="$(dirname "$typelib")" LD_LIBRARY_PATH="$libdir" timeout 60 gjs -m "$dest/consumer.js"
+
+cat > "$dest/consumer.vala" <<'VALA'
+int main () {
+    var rt = new Ws.Runtime (2);
+    var task = rt.spawn ((cx) => {
+        cx.return_value ("from a worker");
+        return Ws.Poll.READY;
+    });
+    try {
+        task.wait (null);
+    } catch (Error e) {
+        printerr ("%s\n", e.message);
+        return 1;
+    }
+    print ("vala consumer: %s\n", task.get_value ().get_string ());
+    return rt.shutdown (-1) ? 0 : 1;
+}
+VALA
+valac --vapidir "$(dirname "$vapi")" --pkg wsrt-1 -X -w -o "$dest/consumer-vala" "$dest/consumer.vala"
+LD_LIBRARY_PATH="$libdir" timeout 60 "$dest/consumer-vala"
