@@ -71,6 +71,11 @@ G_DEFINE_BOXED_TYPE (WsAsyncOp, ws_async_op, ws_async_op_ref, ws_async_op_unref)
 /**
  * ws_async_op_new:
  *
+ * Creates an awaitable for one GIO `_async()`/`_finish()` pair: start
+ * the call inside a task with [method@Ws.AsyncOp.start], passing
+ * [func@Ws.AsyncOp.callback] as its callback, then poll it with
+ * [method@Ws.AsyncOp.poll].
+ *
  * Returns: (transfer full): a new operation, not started
  */
 WsAsyncOp *
@@ -87,6 +92,8 @@ ws_async_op_new (void)
 /**
  * ws_async_op_ref:
  * @self: a #WsAsyncOp
+ *
+ * Takes a reference on @self.
  *
  * Returns: (transfer full): @self
  */
@@ -140,6 +147,9 @@ ws_async_op_unref (WsAsyncOp *self)
 /**
  * ws_async_op_get_cancellable:
  * @self: a #WsAsyncOp
+ *
+ * Gets the cancellable that [method@Ws.AsyncOp.cancel] cancels; pass it
+ * to the GIO `_async()` call.
  *
  * Returns: (transfer none): the cancellable to pass to the `_async()` call
  */
@@ -247,6 +257,9 @@ ws_async_op_poll (WsAsyncOp *self,
 /**
  * ws_async_op_get_result:
  * @self: a #WsAsyncOp that is ready
+ *
+ * Gets the `GAsyncResult` of the operation, to pass to its `_finish()`
+ * function once [method@Ws.AsyncOp.poll] returned %WS_POLL_READY.
  *
  * Returns: (transfer none) (nullable): the result to pass to `_finish()`,
  *   or %NULL before the callback

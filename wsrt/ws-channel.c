@@ -62,6 +62,9 @@ G_DEFINE_BOXED_TYPE (WsChannel, ws_channel, ws_channel_ref, ws_channel_unref)
  * @capacity: how many items fit; at least 1
  * @item_destroy: (nullable): frees items left inside at the end
  *
+ * Creates a bounded multi-producer, multi-consumer channel that holds
+ * at most @capacity items.
+ *
  * Returns: (transfer full): a new channel
  */
 WsChannel *
@@ -86,6 +89,8 @@ ws_channel_new (guint          capacity,
 /**
  * ws_channel_ref:
  * @self: a #WsChannel
+ *
+ * Takes a reference on @self.
  *
  * Returns: (transfer full): @self
  */
@@ -403,6 +408,8 @@ ws_channel_close (WsChannel *self)
  * ws_channel_is_closed:
  * @self: a #WsChannel
  *
+ * Tells whether [method@Ws.Channel.close] was called.
+ *
  * Returns: whether the channel was closed
  */
 gboolean
@@ -422,6 +429,9 @@ ws_channel_is_closed (WsChannel *self)
  * ws_channel_get_length:
  * @self: a #WsChannel
  *
+ * Counts the items queued in the channel now. Other threads may change
+ * it at once.
+ *
  * Returns: the number of items inside now
  */
 guint
@@ -440,6 +450,8 @@ ws_channel_get_length (WsChannel *self)
 /**
  * ws_channel_get_capacity:
  * @self: a #WsChannel
+ *
+ * Gets the most items the channel holds before a send has to wait.
  *
  * Returns: how many items fit
  */
@@ -478,6 +490,9 @@ G_DEFINE_BOXED_TYPE (WsOneshot, ws_oneshot, ws_oneshot_ref, ws_oneshot_unref)
  * ws_oneshot_new:
  * @item_destroy: (nullable): frees an item nobody received
  *
+ * Creates a oneshot: a channel for exactly one item, from one sender to
+ * one receiver.
+ *
  * Returns: (transfer full): a new oneshot
  */
 WsOneshot *
@@ -494,6 +509,8 @@ ws_oneshot_new (GDestroyNotify item_destroy)
 /**
  * ws_oneshot_ref:
  * @self: a #WsOneshot
+ *
+ * Takes a reference on @self.
  *
  * Returns: (transfer full): @self
  */

@@ -13,6 +13,8 @@
 /**
  * ws_error_quark:
  *
+ * Gets the quark of the %WS_ERROR error domain.
+ *
  * Returns: the %WS_ERROR domain
  */
 GQuark

@@ -94,6 +94,8 @@ ws_metrics_new_snapshot (WsScheduler *sched)
  * ws_metrics_ref:
  * @self: a #WsMetrics
  *
+ * Takes a reference on @self.
+ *
  * Returns: (transfer full): @self
  */
 WsMetrics *
@@ -145,6 +147,9 @@ ws_metrics_unref (WsMetrics *self)
  * ws_metrics_get_n_workers:
  * @self: a #WsMetrics
  *
+ * Gets the number of worker threads; workers are numbered from 0 in the
+ * per-worker getters.
+ *
  * Returns: the number of worker threads
  */
 GETTER (guint, n_workers, n_workers, "")
@@ -152,6 +157,9 @@ GETTER (guint, n_workers, n_workers, "")
 /**
  * ws_metrics_get_alive_tasks:
  * @self: a #WsMetrics
+ *
+ * Counts the tasks that were spawned on the workers and have not ended
+ * yet.
  *
  * Returns: the number of tasks spawned that have not ended
  */
@@ -161,6 +169,8 @@ GETTER (guint, alive_tasks, alive_tasks, "")
  * ws_metrics_get_spawned_tasks:
  * @self: a #WsMetrics
  *
+ * Counts the tasks spawned on the workers since the runtime started.
+ *
  * Returns: the number of tasks and blocking jobs spawned so far
  */
 GETTER (guint64, spawned_tasks, spawned_tasks, "")
@@ -168,6 +178,9 @@ GETTER (guint64, spawned_tasks, spawned_tasks, "")
 /**
  * ws_metrics_get_remote_schedule_count:
  * @self: a #WsMetrics
+ *
+ * Counts the spawns and wakes that came from outside the workers and
+ * went through the injection queue.
  *
  * Returns: how many spawns and wakes came from outside the workers and went
  *   through the injection queue
@@ -178,6 +191,9 @@ GETTER (guint64, remote_schedule_count, remote_schedules, "")
  * ws_metrics_get_injection_queue_depth:
  * @self: a #WsMetrics
  *
+ * Counts the tasks waiting in the injection queue, the queue for spawns
+ * and wakes from outside the workers.
+ *
  * Returns: the number of tasks in the injection queue
  */
 GETTER (guint, injection_queue_depth, injection_queue_depth, "")
@@ -185,6 +201,8 @@ GETTER (guint, injection_queue_depth, injection_queue_depth, "")
 /**
  * ws_metrics_get_blocking_threads:
  * @self: a #WsMetrics
+ *
+ * Counts the threads of the blocking pool, busy or idle.
  *
  * Returns: the number of threads in the blocking pool
  */
@@ -194,6 +212,8 @@ GETTER (guint, blocking_threads, blocking_threads, "")
  * ws_metrics_get_idle_blocking_threads:
  * @self: a #WsMetrics
  *
+ * Counts the threads of the blocking pool that wait for a job.
+ *
  * Returns: the number of blocking threads waiting for a job
  */
 GETTER (guint, idle_blocking_threads, idle_blocking_threads, "")
@@ -201,6 +221,9 @@ GETTER (guint, idle_blocking_threads, idle_blocking_threads, "")
 /**
  * ws_metrics_get_blocking_queue_depth:
  * @self: a #WsMetrics
+ *
+ * Counts the jobs queued for the blocking pool that no thread has
+ * started.
  *
  * Returns: the number of blocking jobs waiting for a thread
  */
@@ -211,6 +234,8 @@ GETTER (guint, blocking_queue_depth, blocking_queue_depth, "")
  * @self: a #WsMetrics
  * @worker: a worker index
  *
+ * Counts the task polls run by @worker.
+ *
  * Returns: how many times the worker polled a task
  */
 WORKER_GETTER (guint64, poll_count, polls)
@@ -220,6 +245,8 @@ WORKER_GETTER (guint64, poll_count, polls)
  * @self: a #WsMetrics
  * @worker: a worker index
  *
+ * Counts the tasks @worker stole from other workers.
+ *
  * Returns: how many tasks the worker stole from other workers
  */
 WORKER_GETTER (guint64, steal_count, steals)
@@ -228,6 +255,9 @@ WORKER_GETTER (guint64, steal_count, steals)
  * ws_metrics_get_worker_steal_operations:
  * @self: a #WsMetrics
  * @worker: a worker index
+ *
+ * Counts the steal operations of @worker; one operation takes half of a
+ * victim's queue.
  *
  * Returns: how many successful steals (each of one or more tasks) the worker
  *   made
@@ -239,6 +269,8 @@ WORKER_GETTER (guint64, steal_operations, steal_operations)
  * @self: a #WsMetrics
  * @worker: a worker index
  *
+ * Counts the times @worker went to sleep on its main context.
+ *
  * Returns: how many times the worker went to sleep
  */
 WORKER_GETTER (guint64, park_count, parks)
@@ -247,6 +279,8 @@ WORKER_GETTER (guint64, park_count, parks)
  * ws_metrics_get_worker_unpark_count:
  * @self: a #WsMetrics
  * @worker: a worker index
+ *
+ * Counts the times @worker woke from a park.
  *
  * Returns: how many times the worker woke up
  */
@@ -257,6 +291,8 @@ WORKER_GETTER (guint64, unpark_count, unparks)
  * @self: a #WsMetrics
  * @worker: a worker index
  *
+ * Counts the times @worker was unparked and found no work.
+ *
  * Returns: how many times the worker woke up and found nothing to do
  */
 WORKER_GETTER (guint64, noop_count, noop_wakes)
@@ -266,6 +302,9 @@ WORKER_GETTER (guint64, noop_count, noop_wakes)
  * @self: a #WsMetrics
  * @worker: a worker index
  *
+ * Counts the spawns and wakes made on @worker that went to its own LIFO
+ * slot or local queue.
+ *
  * Returns: how many spawns and wakes the worker queued locally
  */
 WORKER_GETTER (guint64, local_schedule_count, local_schedules)
@@ -274,6 +313,9 @@ WORKER_GETTER (guint64, local_schedule_count, local_schedules)
  * ws_metrics_get_worker_overflow_count:
  * @self: a #WsMetrics
  * @worker: a worker index
+ *
+ * Counts the times the local queue of @worker was full and moved half
+ * of itself to the injection queue.
  *
  * Returns: how many times the worker's queue overflowed into the injection
  *   queue
@@ -285,6 +327,9 @@ WORKER_GETTER (guint64, overflow_count, overflows)
  * @self: a #WsMetrics
  * @worker: a worker index
  *
+ * Counts the polls on @worker that ran out of cooperative budget and
+ * were made to yield.
+ *
  * Returns: how many times a task on the worker ran out of cooperative budget
  */
 WORKER_GETTER (guint64, forced_yield_count, forced_yields)
@@ -294,6 +339,9 @@ WORKER_GETTER (guint64, forced_yield_count, forced_yields)
  * @self: a #WsMetrics
  * @worker: a worker index
  *
+ * Gets the time @worker spent running tasks, in microseconds, as last
+ * published by the worker.
+ *
  * Returns: the time the worker spent awake, in microseconds
  */
 WORKER_GETTER (guint64, busy_time, busy_usec)
@@ -302,6 +350,8 @@ WORKER_GETTER (guint64, busy_time, busy_usec)
  * ws_metrics_get_worker_local_queue_depth:
  * @self: a #WsMetrics
  * @worker: a worker index
+ *
+ * Counts the tasks in the local run queue of @worker now.
  *
  * Returns: the number of tasks in the worker's run queue
  */

@@ -674,6 +674,9 @@ ws_runtime_get_handle (WsRuntime *self)
  * ws_runtime_get_n_workers:
  * @self: a #WsRuntime
  *
+ * Gets the number of worker threads of @self, as resolved from the
+ * [property@Ws.Runtime:n-workers] property (0 there means one per CPU).
+ *
  * Returns: the number of worker threads
  */
 guint

@@ -97,6 +97,8 @@ G_DEFINE_BOXED_TYPE (WsSleep, ws_sleep, ws_sleep_ref, ws_sleep_unref)
  * ws_sleep_new:
  * @duration_usec: how long from now, in microseconds
  *
+ * Creates a timer that a task awaits with [method@Ws.Sleep.poll].
+ *
  * Returns: (transfer full): a sleep that is ready @duration_usec from now
  */
 WsSleep *
@@ -108,6 +110,9 @@ ws_sleep_new (gint64 duration_usec)
 /**
  * ws_sleep_new_deadline:
  * @deadline_usec: when, in g_get_monotonic_time() units
+ *
+ * Creates a timer that is ready at @deadline_usec, on the clock of
+ * g_get_monotonic_time().
  *
  * Returns: (transfer full): a sleep that is ready at @deadline_usec
  */
@@ -125,6 +130,8 @@ ws_sleep_new_deadline (gint64 deadline_usec)
 /**
  * ws_sleep_ref:
  * @self: a #WsSleep
+ *
+ * Takes a reference on @self.
  *
  * Returns: (transfer full): @self
  */
@@ -172,6 +179,8 @@ ws_sleep_unref (WsSleep *self)
 /**
  * ws_sleep_get_deadline:
  * @self: a #WsSleep
+ *
+ * Gets the monotonic time at which the sleep is ready.
  *
  * Returns: the deadline, in g_get_monotonic_time() units
  */

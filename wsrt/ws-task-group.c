@@ -146,6 +146,10 @@ ws_task_group_init (WsTaskGroup *self)
 /**
  * ws_task_group_new:
  *
+ * Creates an empty task group. Add tasks with
+ * [method@Ws.TaskGroup.add], then wait for all of them or for the first
+ * to end.
+ *
  * Returns: (transfer full): an empty group
  */
 WsTaskGroup *
@@ -189,6 +193,8 @@ ws_task_group_add (WsTaskGroup *self,
  * ws_task_group_get_size:
  * @self: a #WsTaskGroup
  *
+ * Counts the tasks added to the group.
+ *
  * Returns: the number of tasks in the group
  */
 guint
@@ -207,6 +213,9 @@ ws_task_group_get_size (WsTaskGroup *self)
 /**
  * ws_task_group_get_n_finished:
  * @self: a #WsTaskGroup
+ *
+ * Counts the tasks of the group that have ended (completed, failed or
+ * cancelled).
  *
  * Returns: how many tasks of the group have ended
  */
@@ -227,6 +236,9 @@ ws_task_group_get_n_finished (WsTaskGroup *self)
  * ws_task_group_get_task:
  * @self: a #WsTaskGroup
  * @index: a position, in the order tasks were added
+ *
+ * Gets the task added at @index, in the order of
+ * [method@Ws.TaskGroup.add].
  *
  * Returns: (transfer none): the task at @index
  */
