@@ -58,8 +58,10 @@ ws_test_timeout_usec (void)
 
 typedef struct
 {
-  const char *path;
-  GTestFunc   func;
+  const char    *path;
+  GTestFunc      func;
+  GTestDataFunc  data_func;
+  gconstpointer  data;
 } WsTestCase;
 
 /* Every test case ends with no live task and no live waker reference: a
@@ -95,7 +97,10 @@ ws_test_run_case (gconstpointer data)
 
   atomic_store (&ws_test_current, tc->path);
   atomic_store (&ws_test_deadline, g_get_monotonic_time () + ws_test_timeout_usec ());
-  tc->func ();
+  if (tc->data_func != NULL)
+    tc->data_func (tc->data);
+  else
+    tc->func ();
   ws_test_assert_no_leaks ();
   atomic_store (&ws_test_deadline, 0);
 }
@@ -117,6 +122,20 @@ ws_test_add_func (const char *path,
   tc->path = path;
   tc->func = func;
   g_test_add_data_func_full (path, tc, ws_test_run_case, g_free);
+}
+
+/* Like ws_test_add_func(), for table-driven tests: @path is copied. */
+static inline void
+ws_test_add_data_func (const char    *path,
+                       gconstpointer  data,
+                       GTestDataFunc  func)
+{
+  WsTestCase *tc = g_new0 (WsTestCase, 1);
+
+  tc->path = g_intern_string (path);
+  tc->data_func = func;
+  tc->data = data;
+  g_test_add_data_func_full (tc->path, tc, ws_test_run_case, g_free);
 }
 
 /* Runs @ctx until @cond is TRUE. */
