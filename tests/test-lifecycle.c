@@ -203,8 +203,9 @@ canceller_thread (gpointer data)
     ws_task_cancel (k->task);
   else
     ws_raw_task_cancel (atomic_load (&k->probe->raw));
-  atomic_store (&k->probe->cancel_done, TRUE);
   g_clear_object (&k->task);
+  atomic_store (&k->probe->cancel_done, TRUE);
+  g_free (k);
   return NULL;
 }
 
