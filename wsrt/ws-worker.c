@@ -175,8 +175,12 @@ next_task (WsWorker *w)
 
   if (w->tick % w->sched->config.global_queue_interval == 0)
     {
-      /* Fairness: look at the injection queue first now and then. */
-      t = ws_inject_queue_pop (&w->sched->inject);
+      /* Fairness: look at the injection queue first now and then, and
+       * take a batch (our share, at most half our free room) to the back
+       * of the local queue. One task per interval starves remote spawns
+       * while yielding or respawning tasks keep the local queue non-empty:
+       * with 10 us polls, 10,000 remote spawns took 3 s (busy1 bench). */
+      t = pop_injected (w);
       if (t != NULL)
         return t;
       return next_local_task (w);
