@@ -244,8 +244,11 @@ run_task (WsWorker  *w,
 
       if (cx->budget == 0 || w->lifo_polls >= WS_MAX_LIFO_POLLS_PER_TICK)
         {
+          /* No notify, as in tokio: this worker runs it next tick. A
+           * notify here woke a sleeper every four links of a spawn chain
+           * only to find nothing (chained_spawn: 4 parks per worker per
+           * 1,000 links, down to 1; 211 -> 140 ns per link). */
           push_local_or_overflow (w, t);
-          ws_scheduler_notify_parked (w->sched);
           return TRUE;
         }
       w->lifo_polls++;
