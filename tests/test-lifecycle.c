@@ -249,10 +249,17 @@ test_cell (gconstpointer data)
 
   if (gated && ctx == NULL)
     {
-      for (guint i = 0; i < n_workers; i++)
-        ws_runtime_spawn_detached (rt, gate_func, &gate, NULL);
+      /* A worker may take two gate tasks from the injection queue at
+       * once and block in the first: spawn more until every worker is
+       * held. The spare ones end at once after the release. */
       while (atomic_load (&gate.started) < (gint) n_workers)
-        g_usleep (100);
+        {
+          gint64 until = g_get_monotonic_time () + 20000;
+
+          ws_runtime_spawn_detached (rt, gate_func, &gate, NULL);
+          while (atomic_load (&gate.started) < (gint) n_workers && g_get_monotonic_time () < until)
+            g_usleep (100);
+        }
     }
 
   if (ctx != NULL)
