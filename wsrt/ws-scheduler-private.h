@@ -32,6 +32,10 @@ typedef struct _WsLocalExecutor WsLocalExecutor;
  * run queue or the injection queue (DESIGN 5; tokio >= 1.29 uses 3). */
 #define WS_MAX_LIFO_POLLS_PER_TICK 3
 
+/* How often, in polling time, a worker looks at the injection queue first
+ * (self-tuned between 2 ticks and global-queue-interval ticks). */
+#define WS_GLOBAL_QUEUE_TARGET_USEC 200
+
 /* A C callback run on runtime threads (DESIGN 8). */
 typedef struct
 {
@@ -111,6 +115,9 @@ struct _WsWorker
   gboolean        is_shutdown;
   gboolean        in_park;           /* wakes from our own context go remote */
   gint64          busy_since;
+  guint32         gq_interval;       /* self-tuned global-queue interval */
+  guint32         tick_at_tune;      /* tick when gq_interval was last tuned */
+  gint64          tune_since;        /* and the time then, in usec */
   WsContext      *cx;                /* of the thread running the worker now */
   WsWorkerStats   stats;
 };
