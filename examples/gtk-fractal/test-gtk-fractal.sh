@@ -12,7 +12,9 @@ set -eu
 xvfb_run=$1
 fractal=$2
 check=$3
-png=$4/gtk-fractal-snapshot.png
+outdir=$4
+png=$outdir/gtk-fractal-snapshot.png
+srcdir=$(dirname "$0")
 
 rm -f "$png"
 
@@ -22,17 +24,22 @@ if [ "${5:-default}" = cairo ]; then
   export GSK_RENDERER GDK_DEBUG
 fi
 
-# Sanitizer builds: add the suppressions for GTK's font caches to those
-# in use (LSAN_OPTIONS takes one file).
-if [ -n "${LSAN_OPTIONS:-}" ]; then
-  supp=$4/lsan.supp
-  base=$(printf '%s' "$LSAN_OPTIONS" | tr ':' '\n' | sed -n 's/^suppressions=//p')
-  others=$(printf '%s' "$LSAN_OPTIONS" | tr ':' '\n' | grep -v '^suppressions=' | tr '\n' ':')
-  { if [ -n "$base" ]; then cat "$base"; fi
-    cat "$(dirname "$0")/lsan-gtk.supp"; } > "$supp"
-  LSAN_OPTIONS="${others}suppressions=$supp"
-  export LSAN_OPTIONS
-fi
+# Sanitizer builds: add the suppressions for GTK to those in use
+# (LSAN_OPTIONS and TSAN_OPTIONS each take one file).
+# add_suppressions VARIABLE FILE
+add_suppressions ()
+{
+  eval "options=\${$1:-}"
+  [ -n "$options" ] || return 0
+  supp=$outdir/$(basename "$2")
+  base=$(printf '%s' "$options" | tr ':' '\n' | sed -n 's/^suppressions=//p')
+  others=$(printf '%s' "$options" | tr ':' '\n' | grep -v '^suppressions=' | tr '\n' ':')
+  { if [ -n "$base" ]; then cat "$base"; fi; cat "$2"; } > "$supp"
+  eval "$1=\"\${others}suppressions=\$supp\""
+  export "$1"
+}
+add_suppressions LSAN_OPTIONS "$srcdir/lsan-gtk.supp"
+add_suppressions TSAN_OPTIONS "$srcdir/tsan-gtk.supp"
 
 "$xvfb_run" -a -s "-screen 0 1024x768x24" \
   "$fractal" --workers 2 --snapshot "$png" --zooms 3 --timeout 60
