@@ -35,12 +35,22 @@
  * ran dry.
  *
  * The main thread never blocks and never spins: it runs a GMainLoop that
- * redraws a progress line every 100 ms from an atomic counter and learns
- * that a workload ended through ws_task_wait_async(). Every result is
- * checked against a serial computation at the end; the exit status is 1
- * if one is wrong or a task failed.
+ * redraws a progress line every 100 ms from an atomic counter (a bar on a
+ * terminal, a plain line every half second otherwise) and learns that a
+ * workload ended through ws_task_wait_async(). Every result is checked
+ * against a serial computation at the end; the exit status is 1 if one is
+ * wrong or a task failed.
+ *
+ * Then the same workload runs again on a GThreadPool with as many threads
+ * as the runtime has workers, written the way a GThreadPool program has
+ * to be (jobs run to completion: a join is a counter that the last half
+ * decrements, a yield pushes the job back to the end of the pool's queue,
+ * a result for the main loop travels in an idle source), its results are
+ * checked the same way, and one line compares the two wall times
+ * (--no-gthreadpool skips it).
  *
  *   wsrt-demo [--workers=N] [--tasks=N] [--workload=all|forkjoin|chains|yields|remote]
+ *             [--no-gthreadpool]
  */
 
 #include <locale.h>
@@ -111,10 +121,28 @@ typedef struct
   guint    n_done;
 } Remote;
 
+/* The same workloads on a GThreadPool. */
+typedef struct
+{
+  Job          forkjoin;
+  Job          chains;
+  Job          yields;
+  Job          remote;
+  GThreadPool *pool;
+  gint         chains_left;     /* atomic */
+  guint64     *chain_checksums; /* one per chain, written by its last link */
+  gint         yielders_left;   /* atomic */
+  guint64     *yielder_accs;    /* one per yielder, written when it ends */
+  guint        remote_spawned;  /* main thread only */
+  guint        remote_done;
+} PoolRun;
+
 struct _Demo
 {
   WsRuntime *runtime;
   GMainLoop *loop;
+  const gchar *phase;          /* "wsrt" or "GThreadPool", for progress */
+  gboolean   quiet;            /* no line per finished workload */
   gboolean   is_tty;
   gint64     start_time;
   guint      ticks;
@@ -127,6 +155,7 @@ struct _Demo
   Chains     chains;
   Yields     yields;
   Remote     remote;
+  PoolRun    pool;
 };
 
 /* A few nanoseconds of arithmetic that the compiler cannot skip
@@ -642,12 +671,12 @@ print_progress (Demo     *demo,
       memset (bar, '#', filled);
       memset (bar + filled, '.', 30 - filled);
       bar[30] = '\0';
-      g_print ("\r\033[K%6.1f s  [%s] %9u / %u tasks%s",
+      g_print ("\r\033[K%-11s %6.1f s  [%s] %9u / %u tasks%s", demo->phase,
                elapsed, bar, finished, demo->expected_tasks, final ? "\n" : "");
     }
   else
     {
-      g_print ("%6.1f s  %9u / %u tasks (%3.0f%%)\n",
+      g_print ("%-11s %6.1f s  %9u / %u tasks (%3.0f%%)\n", demo->phase,
                elapsed, finished, demo->expected_tasks, fraction * 100);
     }
 }
@@ -670,15 +699,18 @@ job_done (Job *job)
 
   job->end_time = g_get_monotonic_time ();
 
-  clear_progress (demo);
-  if (job->error != NULL)
-    g_print ("  %-9s failed after %.2f s: %s\n",
-             job->name, seconds_since (demo, job->end_time), job->error->message);
-  else
-    g_print ("  %-9s done in %.2f s\n", job->name, seconds_since (demo, job->end_time));
+  if (!demo->quiet)
+    {
+      clear_progress (demo);
+      if (job->error != NULL)
+        g_print ("  %-9s failed after %.2f s: %s\n",
+                 job->name, seconds_since (demo, job->end_time), job->error->message);
+      else
+        g_print ("  %-9s done in %.2f s\n", job->name, seconds_since (demo, job->end_time));
+    }
   if (--demo->jobs_running == 0)
     g_main_loop_quit (demo->loop);
-  else if (demo->is_tty)
+  else if (demo->is_tty && !demo->quiet)
     print_progress (demo, FALSE);
 }
 
@@ -708,6 +740,340 @@ start_root (Job            *job,
 
   job->demo->jobs_running++;
   ws_task_wait_async (root, NULL, on_root_done, job);
+}
+
+/* The same workload on a GThreadPool */
+
+/* A job for the pool: one function pointer, so that one GThreadPool runs
+ * every kind of job. */
+typedef struct _PoolJob PoolJob;
+struct _PoolJob
+{
+  void (*run) (PoolJob *job,
+               Demo    *demo);
+};
+
+static void
+pool_func (gpointer data,
+           gpointer user_data)
+{
+  PoolJob *job = data;
+
+  job->run (job, user_data);
+}
+
+static void
+pool_push (Demo    *demo,
+           PoolJob *job)
+{
+  g_thread_pool_push (demo->pool.pool, job, NULL);
+}
+
+static gboolean
+pool_job_done_idle (gpointer user_data)
+{
+  job_done (user_data);
+  return G_SOURCE_REMOVE;
+}
+
+/* From a pool thread: tells the main loop that a workload has ended. */
+static void
+pool_job_done (Job *job)
+{
+  g_idle_add (pool_job_done_idle, job);
+}
+
+/* Fork-join without awaiting: a node that forks ends its run at once; the
+ * second of its halves to end completes it (and so on up the tree). */
+typedef struct _PoolFib PoolFib;
+struct _PoolFib
+{
+  PoolJob  job;
+  PoolFib *parent;
+  guint    slot;        /* which half of the parent this is */
+  guint    n;
+  gint     pending;     /* atomic: halves still running */
+  guint64  halves[2];
+};
+
+static void pool_fib_run (PoolJob *job, Demo *demo);
+
+static PoolFib *
+pool_fib_new (PoolFib *parent,
+              guint    slot,
+              guint    n)
+{
+  PoolFib *node = g_new0 (PoolFib, 1);
+
+  node->job.run = pool_fib_run;
+  node->parent = parent;
+  node->slot = slot;
+  node->n = n;
+  return node;
+}
+
+static void
+pool_fib_complete (PoolFib *node,
+                   guint64  value,
+                   Demo    *demo)
+{
+  for (;;)
+    {
+      PoolFib *parent = node->parent;
+      guint slot = node->slot;
+
+      g_free (node);
+      task_finished (demo);
+      if (parent == NULL)
+        {
+          demo->pool.forkjoin.result = value;
+          pool_job_done (&demo->pool.forkjoin);
+          return;
+        }
+
+      /* The decrement is a full barrier: the half that reaches zero sees
+       * the other half's value. */
+      parent->halves[slot] = value;
+      if (!g_atomic_int_dec_and_test (&parent->pending))
+        return;
+      node = parent;
+      value = parent->halves[0] + parent->halves[1];
+    }
+}
+
+static void
+pool_fib_run (PoolJob *job,
+              Demo    *demo)
+{
+  PoolFib *self = (PoolFib *) job;
+
+  if (self->n < FIB_CUTOFF)
+    {
+      pool_fib_complete (self, fib_serial (self->n), demo);
+      return;
+    }
+  g_atomic_int_set (&self->pending, 2);
+  pool_push (demo, &pool_fib_new (self, 1, self->n - 2)->job);
+  pool_push (demo, &pool_fib_new (self, 0, self->n - 1)->job);
+}
+
+/* Chains: a link pushes the next one. */
+typedef struct
+{
+  PoolJob job;
+  guint   chain;
+  guint   link;
+  guint64 checksum;
+} PoolLink;
+
+static void
+pool_link_run (PoolJob *job,
+               Demo    *demo)
+{
+  PoolLink *self = (PoolLink *) job;
+  PoolRun *pool = &demo->pool;
+  guint64 checksum = chain_step (self->checksum, self->link);
+
+  task_finished (demo);
+  if (self->link < demo->chains.depth)
+    {
+      /* A new job per link, as the wsrt chains allocate a ChainLink. */
+      PoolLink *next = g_new (PoolLink, 1);
+
+      next->job.run = pool_link_run;
+      next->chain = self->chain;
+      next->link = self->link + 1;
+      next->checksum = checksum;
+      g_free (self);
+      pool_push (demo, &next->job);
+      return;
+    }
+
+  pool->chain_checksums[self->chain] = checksum;
+  g_free (self);
+  if (g_atomic_int_dec_and_test (&pool->chains_left))
+    {
+      for (guint i = 0; i < demo->chains.n_chains; i++)
+        pool->chains.result += pool->chain_checksums[i];
+      task_finished (demo);             /* as the wsrt root does */
+      pool_job_done (&pool->chains);
+    }
+}
+
+/* Yields: a yield is a push to the back of the pool's queue. */
+typedef struct
+{
+  PoolJob job;
+  guint   index;
+  guint   polls;
+  guint64 acc;
+} PoolYielder;
+
+static void
+pool_yielder_run (PoolJob *job,
+                  Demo    *demo)
+{
+  PoolYielder *self = (PoolYielder *) job;
+  PoolRun *pool = &demo->pool;
+
+  self->acc = yielder_step (self->acc, self->polls);
+  if (self->polls++ < YIELDS_PER_TASK)
+    {
+      pool_push (demo, &self->job);
+      return;
+    }
+
+  pool->yielder_accs[self->index] = self->acc;
+  g_free (self);
+  task_finished (demo);
+  if (g_atomic_int_dec_and_test (&pool->yielders_left))
+    {
+      for (guint i = 0; i < demo->yields.n_tasks; i++)
+        pool->yields.result += pool->yielder_accs[i];
+      task_finished (demo);             /* as the wsrt root does */
+      pool_job_done (&pool->yields);
+    }
+}
+
+/* Remote: pushed from the main loop; each result comes back to it in an
+ * idle source. */
+typedef struct
+{
+  PoolJob  job;
+  guint    index;
+  guint64  result;
+  Demo    *demo;
+} PoolRemote;
+
+static gboolean
+pool_remote_done_idle (gpointer user_data)
+{
+  PoolRemote *self = user_data;
+  PoolRun *pool = &self->demo->pool;
+
+  pool->remote.result += self->result;
+  if (++pool->remote_done == self->demo->remote.n_tasks)
+    job_done (&pool->remote);
+  g_free (self);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+pool_remote_run (PoolJob *job,
+                 Demo    *demo)
+{
+  PoolRemote *self = (PoolRemote *) job;
+
+  self->result = remote_work (self->index);
+  task_finished (demo);
+  g_idle_add (pool_remote_done_idle, self);
+}
+
+static gboolean
+pool_spawn_remote_batch (gpointer user_data)
+{
+  Demo *demo = user_data;
+  PoolRun *pool = &demo->pool;
+  guint end = MIN (pool->remote_spawned + REMOTE_BATCH, demo->remote.n_tasks);
+
+  for (; pool->remote_spawned < end; pool->remote_spawned++)
+    {
+      PoolRemote *work = g_new0 (PoolRemote, 1);
+
+      work->job.run = pool_remote_run;
+      work->index = pool->remote_spawned;
+      work->demo = demo;
+      pool_push (demo, &work->job);
+    }
+
+  return pool->remote_spawned < demo->remote.n_tasks ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
+}
+
+/* Runs the enabled workloads on a GThreadPool of @n_threads; returns the
+ * wall time in seconds, or a negative number if the pool cannot start. */
+static gdouble
+run_on_gthreadpool (Demo  *demo,
+                    guint  n_threads)
+{
+  PoolRun *pool = &demo->pool;
+  g_autoptr(GError) error = NULL;
+  guint progress_id;
+  gint64 end_time;
+
+  pool->forkjoin.name = "forkjoin";
+  pool->chains.name = "chains";
+  pool->yields.name = "yields";
+  pool->remote.name = "remote";
+  pool->forkjoin.demo = pool->chains.demo = pool->yields.demo = pool->remote.demo = demo;
+
+  pool->pool = g_thread_pool_new (pool_func, demo, n_threads, TRUE, &error);
+  if (pool->pool == NULL)
+    {
+      g_printerr ("wsrt-demo: cannot start a GThreadPool: %s\n", error->message);
+      return -1;
+    }
+
+  demo->phase = "GThreadPool";
+  demo->quiet = TRUE;
+  demo->jobs_running = 0;
+  g_atomic_int_set (&demo->finished_tasks, 0);
+  demo->ticks = 0;
+  demo->start_time = g_get_monotonic_time ();
+
+  if (demo->forkjoin.job.enabled)
+    {
+      demo->jobs_running++;
+      pool_push (demo, &pool_fib_new (NULL, 0, demo->forkjoin.n)->job);
+    }
+  if (demo->chains.job.enabled)
+    {
+      demo->jobs_running++;
+      pool->chain_checksums = g_new0 (guint64, demo->chains.n_chains);
+      g_atomic_int_set (&pool->chains_left, demo->chains.n_chains);
+      for (guint i = 0; i < demo->chains.n_chains; i++)
+        {
+          PoolLink *head = g_new0 (PoolLink, 1);
+
+          head->job.run = pool_link_run;
+          head->chain = i;
+          head->link = 1;
+          head->checksum = chain_seed (i);
+          pool_push (demo, &head->job);
+        }
+    }
+  if (demo->yields.job.enabled)
+    {
+      demo->jobs_running++;
+      pool->yielder_accs = g_new0 (guint64, demo->yields.n_tasks);
+      g_atomic_int_set (&pool->yielders_left, demo->yields.n_tasks);
+      for (guint i = 0; i < demo->yields.n_tasks; i++)
+        {
+          PoolYielder *y = g_new0 (PoolYielder, 1);
+
+          y->job.run = pool_yielder_run;
+          y->index = i;
+          y->acc = i;
+          pool_push (demo, &y->job);
+        }
+    }
+  if (demo->remote.job.enabled)
+    {
+      demo->jobs_running++;
+      if (pool_spawn_remote_batch (demo) == G_SOURCE_CONTINUE)
+        g_timeout_add (1, pool_spawn_remote_batch, demo);
+    }
+
+  progress_id = g_timeout_add (PROGRESS_INTERVAL_MS, on_progress_tick, demo);
+  print_progress (demo, FALSE);
+  g_main_loop_run (demo->loop);
+  end_time = g_get_monotonic_time ();
+  g_source_remove (progress_id);
+  print_progress (demo, TRUE);
+
+  /* Every job has ended: the pool is idle. */
+  g_thread_pool_free (pool->pool, FALSE, TRUE);
+  pool->pool = NULL;
+  return seconds_since (demo, end_time);
 }
 
 /* Whether every worker has gone to sleep. A worker adds its busy time to
@@ -881,6 +1247,7 @@ main (int   argc,
       char *argv[])
 {
   gint opt_workers = 0;
+  gboolean opt_no_gthreadpool = FALSE;
   gint opt_tasks = DEFAULT_TASKS;
   g_autofree gchar *opt_workload = NULL;
   const GOptionEntry entries[] = {
@@ -890,6 +1257,8 @@ main (int   argc,
       "Scale: about N tasks per workload (default: 500000)", "N" },
     { "workload", 'l', 0, G_OPTION_ARG_STRING, &opt_workload,
       "all, forkjoin, chains, yields or remote (default: all)", "NAME" },
+    { "no-gthreadpool", 0, 0, G_OPTION_ARG_NONE, &opt_no_gthreadpool,
+      "Do not run the same workload on a GThreadPool afterwards", NULL },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr(GOptionContext) option_context = NULL;
@@ -944,6 +1313,7 @@ main (int   argc,
   loop = g_main_loop_new (NULL, FALSE);
   demo.runtime = runtime;
   demo.loop = loop;
+  demo.phase = "wsrt";
   demo.is_tty = isatty (STDOUT_FILENO);
   size_workloads (&demo, opt_tasks);
   print_plan (&demo);
@@ -1002,6 +1372,39 @@ main (int   argc,
     ok &= check_job (&demo.yields.job, yields_expected (&demo.yields));
   if (demo.remote.job.enabled)
     ok &= check_job (&demo.remote.job, remote_expected (&demo.remote));
+
+  /* The same workload on a GThreadPool, as many threads as workers. */
+  if (!opt_no_gthreadpool)
+    {
+      guint n_threads = ws_runtime_get_n_workers (runtime);
+      gdouble wsrt_time = seconds_since (&demo, end_time);
+      gdouble pool_time;
+
+      g_print ("\nthe same workload on a GThreadPool of %u threads:\n", n_threads);
+      pool_time = run_on_gthreadpool (&demo, n_threads);
+      if (pool_time < 0)
+        ok = FALSE;
+      else
+        {
+          gboolean pool_ok = TRUE;
+
+          if (demo.forkjoin.job.enabled)
+            pool_ok &= check_job (&demo.pool.forkjoin, demo.forkjoin.job.result);
+          if (demo.chains.job.enabled)
+            pool_ok &= check_job (&demo.pool.chains, demo.chains.job.result);
+          if (demo.yields.job.enabled)
+            pool_ok &= check_job (&demo.pool.yields, demo.yields.job.result);
+          if (demo.remote.job.enabled)
+            pool_ok &= check_job (&demo.pool.remote, demo.remote.job.result);
+          ok &= pool_ok;
+          g_print ("wsrt %.3f s, GThreadPool %.3f s (%u threads): wsrt took %.2f× "
+                   "the GThreadPool time%s\n",
+                   wsrt_time, pool_time, n_threads, wsrt_time / pool_time,
+                   pool_ok ? "" : " (GThreadPool results WRONG)");
+        }
+      g_free (demo.pool.chain_checksums);
+      g_free (demo.pool.yielder_accs);
+    }
 
   if (!ws_runtime_shutdown (runtime, -1))
     {
