@@ -1,0 +1,334 @@
+/* park.pml: the idle and park/unpark protocol of the worker pool
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * NW workers and one remote producer. Mirrors:
+ *  - worker_run, steal_work, run_task, transition_from_searching, park
+ *    (wsrt/ws-worker.c);
+ *  - ws_idle_transition_to_searching, ws_idle_transition_from_searching,
+ *    ws_idle_transition_to_parked, ws_idle_worker_to_notify,
+ *    ws_idle_is_parked (wsrt/ws-idle.c): the state word with its
+ *    searching and unparked counts, and the sleeper stack under its lock;
+ *  - ws_parker_park / ws_parker_unpark (wsrt/ws-parker.c): EMPTY, PARKED,
+ *    NOTIFIED; a sleeping worker blocks until NOTIFIED (the eventfd wakeup
+ *    of g_main_context_wakeup is sticky, so "blocks until" is exact);
+ *  - pool_schedule (wsrt/ws-scheduler.c): a remote spawn pushes to the
+ *    injection queue (ws_inject_queue_push_batch, seq_cst store of len)
+ *    and calls ws_scheduler_notify_parked (seq_cst fence, load of state);
+ *  - a task running on a worker spawns a child into the worker's local
+ *    queue and notifies (ws_worker_schedule_local, the run-queue path).
+ *
+ * Spin's interleaving semantics are sequentially consistent, which is what
+ * the seq_cst operations of the Dekker check provide in C: the producer
+ * stores len then loads state; the parker RMWs state then loads len.
+ * Queue contents are counts; a steal takes the larger half
+ * (ws_local_queue_steal_into); the injection pop takes one task.
+ *
+ * Properties (assertions):
+ *  - no lost wake: when nothing can move any more (every worker asleep),
+ *    no task is left in the injection queue or in any local queue, and
+ *    every task ran (monitor, on `timeout`);
+ *  - the counts stay within bounds: searching <= unparked <= NW, and a
+ *    worker is asleep exactly when it is on the sleeper stack.
+ *
+ * Build with -DBROKEN_RECHECK (no parker re-checks the queues after
+ * announcing its park, i.e. the parker's half of the Dekker check is
+ * gone) and pan finds a remote task stranded while every worker sleeps
+ * (test: model-park-broken-recheck).
+ *
+ * What the model also says (checked by hand, NW=2 and NW=3, not in CI):
+ * with -DBROKEN_NONLAST_RECHECK (only the last searcher re-checks) or
+ * -DBROKEN_SEARCH_NOTIFY (the last searcher that finds work wakes nobody)
+ * no task is stranded either: the last worker to park is always the last
+ * searcher or is woken by the producer's notify, so those two steps serve
+ * parallelism (waking more workers sooner), not the absence of lost
+ * wakes. With NW=3 the full model has about 37 million states (50 s,
+ * 5 GB): `models/run-spin.sh models/park.pml park3 expect-pass -DNW=3`.
+ */
+
+#ifndef NW
+#define NW 2
+#endif
+#ifndef NREMOTE
+#define NREMOTE 2            /* remote spawns */
+#endif
+#ifndef NCHILD
+#define NCHILD 1             /* spawns from inside tasks */
+#endif
+
+#define EMPTY    0
+#define PARKED   1
+#define NOTIFIED 2
+
+/* WsIdle.state, split in its two halves (one word in C: every change
+ * below is one atomic RMW or load of it). */
+byte searching = 0;
+byte unparked = NW;
+/* Under WsIdle.lock. */
+bool idle_lock = false;
+byte sleepers[NW];
+byte n_sleepers = 0;
+bool is_sleeping[NW];
+
+byte parker[NW];             /* WsParker.state */
+byte inject = 0;             /* WsInjectQueue.len */
+byte lq[NW];              /* local run queue lengths */
+byte ran = 0;                /* tasks polled */
+byte children_left = NCHILD;
+
+inline lock ()
+{
+  atomic { !idle_lock -> idle_lock = true }
+}
+
+inline unlock ()
+{
+  idle_lock = false
+}
+
+inline should_wake (result)
+{
+  result = (searching == 0 && unparked < NW)
+}
+
+/* ws_scheduler_notify_parked = ws_idle_worker_to_notify + unpark */
+inline notify_parked ()
+{
+  bool wake;
+  byte w;
+
+  should_wake (wake);                  /* fence + seq_cst load */
+  if
+  :: wake ->
+     lock ();
+     should_wake (wake);
+     if
+     :: wake && n_sleepers > 0 ->
+        atomic {
+          unparked++;                  /* counts as unparked and searching */
+          searching++
+        };
+        n_sleepers--;
+        w = sleepers[n_sleepers];
+        is_sleeping[w] = false;
+        unlock ();
+        parker[w] = NOTIFIED           /* ws_parker_unpark */
+     :: else -> unlock ()
+     fi
+  :: else -> skip
+  fi;
+  w = 0
+}
+
+proctype producer ()
+{
+  byte k = 0;
+
+  do
+  :: k < NREMOTE ->
+     inject++;                         /* push: seq_cst store of len */
+     notify_parked ();
+     k++
+  :: else -> break
+  od
+}
+
+proctype worker (byte me)
+{
+  bool is_searching = false;
+  bool found;
+  bool last;
+  bool pending;
+  byte st;
+  byte v;
+  byte n;
+
+  do
+  :: true ->
+     found = false;
+
+     /* next_task: the local queue */
+     atomic {
+       if
+       :: lq[me] > 0 -> lq[me]--; found = true
+       :: else -> skip
+       fi
+     }
+
+     /* steal_work */
+     if
+     :: !found ->
+        if
+        :: !is_searching ->
+           st = searching;                       /* seq_cst load */
+           if
+           :: 2 * st < NW ->
+              searching++;                       /* fetch_add */
+              is_searching = true
+           :: else -> skip
+           fi
+        :: else -> skip
+        fi;
+        if
+        :: is_searching ->
+           v = 0;
+           do
+           :: v < NW && !found ->
+              if
+              :: v != me ->
+                 atomic {
+                   if
+                   :: lq[v] > 0 ->             /* steal the larger half */
+                      n = lq[v] - lq[v] / 2;
+                      lq[v] = lq[v] - n;
+                      lq[me] = lq[me] + n - 1;
+                      found = true
+                   :: else -> skip
+                   fi
+                 }
+              :: else -> skip
+              fi;
+              v++
+           :: else -> break
+           od;
+           atomic {                               /* pop_injected */
+             if
+             :: !found && inject > 0 -> inject--; found = true
+             :: else -> skip
+             fi
+           }
+        :: else -> skip
+        fi
+     :: else -> skip
+     fi;
+
+     if
+     :: found ->
+        /* run_task: transition_from_searching, then the poll */
+        if
+        :: is_searching ->
+           is_searching = false;
+           atomic { last = (searching == 1); searching-- };
+#ifndef BROKEN_SEARCH_NOTIFY
+           if
+           :: last -> notify_parked ()
+           :: else -> skip
+           fi
+#endif
+        :: else -> skip
+        fi;
+        ran++;
+        atomic {
+          if
+          :: children_left > 0 -> children_left--; lq[me]++; found = false
+          :: else -> skip
+          fi
+        };
+        if
+        :: !found -> notify_parked ()             /* a child was queued */
+        :: else -> skip
+        fi
+     :: else ->
+        /* park (): never with work in our own queue */
+        if
+        :: lq[me] > 0 -> skip
+        :: else ->
+           lock ();
+           atomic {                               /* seq_cst RMW */
+             last = is_searching && searching == 1;
+             unparked--;
+             if
+             :: is_searching -> searching--
+             :: else -> skip
+             fi
+           };
+           sleepers[n_sleepers] = me;
+           n_sleepers++;
+           is_sleeping[me] = true;
+           unlock ();
+           is_searching = false;
+
+           /* the re-check (seq_cst loads) */
+           if
+           :: last ->
+              pending = inject > 0;
+              v = 0;
+              do
+              :: v < NW -> pending = pending || lq[v] > 0; v++
+              :: else -> break
+              od
+           :: else ->
+#ifndef BROKEN_NONLAST_RECHECK
+              pending = inject > 0
+#else
+              pending = false
+#endif
+           fi;
+#ifdef BROKEN_RECHECK
+           pending = false;
+#endif
+           if
+           :: pending -> notify_parked ()
+           :: else -> skip
+           fi;
+
+           /* ws_parker_park until listed as not sleeping */
+park_again:
+           atomic {
+             if
+             :: parker[me] == NOTIFIED -> parker[me] = EMPTY
+             :: else -> parker[me] = PARKED
+             fi
+           };
+end_park:
+           atomic { parker[me] != PARKED -> parker[me] = EMPTY };
+           lock ();
+           found = is_sleeping[me];               /* ws_idle_is_parked */
+           unlock ();
+           if
+           :: !found -> is_searching = true       /* woken by notify */
+           :: else -> goto park_again
+           fi
+        fi
+     fi
+  od
+}
+
+proctype monitor ()
+{
+  byte v;
+
+  timeout ->
+    assert (inject == 0);                /* no lost wake */
+    v = 0;
+    do
+    :: v < NW -> assert (lq[v] == 0); v++
+    :: else -> break
+    od;
+    assert (ran == NREMOTE + NCHILD)
+}
+
+/* Bounds that hold in every state. */
+active proctype invariants ()
+{
+end:
+  do
+  :: atomic { !(searching <= NW && unparked <= NW && n_sleepers <= NW) -> assert (false) }
+  od
+}
+
+init
+{
+  byte i;
+
+  atomic {
+    i = 0;
+    do
+    :: i < NW -> run worker (i); i++
+    :: else -> break
+    od;
+    run producer ();
+    run monitor ()
+  }
+}

@@ -1,0 +1,395 @@
+/* task-state.pml: the task state word of wsrt/ws-raw-task.c
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * One task, as the core sees it: the state word (RUNNING, COMPLETE,
+ * NOTIFIED, CANCELLED, JOIN_INTEREST, JOIN_WAKER and the reference count),
+ * two worker threads that poll whatever is queued, a waker thread, a
+ * canceller thread, the join handle and runtime shutdown. Each C function that is one CAS
+ * loop (or one RMW) on the word is one atomic step here: the loop only
+ * retries with a fresh value, so it behaves as one atomic
+ * read-compute-write. Spin explores every interleaving of those steps
+ * (sequentially consistent; the memory orders are argued in
+ * doc/architecture.md, section 10).
+ *
+ * The future: a poll returns READY once the waker thread has set `ready`
+ * (the state it waits for), PENDING before. The waker sets `ready`, then
+ * wakes, as a channel or a GIO callback does.
+ *
+ * Properties checked (assertions; `spin -a`, `pan` finds any violation):
+ *  - no double poll: never two polls at once, never a poll after the end
+ *    (assert in poll);
+ *  - no lost wake: when nothing can move any more, the task has ended,
+ *    every reference is gone, and a join handle that registered its waker
+ *    was woken (assert in the monitor, which runs on `timeout`);
+ *  - exactly one outcome: the future is destroyed exactly once, one
+ *    completion, and the outcome is consumed exactly once, by the handle
+ *    or by whoever drops it (assert in the monitor);
+ *  - no use after free: every step on the task asserts it is not freed;
+ *    the reference count never goes below zero.
+ *
+ * A model that cannot fail proves nothing: build with -DBROKEN_WAKE (a wake
+ * during a poll is dropped instead of setting NOTIFIED) or -DBROKEN_IDLE
+ * (transition_to_idle ignores NOTIFIED) and pan reports the lost wake
+ * (tests: model-task-broken-*, which must find a counterexample).
+ */
+
+#define NONE      0
+#define FUTURE    1   /* WS_STAGE_FUTURE */
+#define FINISHED  2   /* WS_STAGE_FINISHED */
+#define CONSUMED  3   /* WS_STAGE_CONSUMED */
+
+/* The state word (ws-raw-task-private.h). */
+bool running = false;
+bool complete = false;
+bool notified = true;        /* ws_raw_task_new: NOTIFIED */
+bool cancelled = false;
+bool join_interest = true;   /* spawned with a handle */
+bool join_waker = false;
+byte refs = 4;               /* owned set + queued + handle + the waker's */
+
+byte stage = FUTURE;
+bool owned_linked = true;    /* in the owned-task set */
+bool freed = false;
+
+/* Observations. */
+byte polls_in_progress = 0;
+byte destroyed = 0;          /* the future's destroy notify */
+byte completions = 0;
+byte outcome_consumed = 0;   /* taken by the handle or dropped */
+bool handle_waiting = false; /* the handle registered its join waker */
+bool handle_woken = false;
+bool handle_done = false;
+bool waker_done = false;
+bool canceller_done = false;
+bool ready = false;
+
+chan runq = [4] of { bit };  /* queued instances, each holding a reference */
+
+inline check_alive ()
+{
+  assert (!freed)
+}
+
+/* ws_raw_task_unref_n */
+inline unref (n)
+{
+  atomic {
+    check_alive ();
+    assert (refs >= n);
+    refs = refs - n;
+    if
+    :: refs == 0 -> freed = true      /* dealloc */
+    :: else -> skip
+    fi
+  }
+}
+
+/* drop_stage: destroy the future, or drop an unread outcome. */
+inline drop_stage ()
+{
+  if
+  :: stage == FUTURE -> stage = CONSUMED; destroyed++
+  :: stage == FINISHED -> stage = CONSUMED; outcome_consumed++
+  :: else -> skip
+  fi
+}
+
+/* complete (): XOR RUNNING|COMPLETE, leave the owned set, hand the
+ * outcome to the handle or drop it. */
+inline complete_task ()
+{
+  bool prev_interest, prev_waker;
+  byte n_unref;
+
+  atomic {
+    check_alive ();
+    assert (running && !complete);
+    running = false;
+    complete = true;
+    completions++;
+    prev_interest = join_interest;
+    prev_waker = join_waker
+  }
+  /* ws_owned_tasks_remove, under the set's lock */
+  atomic {
+    n_unref = 1;
+    if
+    :: owned_linked -> owned_linked = false; n_unref = 2
+    :: else -> skip
+    fi
+  }
+  if
+  :: !prev_interest -> drop_stage ()
+  :: prev_interest && prev_waker -> handle_woken = true   /* wake join_waker */
+  :: else -> skip
+  fi;
+  unref (n_unref)
+}
+
+/* store_result + complete, after drop_stage: cancel_task and READY. */
+inline finish_task ()
+{
+  drop_stage ();
+  assert (stage == CONSUMED);
+  stage = FINISHED;
+  complete_task ()
+}
+
+/* ws_raw_task_wake_by_ref */
+inline wake_by_ref ()
+{
+  bool submit = false;
+
+  atomic {
+    check_alive ();
+    if
+    :: complete || notified -> skip
+    :: else ->
+       if
+       :: running ->
+#ifndef BROKEN_WAKE
+          notified = true
+#else
+          skip
+#endif
+       :: else -> notified = true; refs++; submit = true
+       fi
+    fi
+  }
+  if
+  :: submit -> runq ! 1      /* schedule () */
+  :: else -> skip
+  fi
+}
+
+/* ws_raw_task_cancel */
+inline cancel ()
+{
+  bool submit = false;
+
+  atomic {
+    check_alive ();
+    if
+    :: complete || cancelled -> skip
+    :: else ->
+       if
+       :: running || notified -> cancelled = true; notified = true
+       :: else -> cancelled = true; notified = true; refs++; submit = true
+       fi
+    fi
+  }
+  if
+  :: submit -> runq ! 1
+  :: else -> skip
+  fi
+}
+
+/* ws_raw_task_run, with transition_to_running and transition_to_idle */
+proctype worker ()
+{
+  byte action;
+  bool is_ready;
+
+end:
+  do
+  :: runq ? _ ->
+     /* transition_to_running: 0 success, 1 cancelled, 2 failed, 3 dealloc */
+     atomic {
+       check_alive ();
+       assert (notified);
+       if
+       :: running || complete ->
+          assert (refs > 0);
+          refs--;
+          if
+          :: refs == 0 -> action = 3; freed = true
+          :: else -> action = 2
+          fi
+       :: else ->
+          running = true;
+          notified = false;
+          if
+          :: cancelled -> action = 1
+          :: else -> action = 0
+          fi
+       fi
+     }
+     if
+     :: action == 2 || action == 3 -> skip
+     :: action == 1 -> finish_task ()        /* cancel_task */
+     :: action == 0 ->
+        /* the poll */
+        atomic {
+          check_alive ();
+          assert (running && !complete && stage == FUTURE);
+          assert (polls_in_progress == 0);
+          polls_in_progress++
+        }
+        is_ready = ready;
+        polls_in_progress--;
+        if
+        :: is_ready -> finish_task ()       /* READY */
+        :: else ->
+           /* transition_to_idle: 0 ok, 1 notified, 2 dealloc, 3 cancelled */
+           atomic {
+             check_alive ();
+             assert (running);
+             if
+             :: cancelled -> action = 3
+             :: else ->
+                running = false;
+#ifndef BROKEN_IDLE
+                if
+                :: notified -> action = 1
+                :: else ->
+#endif
+                   refs--;
+                   if
+                   :: refs == 0 -> action = 2; freed = true
+                   :: else -> action = 0
+                   fi
+#ifndef BROKEN_IDLE
+                fi
+#endif
+             fi
+           }
+           if
+           :: action == 1 -> runq ! 1       /* schedule again */
+           :: action == 3 -> finish_task ()  /* cancel_task */
+           :: else -> skip
+           fi
+        fi
+     fi
+  od
+}
+
+/* Sets what the future waits for, then wakes it (maybe twice), then
+ * drops its waker reference. */
+proctype waker ()
+{
+  ready = true;
+  wake_by_ref ();
+  if
+  :: wake_by_ref ()
+  :: skip
+  fi;
+  unref (1);
+  waker_done = true
+}
+
+/* ws_task_cancel from another thread, through its own reference to the
+ * WsTask (which shares the handle's join reference). */
+proctype canceller ()
+{
+  if
+  :: cancel ()
+  :: skip
+  fi;
+  canceller_done = true
+}
+
+/* The join handle (WsTask): waits for the outcome through its join waker
+ * (ws_raw_task_try_read_output, set_join_waker), or is dropped early
+ * (ws_raw_task_drop_join_handle). */
+proctype handle ()
+{
+  bool registered;
+
+  if
+  :: /* wait and take the outcome */
+     atomic {
+       check_alive ();
+       if
+       :: complete -> registered = false
+       :: else -> join_waker = true; registered = true; handle_waiting = true
+       fi
+     }
+     if
+     :: registered -> handle_woken   /* blocks until the completer wakes it */
+     :: else -> skip
+     fi;
+     atomic {
+       check_alive ();
+       assert (complete && stage == FINISHED);
+       stage = CONSUMED;             /* take_output */
+       outcome_consumed++
+     };
+     canceller_done
+  :: /* dropped before the end, or whenever */
+     canceller_done;                 /* the WsTask's last reference */
+     atomic {
+       check_alive ();
+       if
+       :: complete ->
+          if
+          :: stage == FINISHED -> stage = CONSUMED; outcome_consumed++
+          :: else -> skip
+          fi
+       :: else -> join_interest = false; join_waker = false
+       fi
+     }
+  fi;
+  unref (1);
+  handle_done = true
+}
+
+/* Runtime shutdown (ws_owned_tasks_shutdown_all, ws_raw_task_shutdown):
+ * unlink the task from the owned set, mark it cancelled and, if it is
+ * idle, take RUNNING and destroy it here; the set's reference then plays
+ * the poller's. A queued instance left behind is dropped by the worker
+ * that pops it (transition_to_running finds RUNNING or COMPLETE). */
+proctype shutdown ()
+{
+  bool linked, idle;
+
+  if
+  :: skip
+  :: atomic { linked = owned_linked; owned_linked = false }
+     if
+     :: linked ->
+        atomic {
+          check_alive ();
+          cancelled = true;
+          idle = !running && !complete;
+          if
+          :: idle -> running = true
+          :: else -> skip
+          fi
+        }
+        if
+        :: idle -> finish_task ()         /* cancel_task */
+        :: else -> unref (1)
+        fi
+     :: else -> skip
+     fi
+  fi
+}
+
+/* When nothing can move any more, everything must have ended. */
+proctype monitor ()
+{
+  timeout ->
+    assert (complete);                 /* no lost wake */
+    assert (completions == 1);
+    assert (destroyed == 1);           /* destroy notify exactly once */
+    assert (outcome_consumed == 1);    /* exactly one outcome, consumed once */
+    assert (handle_done && waker_done);
+    assert (!handle_waiting || handle_woken);
+    assert (freed && refs == 0)        /* no leak */
+}
+
+init
+{
+  runq ! 1;                            /* the spawn queues it */
+  atomic {
+    run worker ();
+    run worker ();
+    run waker ();
+    run canceller ();
+    run handle ();
+    run shutdown ();
+    run monitor ()
+  }
+}
