@@ -59,6 +59,20 @@ test('a waker woken from a JS timeout re-polls the task once', async () => {
     assertEqual(polls, 2, 'polls');
 });
 
+test('a local task awaits a Ws.Sleep', async () => {
+    const sleep = Ws.Sleep.new(20 * 1000);
+    const start = GLib.get_monotonic_time();
+    let polls = 0;
+    const task = rt.spawn_local(null, cx => {
+        polls++;
+        return sleep.poll(cx);
+    });
+    await task.wait_async(null);
+    assert(GLib.get_monotonic_time() >= sleep.get_deadline(), 'woke after the deadline');
+    assert(sleep.get_deadline() - start >= 20 * 1000, 'deadline 20 ms on');
+    assertEqual(polls, 2, 'polled when spawned and when the timer fired');
+});
+
 test('an error returned by a task rejects with its GLib.Error', async () => {
     const task = rt.spawn_local(null, cx => {
         cx.return_error(new GLib.Error(Ws.Error, Ws.Error.INVALID_CONFIG, 'bad input'));
