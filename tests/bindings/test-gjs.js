@@ -60,8 +60,8 @@ test('a waker woken from a JS timeout re-polls the task once', async () => {
 });
 
 test('a local task awaits a Ws.Sleep', async () => {
-    const sleep = Ws.Sleep.new(20 * 1000);
     const start = GLib.get_monotonic_time();
+    const sleep = Ws.Sleep.new(20 * 1000);
     let polls = 0;
     const task = rt.spawn_local(null, cx => {
         polls++;
