@@ -1,0 +1,429 @@
+/* test-bad-input.c: programmer errors and invalid configuration
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * DESIGN 9: every g_return_if_fail / g_return_val_if_fail of the public
+ * API is hit once here (each must log a critical in the Wsrt domain naming
+ * the function, and return the documented fallback); invalid configuration
+ * is a WS_ERROR_INVALID_CONFIG; a refused call still frees what it was
+ * handed. Also: the leak check of ws-test-util.h fails a test that leaks.
+ */
+
+#include "config.h"
+
+#include <gio/gio.h>
+
+#include "ws-test-util.h"
+#include "wsrt.h"
+#include "ws-raw-task-private.h"
+
+static guint n_refusals;
+
+/* @call must log exactly one critical naming @func. */
+#define REFUSED(func, call) \
+  G_STMT_START { \
+    g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*" #func "*"); \
+    call; \
+    g_test_assert_expected_messages (); \
+    n_refusals++; \
+  } G_STMT_END
+
+static _Atomic gint n_destroyed;
+
+static void
+count_destroy (gpointer data)
+{
+  atomic_fetch_add (&n_destroyed, 1);
+}
+
+static WsPoll
+ready_func (WsContext *cx,
+            gpointer   data)
+{
+  return WS_POLL_READY;
+}
+
+static void
+hook_func (gpointer data)
+{
+}
+
+static void
+blocking_func (gpointer data)
+{
+}
+
+static void
+test_runtime_refusals (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  g_autoptr(GMainContext) ctx = g_main_context_new ();
+  g_autoptr(WsHandle) handle = ws_runtime_get_handle (rt);
+  GError *preset = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_FAILED, "already set");
+
+  atomic_store (&n_destroyed, 0);
+  n_refusals = 0;
+
+  REFUSED (ws_runtime_new, g_assert_null (ws_runtime_new (1025)));
+
+  /* Refused spawns free their user data: NULL runtime, then NULL func. */
+  REFUSED (ws_runtime_spawn, g_assert_null (ws_runtime_spawn (NULL, ready_func, NULL, count_destroy)));
+  REFUSED (ws_runtime_spawn, g_assert_null (ws_runtime_spawn (rt, NULL, NULL, count_destroy)));
+  REFUSED (ws_runtime_spawn_detached, ws_runtime_spawn_detached (NULL, ready_func, NULL, count_destroy));
+  REFUSED (ws_runtime_spawn_detached, ws_runtime_spawn_detached (rt, NULL, NULL, count_destroy));
+  REFUSED (ws_runtime_spawn_blocking, g_assert_null (ws_runtime_spawn_blocking (NULL, ready_func, NULL, count_destroy)));
+  REFUSED (ws_runtime_spawn_blocking, g_assert_null (ws_runtime_spawn_blocking (rt, NULL, NULL, count_destroy)));
+  REFUSED (ws_runtime_spawn_local, g_assert_null (ws_runtime_spawn_local (NULL, ctx, ready_func, NULL, count_destroy)));
+  REFUSED (ws_runtime_spawn_local, g_assert_null (ws_runtime_spawn_local (rt, ctx, NULL, NULL, count_destroy)));
+  REFUSED (ws_runtime_spawn_local_detached, ws_runtime_spawn_local_detached (NULL, ctx, ready_func, NULL, count_destroy));
+  REFUSED (ws_runtime_spawn_local_detached, ws_runtime_spawn_local_detached (rt, ctx, NULL, NULL, count_destroy));
+  REFUSED (ws_handle_spawn, g_assert_null (ws_handle_spawn (NULL, ready_func, NULL, count_destroy)));
+  REFUSED (ws_handle_spawn, g_assert_null (ws_handle_spawn (handle, NULL, NULL, count_destroy)));
+  g_assert_cmpint (atomic_load (&n_destroyed), ==, 12);
+
+  /* Refused hooks free their user data too. */
+  REFUSED (ws_runtime_set_on_thread_start, ws_runtime_set_on_thread_start (NULL, hook_func, NULL, count_destroy));
+  REFUSED (ws_runtime_set_on_thread_stop, ws_runtime_set_on_thread_stop (NULL, hook_func, NULL, count_destroy));
+  REFUSED (ws_runtime_set_before_park, ws_runtime_set_before_park (NULL, hook_func, NULL, count_destroy));
+  REFUSED (ws_runtime_set_after_unpark, ws_runtime_set_after_unpark (NULL, hook_func, NULL, count_destroy));
+  g_assert_cmpint (atomic_load (&n_destroyed), ==, 16);
+
+  REFUSED (ws_runtime_shutdown, g_assert_false (ws_runtime_shutdown (NULL, -1)));
+  REFUSED (ws_runtime_shutdown, g_assert_false (ws_runtime_shutdown (rt, -2)));
+  REFUSED (ws_runtime_get_handle, g_assert_null (ws_runtime_get_handle (NULL)));
+  REFUSED (ws_runtime_get_n_workers, g_assert_cmpuint (ws_runtime_get_n_workers (NULL), ==, 0));
+  REFUSED (ws_runtime_get_metrics, g_assert_null (ws_runtime_get_metrics (NULL)));
+  REFUSED (ws_block_in_place, g_assert_false (ws_block_in_place (NULL, NULL, NULL)));
+  REFUSED (ws_block_in_place, g_assert_false (ws_block_in_place (blocking_func, NULL, &preset)));
+  g_clear_error (&preset);
+
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_test_message ("runtime: %u refusals checked", n_refusals);
+}
+
+static void
+test_context_and_waker_refusals (void)
+{
+  WsContext idle_cx = { NULL, };   /* a context outside any poll */
+  GValue v = G_VALUE_INIT;
+
+  atomic_store (&n_destroyed, 0);
+  n_refusals = 0;
+
+  /* Refused results are freed: the pointer with its destroy notify, the
+   * error (LSan would see it otherwise). */
+  REFUSED (ws_context_return_pointer, ws_context_return_pointer (NULL, &v, count_destroy));
+  REFUSED (ws_context_return_pointer, ws_context_return_pointer (&idle_cx, &v, count_destroy));
+  g_assert_cmpint (atomic_load (&n_destroyed), ==, 2);
+  g_value_init (&v, G_TYPE_INT);
+  REFUSED (ws_context_return_value, ws_context_return_value (NULL, &v));
+  REFUSED (ws_context_return_value, ws_context_return_value (&idle_cx, &v));
+  REFUSED (ws_context_return_error, ws_context_return_error (NULL, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_FAILED, "x")));
+  REFUSED (ws_context_return_error, ws_context_return_error (&idle_cx, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_FAILED, "x")));
+  REFUSED (ws_context_yield, g_assert_cmpint (ws_context_yield (NULL), ==, WS_POLL_PENDING));
+  REFUSED (ws_context_get_waker, g_assert_null (ws_context_get_waker (NULL)));
+  REFUSED (ws_context_get_waker, g_assert_null (ws_context_get_waker (&idle_cx)));
+  REFUSED (ws_waker_ref, g_assert_null (ws_waker_ref (NULL)));
+  REFUSED (ws_waker_unref, ws_waker_unref (NULL));
+  REFUSED (ws_waker_wake, ws_waker_wake (NULL));
+  g_value_unset (&v);
+  g_test_message ("context and waker: %u refusals checked", n_refusals);
+}
+
+/* Checks the refusals that need a context inside a real poll. */
+typedef struct
+{
+  GValue invalid;   /* zeroed: not a valid GValue */
+} InPoll;
+
+static WsPoll
+in_poll_func (WsContext *cx,
+              gpointer   data)
+{
+  InPoll *ip = data;
+
+  REFUSED (ws_context_return_value, ws_context_return_value (cx, &ip->invalid));
+  REFUSED (ws_context_return_error, ws_context_return_error (cx, NULL));
+  /* A second result is refused, and freed. */
+  ws_context_return_pointer (cx, NULL, NULL);
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*exactly one result*");
+  ws_context_return_pointer (cx, ip, count_destroy);
+  g_test_assert_expected_messages ();
+  return WS_POLL_READY;
+}
+
+static void
+test_in_poll_refusals (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  g_autoptr(GMainContext) ctx = g_main_context_new ();
+  InPoll ip = { G_VALUE_INIT };
+  g_autoptr(WsTask) task = NULL;
+
+  atomic_store (&n_destroyed, 0);
+  n_refusals = 0;
+  /* Polled on this thread, so the expected messages are ours. */
+  task = ws_runtime_spawn_local (rt, ctx, in_poll_func, &ip, NULL);
+  ws_test_iterate_until (ctx, ws_task_is_finished (task));
+  g_assert_cmpint (atomic_load (&n_destroyed), ==, 1);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+static void
+test_task_refusals (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, ready_func, NULL, NULL);
+  g_autoptr(GTask) other = g_task_new (NULL, NULL, NULL, NULL);
+  GError *preset = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_FAILED, "already set");
+
+  n_refusals = 0;
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+
+  REFUSED (ws_task_poll, g_assert_cmpint (ws_task_poll (NULL, NULL), ==, WS_POLL_READY));
+  REFUSED (ws_task_poll, g_assert_cmpint (ws_task_poll (task, NULL), ==, WS_POLL_READY));
+  REFUSED (ws_task_cancel, ws_task_cancel (NULL));
+  REFUSED (ws_task_is_finished, g_assert_false (ws_task_is_finished (NULL)));
+  REFUSED (ws_task_wait, g_assert_false (ws_task_wait (NULL, NULL, NULL)));
+  REFUSED (ws_task_wait, g_assert_false (ws_task_wait (task, (GCancellable *) other, NULL)));
+  REFUSED (ws_task_wait, g_assert_false (ws_task_wait (task, NULL, &preset)));
+  REFUSED (ws_task_wait_async, ws_task_wait_async (NULL, NULL, NULL, NULL));
+  REFUSED (ws_task_wait_async, ws_task_wait_async (task, (GCancellable *) other, NULL, NULL));
+  REFUSED (ws_task_wait_finish, g_assert_false (ws_task_wait_finish (NULL, G_ASYNC_RESULT (other), NULL)));
+  REFUSED (ws_task_wait_finish, g_assert_false (ws_task_wait_finish (task, G_ASYNC_RESULT (other), NULL)));
+  REFUSED (ws_task_get_value, g_assert_null (ws_task_get_value (NULL)));
+  REFUSED (ws_task_propagate_pointer, g_assert_null (ws_task_propagate_pointer (NULL, NULL)));
+  REFUSED (ws_task_propagate_pointer, g_assert_null (ws_task_propagate_pointer (task, &preset)));
+  g_clear_error (&preset);
+
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_test_message ("task: %u refusals checked", n_refusals);
+}
+
+static void
+test_group_refusals (void)
+{
+  g_autoptr(WsTaskGroup) group = ws_task_group_new ();
+  g_autoptr(GTask) other = g_task_new (NULL, NULL, NULL, NULL);
+
+  n_refusals = 0;
+  REFUSED (ws_task_group_add, ws_task_group_add (NULL, NULL));
+  REFUSED (ws_task_group_add, ws_task_group_add (group, NULL));
+  REFUSED (ws_task_group_get_size, g_assert_cmpuint (ws_task_group_get_size (NULL), ==, 0));
+  REFUSED (ws_task_group_get_n_finished, g_assert_cmpuint (ws_task_group_get_n_finished (NULL), ==, 0));
+  REFUSED (ws_task_group_get_task, g_assert_null (ws_task_group_get_task (NULL, 0)));
+  REFUSED (ws_task_group_get_task, g_assert_null (ws_task_group_get_task (group, 0)));
+  REFUSED (ws_task_group_cancel_all, ws_task_group_cancel_all (NULL));
+  REFUSED (ws_task_group_poll_all, g_assert_cmpint (ws_task_group_poll_all (NULL, NULL), ==, WS_POLL_READY));
+  REFUSED (ws_task_group_poll_all, g_assert_cmpint (ws_task_group_poll_all (group, NULL), ==, WS_POLL_READY));
+  REFUSED (ws_task_group_poll_any, g_assert_cmpint (ws_task_group_poll_any (NULL, NULL, NULL), ==, WS_POLL_READY));
+  REFUSED (ws_task_group_poll_any, g_assert_cmpint (ws_task_group_poll_any (group, NULL, NULL), ==, WS_POLL_READY));
+  REFUSED (ws_task_group_wait_all_async, ws_task_group_wait_all_async (NULL, NULL, NULL, NULL));
+  REFUSED (ws_task_group_wait_all_finish, g_assert_false (ws_task_group_wait_all_finish (NULL, G_ASYNC_RESULT (other), NULL)));
+  REFUSED (ws_task_group_wait_all_finish, g_assert_false (ws_task_group_wait_all_finish (group, G_ASYNC_RESULT (other), NULL)));
+  REFUSED (ws_task_group_wait_any_async, ws_task_group_wait_any_async (NULL, NULL, NULL, NULL));
+  REFUSED (ws_task_group_wait_any_finish, g_assert_null (ws_task_group_wait_any_finish (NULL, G_ASYNC_RESULT (other), NULL)));
+  REFUSED (ws_task_group_wait_any_finish, g_assert_null (ws_task_group_wait_any_finish (group, G_ASYNC_RESULT (other), NULL)));
+  g_test_message ("task group: %u refusals checked", n_refusals);
+}
+
+static void
+test_awaitable_refusals (void)
+{
+  g_autoptr(WsChannel) ch = ws_channel_new (1, NULL);
+  g_autoptr(WsOneshot) os = ws_oneshot_new (NULL);
+  g_autoptr(WsSleep) sl = ws_sleep_new (1000);
+  g_autoptr(WsAsyncOp) op = ws_async_op_new ();
+  gpointer item = NULL;
+
+  n_refusals = 0;
+  REFUSED (ws_channel_new, g_assert_null (ws_channel_new (0, NULL)));
+  REFUSED (ws_channel_ref, g_assert_null (ws_channel_ref (NULL)));
+  REFUSED (ws_channel_unref, ws_channel_unref (NULL));
+  REFUSED (ws_channel_poll_send, g_assert_cmpint (ws_channel_poll_send (NULL, NULL, NULL, NULL), ==, WS_POLL_READY));
+  REFUSED (ws_channel_poll_send, g_assert_cmpint (ws_channel_poll_send (ch, NULL, NULL, NULL), ==, WS_POLL_READY));
+  REFUSED (ws_channel_poll_receive, g_assert_cmpint (ws_channel_poll_receive (NULL, NULL, &item, NULL), ==, WS_POLL_READY));
+  REFUSED (ws_channel_poll_receive, g_assert_cmpint (ws_channel_poll_receive (ch, NULL, &item, NULL), ==, WS_POLL_READY));
+  REFUSED (ws_channel_try_send, g_assert_false (ws_channel_try_send (NULL, NULL, NULL)));
+  REFUSED (ws_channel_try_receive, g_assert_false (ws_channel_try_receive (NULL, &item, NULL)));
+  REFUSED (ws_channel_try_receive, g_assert_false (ws_channel_try_receive (ch, NULL, NULL)));
+  REFUSED (ws_channel_close, ws_channel_close (NULL));
+  REFUSED (ws_channel_is_closed, g_assert_true (ws_channel_is_closed (NULL)));
+  REFUSED (ws_channel_get_length, g_assert_cmpuint (ws_channel_get_length (NULL), ==, 0));
+  REFUSED (ws_channel_get_capacity, g_assert_cmpuint (ws_channel_get_capacity (NULL), ==, 0));
+
+  REFUSED (ws_oneshot_ref, g_assert_null (ws_oneshot_ref (NULL)));
+  REFUSED (ws_oneshot_unref, ws_oneshot_unref (NULL));
+  REFUSED (ws_oneshot_send, g_assert_false (ws_oneshot_send (NULL, NULL)));
+  REFUSED (ws_oneshot_poll, g_assert_cmpint (ws_oneshot_poll (NULL, NULL, &item, NULL), ==, WS_POLL_READY));
+  REFUSED (ws_oneshot_poll, g_assert_cmpint (ws_oneshot_poll (os, NULL, &item, NULL), ==, WS_POLL_READY));
+  REFUSED (ws_oneshot_close, ws_oneshot_close (NULL));
+
+  REFUSED (ws_sleep_ref, g_assert_null (ws_sleep_ref (NULL)));
+  REFUSED (ws_sleep_unref, ws_sleep_unref (NULL));
+  REFUSED (ws_sleep_get_deadline, g_assert_cmpint (ws_sleep_get_deadline (NULL), ==, 0));
+  REFUSED (ws_sleep_reset, ws_sleep_reset (NULL, 0));
+  REFUSED (ws_sleep_poll, g_assert_cmpint (ws_sleep_poll (NULL, NULL), ==, WS_POLL_READY));
+  REFUSED (ws_sleep_poll, g_assert_cmpint (ws_sleep_poll (sl, NULL), ==, WS_POLL_READY));
+
+  REFUSED (ws_async_op_ref, g_assert_null (ws_async_op_ref (NULL)));
+  REFUSED (ws_async_op_unref, ws_async_op_unref (NULL));
+  REFUSED (ws_async_op_get_cancellable, g_assert_null (ws_async_op_get_cancellable (NULL)));
+  REFUSED (ws_async_op_start, g_assert_null (ws_async_op_start (NULL, NULL)));
+  REFUSED (ws_async_op_start, g_assert_null (ws_async_op_start (op, NULL)));
+  REFUSED (ws_async_op_poll, g_assert_cmpint (ws_async_op_poll (NULL, NULL), ==, WS_POLL_READY));
+  REFUSED (ws_async_op_poll, g_assert_cmpint (ws_async_op_poll (op, NULL), ==, WS_POLL_READY));
+  REFUSED (ws_async_op_get_result, g_assert_null (ws_async_op_get_result (NULL)));
+  REFUSED (ws_async_op_cancel, ws_async_op_cancel (NULL));
+  g_test_message ("awaitables: %u refusals checked", n_refusals);
+}
+
+static void
+test_metrics_refusals (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  g_autoptr(WsMetrics) m = ws_runtime_get_metrics (rt);
+  guint64 (*worker_getters[]) (WsMetrics *, guint) = {
+    ws_metrics_get_worker_poll_count,
+    ws_metrics_get_worker_steal_count,
+    ws_metrics_get_worker_steal_operations,
+    ws_metrics_get_worker_park_count,
+    ws_metrics_get_worker_unpark_count,
+    ws_metrics_get_worker_noop_count,
+    ws_metrics_get_worker_local_schedule_count,
+    ws_metrics_get_worker_overflow_count,
+    ws_metrics_get_worker_forced_yield_count,
+    ws_metrics_get_worker_busy_time,
+  };
+
+  n_refusals = 0;
+  REFUSED (ws_metrics_ref, g_assert_null (ws_metrics_ref (NULL)));
+  REFUSED (ws_metrics_unref, ws_metrics_unref (NULL));
+  REFUSED (ws_metrics_to_string, g_assert_null (ws_metrics_to_string (NULL)));
+  REFUSED (ws_metrics_get_n_workers, g_assert_cmpuint (ws_metrics_get_n_workers (NULL), ==, 0));
+  REFUSED (ws_metrics_get_alive_tasks, g_assert_cmpuint (ws_metrics_get_alive_tasks (NULL), ==, 0));
+  REFUSED (ws_metrics_get_spawned_tasks, g_assert_cmpuint (ws_metrics_get_spawned_tasks (NULL), ==, 0));
+  REFUSED (ws_metrics_get_remote_schedule_count, g_assert_cmpuint (ws_metrics_get_remote_schedule_count (NULL), ==, 0));
+  REFUSED (ws_metrics_get_injection_queue_depth, g_assert_cmpuint (ws_metrics_get_injection_queue_depth (NULL), ==, 0));
+  REFUSED (ws_metrics_get_blocking_threads, g_assert_cmpuint (ws_metrics_get_blocking_threads (NULL), ==, 0));
+  REFUSED (ws_metrics_get_idle_blocking_threads, g_assert_cmpuint (ws_metrics_get_idle_blocking_threads (NULL), ==, 0));
+  REFUSED (ws_metrics_get_blocking_queue_depth, g_assert_cmpuint (ws_metrics_get_blocking_queue_depth (NULL), ==, 0));
+  for (guint i = 0; i < G_N_ELEMENTS (worker_getters); i++)
+    {
+      REFUSED (ws_metrics_get_worker_, g_assert_cmpuint (worker_getters[i] (NULL, 0), ==, 0));
+      REFUSED (ws_metrics_get_worker_, g_assert_cmpuint (worker_getters[i] (m, 1), ==, 0));
+    }
+  REFUSED (ws_metrics_get_worker_local_queue_depth, g_assert_cmpuint (ws_metrics_get_worker_local_queue_depth (NULL, 0), ==, 0));
+  REFUSED (ws_metrics_get_worker_local_queue_depth, g_assert_cmpuint (ws_metrics_get_worker_local_queue_depth (m, 1), ==, 0));
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_test_message ("metrics: %u refusals checked", n_refusals);
+}
+
+/* Invalid configuration: WS_ERROR_INVALID_CONFIG naming the property, or
+ * GObject's own range check naming it (the value is then not taken). */
+static void
+test_invalid_configuration (void)
+{
+  const char *prefixes[] = { "", "sixteen-chars-xx" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (prefixes); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      WsRuntime *rt = g_initable_new (WS_TYPE_RUNTIME, NULL, &error,
+                                      "thread-name-prefix", prefixes[i], NULL);
+
+      g_assert_null (rt);
+      g_assert_error (error, WS_ERROR, WS_ERROR_INVALID_CONFIG);
+      g_assert_nonnull (strstr (error->message, "thread-name-prefix"));
+    }
+
+  {
+    const struct { const char *name; guint value; } out_of_range[] = {
+      { "n-workers", 1025 },
+      { "max-blocking-threads", 0 },
+      { "global-queue-interval", 0 },
+      { "event-interval", 0 },
+    };
+
+    for (guint i = 0; i < G_N_ELEMENTS (out_of_range); i++)
+      {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(WsRuntime) rt = NULL;
+        g_autofree char *pattern = g_strdup_printf ("*%s*", out_of_range[i].name);
+        guint value = 12345;
+
+        g_test_expect_message ("GLib-GObject", G_LOG_LEVEL_WARNING, pattern);
+        rt = g_initable_new (WS_TYPE_RUNTIME, NULL, &error,
+                             out_of_range[i].name, out_of_range[i].value, NULL);
+        g_test_assert_expected_messages ();
+        g_assert_no_error (error);
+        g_object_get (rt, out_of_range[i].name, &value, NULL);
+        g_assert_cmpuint (value, !=, out_of_range[i].value);
+        g_assert_true (ws_runtime_shutdown (rt, -1));
+      }
+  }
+}
+
+/* The harness itself: a test that leaks a waker reference fails. */
+static WsPoll
+leak_waker_func (WsContext *cx,
+                 gpointer   data)
+{
+  /* Deliberately never released. */
+  *(WsWaker **) data = ws_context_get_waker (cx);
+  return WS_POLL_READY;
+}
+
+static void
+test_leak_check_subprocess (void)
+{
+  static WsWaker *leaked;
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, leak_waker_func, &leaked, NULL);
+
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+static void
+test_leak_check_fails_a_leaking_test (void)
+{
+  if (ws_raw_task_get_n_live_wakers () < 0)
+    {
+      g_test_skip ("waker leak counter only in debug builds");
+      return;
+    }
+  /* The child's harness gives up waiting after 100 ms. */
+  g_setenv ("WS_TEST_LEAK_WAIT_MS", "100", TRUE);
+  g_test_trap_subprocess ("/bad-input/leak-check/subprocess", 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_unsetenv ("WS_TEST_LEAK_WAIT_MS");
+  g_test_trap_assert_failed ();
+  g_test_trap_assert_stderr ("*ws_raw_task_get_n_live*");
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  ws_test_init (&argc, &argv);
+
+  ws_test_add_func ("/bad-input/runtime", test_runtime_refusals);
+  ws_test_add_func ("/bad-input/context-and-waker", test_context_and_waker_refusals);
+  ws_test_add_func ("/bad-input/in-poll", test_in_poll_refusals);
+  ws_test_add_func ("/bad-input/task", test_task_refusals);
+  ws_test_add_func ("/bad-input/task-group", test_group_refusals);
+  ws_test_add_func ("/bad-input/awaitables", test_awaitable_refusals);
+  ws_test_add_func ("/bad-input/metrics", test_metrics_refusals);
+  ws_test_add_func ("/bad-input/invalid-configuration", test_invalid_configuration);
+  ws_test_add_func ("/bad-input/leak-check", test_leak_check_fails_a_leaking_test);
+  {
+    /* Static: the parent skips it, and a skipped case's data is never
+     * freed. */
+    static WsTestCase leak_case = { "/bad-input/leak-check/subprocess", test_leak_check_subprocess, };
+
+    g_test_add_data_func (leak_case.path, &leak_case, ws_test_run_case);
+  }
+
+  return g_test_run ();
+}
