@@ -67,14 +67,15 @@ typedef struct
 /* Every test case ends with no live task and no live waker reference: a
  * leak is a failure of the case that made it. Threads the test no longer
  * waits for (a worker dropping its last reference after the waiter woke)
- * get up to 5 seconds to finish. The waker counter exists in debug builds
+ * get up to 5 seconds (WS_TEST_LEAK_WAIT_MS) to finish. The waker counter exists in debug builds
  * only (-1 otherwise). */
 static inline void
 ws_test_assert_no_leaks (void)
 {
 #ifdef WSRT_COMPILATION
+  const char *env = g_getenv ("WS_TEST_LEAK_WAIT_MS");
   gint64 start = g_get_monotonic_time ();
-  gint64 until = start + 5 * G_USEC_PER_SEC;
+  gint64 until = start + (env ? g_ascii_strtoll (env, NULL, 10) * 1000 : 5 * G_USEC_PER_SEC);
 
   while ((ws_raw_task_get_n_live () != 0 || ws_raw_task_get_n_live_wakers () > 0)
          && g_get_monotonic_time () < until)
