@@ -27,8 +27,9 @@
  *
  * Malformed requests, lines longer than 128 bytes, sizes above --max-size
  * and clients that go silent for 10 s get an ERR line; the connection
- * ends, the service goes on. SIGTERM or SIGINT stop it and print how many
- * requests it served.
+ * ends, the service goes on. SIGTERM or SIGINT stop it gracefully: it
+ * stops accepting, lets the connections in progress end (for up to 5 s),
+ * shuts the runtime down and prints how many requests it served.
  *
  *   hash-service [--port=N] [--workers=N] [--max-size=BYTES]
  *
@@ -44,6 +45,7 @@ const int DRAIN_LIMIT = 4 * 1024 * 1024;
 static int n_ok;        /* atomic: requests answered with OK */
 static int n_errors;    /* atomic: requests answered with ERR */
 static int n_failed;    /* atomic: connections that ended in an I/O error */
+static int n_active;    /* atomic: connections whose task has not ended */
 static uint64 max_size = 64 * 1024 * 1024;
 
 enum State {
@@ -132,6 +134,7 @@ class Connection : Object {
                     AtomicInt.inc (ref n_errors);
                 else
                     AtomicInt.inc (ref n_ok);
+                AtomicInt.add (ref n_active, -1);
                 state = State.DONE;
                 return Ws.Poll.READY;
 
@@ -359,12 +362,26 @@ int main (string[] args) {
      * accepting. */
     service.incoming.connect ((connection, source) => {
         var conn = new Connection (connection);
+        AtomicInt.inc (ref n_active);
         runtime.spawn_detached ((cx) => conn.poll (cx));
         return true;
     });
 
     var loop = new MainLoop ();
-    Unix.signal_add (ProcessSignal.TERM, () => { loop.quit (); return Source.REMOVE; });
+    SourceFunc stop = () => {
+        /* Stop accepting; quit when the connections in progress have
+         * ended, or after 5 s. */
+        service.stop ();
+        int64 deadline = get_monotonic_time () + 5 * TimeSpan.SECOND;
+        Timeout.add (10, () => {
+            if (AtomicInt.get (ref n_active) > 0 && get_monotonic_time () < deadline)
+                return Source.CONTINUE;
+            loop.quit ();
+            return Source.REMOVE;
+        });
+        return Source.REMOVE;
+    };
+    Unix.signal_add (ProcessSignal.TERM, (owned) stop);
     Unix.signal_add (ProcessSignal.INT, () => { loop.quit (); return Source.REMOVE; });
 
     var address = (InetSocketAddress) effective;
@@ -377,9 +394,10 @@ int main (string[] args) {
     service.close ();
     bool clean = runtime.shutdown (5 * TimeSpan.SECOND);
     var metrics = runtime.get_metrics ();
-    print ("served %d requests: %d ok, %d errors, %d connections lost; %llu tasks spawned\n",
+    print ("served %d requests: %d ok, %d errors, %d connections lost; %llu tasks spawned, "
+           + "%d cancelled at shutdown\n",
            AtomicInt.get (ref n_ok) + AtomicInt.get (ref n_errors), AtomicInt.get (ref n_ok),
            AtomicInt.get (ref n_errors), AtomicInt.get (ref n_failed),
-           metrics.get_spawned_tasks ());
+           metrics.get_spawned_tasks (), AtomicInt.get (ref n_active));
     return clean ? 0 : 1;
 }

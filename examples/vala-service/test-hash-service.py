@@ -61,10 +61,13 @@ def stop_service(proc):
     print(f'# service: {out.strip()}')
     if proc.returncode != 0:
         sys.exit(f'FAIL: the service exited with status {proc.returncode}')
-    m = re.search(r'served (\d+) requests: (\d+) ok, (\d+) errors, (\d+) connections lost', out)
+    m = re.search(r'served (\d+) requests: (\d+) ok, (\d+) errors, (\d+) connections lost; '
+                  r'\d+ tasks spawned, (\d+) cancelled at shutdown', out)
     if not m:
         sys.exit('FAIL: the service did not print its counts')
-    return tuple(int(g) for g in m.groups())
+    if int(m.group(5)) != 0:
+        sys.exit('FAIL: connections were still in progress after the graceful stop')
+    return tuple(int(g) for g in m.groups()[:4])
 
 
 async def request(address, payload, half_close=False):
