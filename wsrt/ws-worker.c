@@ -373,6 +373,9 @@ park (WsWorker *w)
   is_last_searcher = ws_idle_transition_to_parked (&s->idle, w->index, w->is_searching);
   w->is_searching = FALSE;
 
+  /* Between announcing the park and the re-check (the Dekker window). */
+  WS_CHAOS_POINT ();
+
   /* The last searcher re-checks every queue before it sleeps; everyone
    * re-checks the injection queue, whose producers may have seen us still
    * unparked a moment ago. */
