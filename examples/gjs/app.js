@@ -14,6 +14,8 @@
 //                                       progress on stdout
 //   gjs -m app.js --headless LIMIT --cancel-after N
 //                                       ... cancelled after N tasks ended
+//   gjs -m app.js --self-test           the window, driven by a script:
+//                                       count, then start and cancel
 //
 // It needs the typelibs of Ws and WsExample and their libraries:
 // `meson devenv -C _build` sets GI_TYPELIB_PATH and LD_LIBRARY_PATH, or
@@ -66,8 +68,41 @@ function runHeadless(limit, cancelAfter) {
     return status;
 }
 
-function runWindow() {
+// Resolves after @ms milliseconds of main loop.
+function sleep(ms) {
+    return new Promise(resolve => GLib.timeout_add(GLib.PRIORITY_DEFAULT, ms, () => {
+        resolve();
+        return GLib.SOURCE_REMOVE;
+    }));
+}
+
+// --self-test: presses the window's buttons and checks what it shows.
+async function selfTest(window, {limitEntry, startButton, cancelButton, result}) {
+    const idle = async () => {
+        while (!startButton.sensitive)
+            await sleep(10);
+    };
+
+    limitEntry.set_value(1000000);
+    startButton.emit('clicked');
+    await idle();
+    print(`self-test: count: ${result.label}`);
+    if (!result.label.startsWith('78498 primes below 1000000'))
+        throw new Error(`wrong count: ${result.label}`);
+
+    limitEntry.set_value(500000000);
+    startButton.emit('clicked');
+    await sleep(100);
+    cancelButton.emit('clicked');
+    await idle();
+    print(`self-test: cancel: ${result.label}`);
+    if (!result.label.startsWith('Cancelled'))
+        throw new Error(`not cancelled: ${result.label}`);
+}
+
+function runWindow(runSelfTest) {
     const runtime = Ws.Runtime.new(0);
+    let failed = false;
     const app = new Gtk.Application({
         application_id: 'org.wsrt.GjsExample',
         flags: Gio.ApplicationFlags.NON_UNIQUE,
@@ -136,11 +171,25 @@ function runWindow() {
             GLib.source_remove(tick);
         });
         window.present();
+
+        if (runSelfTest) {
+            selfTest(window, {limitEntry, startButton, cancelButton, result}).catch(e => {
+                printerr(`self-test: ${e.message}`);
+                failed = true;
+            }).finally(() => window.close());
+        }
     });
 
+    if (runSelfTest) {
+        GLib.timeout_add_seconds(GLib.PRIORITY_HIGH, 60, () => {
+            printerr('self-test: no end after 60 s');
+            System.exit(1);
+        });
+    }
     const status = app.run([System.programInvocationName]);
-    runtime.shutdown(-1);
-    return status;
+    if (!runtime.shutdown(-1))
+        failed = true;
+    return status !== 0 ? status : failed ? 1 : 0;
 }
 
 const args = System.programArgs;
@@ -150,5 +199,5 @@ if (args[0] === '--headless') {
     const cancelAfter = cancelAt >= 0 ? Number(args[cancelAt + 1]) : -1;
     System.exit(runHeadless(limit, cancelAfter));
 } else {
-    System.exit(runWindow());
+    System.exit(runWindow(args[0] === '--self-test'));
 }
