@@ -17,9 +17,9 @@
 //   gjs -m app.js --self-test           the window, driven by a script:
 //                                       count, then start and cancel
 //
-// It needs the typelibs of Ws and WsExample and their libraries:
-// `meson devenv -C _build` sets GI_TYPELIB_PATH and LD_LIBRARY_PATH, or
-// see examples/gjs/meson.build.
+// It needs the typelibs of Ws and WsExample and their libraries; from a
+// checkout, `meson devenv -C _build -w . gjs -m examples/gjs/app.js`
+// sets GI_TYPELIB_PATH and LD_LIBRARY_PATH.
 
 import GLib from 'gi://GLib';
 import Gio from 'gi://Gio';
