@@ -280,7 +280,7 @@ tile_landed_cb (GObject      *source,
   g_autoptr(FractalView) self = g_steal_pointer (&tile->view);
   g_autoptr(GError) error = NULL;
   g_autoptr(GBytes) bytes = NULL;
-  gboolean current = tile->generation == self->generation;
+  gboolean current = tile->generation == self->generation;   /* not stale */
 
   outstanding_waits--;
   if (ws_task_wait_finish (WS_TASK (source), result, &error))
@@ -341,7 +341,10 @@ fractal_view_leave (FractalView *self)
       Tile *tile = g_ptr_array_index (self->tiles, i);
 
       if (tile->task != NULL)
-        ws_task_cancel (tile->task);
+        {
+          tile->generation = 0;   /* stale: no view has generation 0 */
+          ws_task_cancel (tile->task);
+        }
     }
 
   /* Keep the older picture if this view had nothing to show yet. */
