@@ -10,7 +10,9 @@
  *   handle   kept, dropped before the first poll, dropped after completion
  *   cancel   never, before the first poll, during a poll (from another
  *            thread), after completion
- *   waker    none, woken from a foreign thread, woken after completion
+ *   waker    none, woken from a foreign thread (during the poll in ok
+ *            cells, after it in error cells, both made certain), woken
+ *            after completion
  *
  * is one test case (3 x 2 x 3 x 4 x 3 = 216). Each checks that the
  * future's destroy notify ran exactly once, that the task was polled
@@ -62,6 +64,13 @@ static Cell cells[N_CELLS];
 
 typedef struct
 {
+  WsWaker          *waker;
+  gboolean          during_poll;
+  _Atomic gboolean  woken;
+} ForeignWake;
+
+typedef struct
+{
   const Cell        *cell;
   _Atomic gint       polls;
   _Atomic gint       in_poll;
@@ -74,6 +83,7 @@ typedef struct
   WsRawTask *_Atomic raw;             /* a core reference, for late cancels */
   WsWaker   *_Atomic kept_waker;      /* W_AFTER */
   GThread           *foreign;         /* W_FOREIGN: the thread that wakes */
+  ForeignWake        fw;
 } Probe;
 
 static void
@@ -92,13 +102,19 @@ payload_free (gpointer data)
   atomic_fetch_add (&p->payload_freed, 1);
 }
 
+/* Wakes the task from a thread of its own: during the poll (the poll
+ * waits for it), or once the poll is over (the task left RUNNING). */
 static gpointer
 foreign_wake_thread (gpointer data)
 {
-  WsWaker *waker = data;
+  ForeignWake *fw = data;
 
-  ws_waker_wake (waker);
-  ws_waker_unref (waker);
+  if (!fw->during_poll)
+    while (ws_raw_task_get_state ((WsRawTask *) fw->waker) & WS_STATE_RUNNING)
+      g_usleep (50);
+  ws_waker_wake (fw->waker);
+  atomic_store (&fw->woken, TRUE);
+  ws_waker_unref (fw->waker);
   return NULL;
 }
 
@@ -142,10 +158,16 @@ cell_func (WsContext *cx,
 
       if (c->waker == W_FOREIGN)
         {
-          /* The wake may land during this poll or after it: either way
-           * exactly one more poll follows (unless cancelled). */
-          p->foreign = g_thread_new ("foreign-waker", foreign_wake_thread,
-                                     ws_context_get_waker (cx));
+          /* Exactly one more poll follows (unless cancelled), whether the
+           * wake lands during this poll (ok cells: the poll waits for it,
+           * the wake only sets NOTIFIED) or after it (error cells: the
+           * wake queues the idle task). */
+          p->fw.waker = ws_context_get_waker (cx);
+          p->fw.during_poll = c->outcome == OUT_OK;
+          p->foreign = g_thread_new ("foreign-waker", foreign_wake_thread, &p->fw);
+          if (p->fw.during_poll)
+            while (!atomic_load (&p->fw.woken))
+              g_usleep (50);
           ret = WS_POLL_PENDING;
         }
       else
