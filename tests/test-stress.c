@@ -419,6 +419,9 @@ typedef struct
   _Atomic guint    cancels;
   WsTask *_Atomic *handles;     /* some jobs have one */
   guint            n;
+  WsRuntime       *rt;
+  _Atomic guint    children;
+  _Atomic guint    children_ended;
 } Million;
 
 static Million *million;
@@ -430,6 +433,19 @@ job_destroy (gpointer data)
 
   probe_destroy (&j->probe);
   atomic_fetch_add (&million->ended, 1);
+}
+
+static void
+child_destroy (gpointer data)
+{
+  atomic_fetch_add (&million->children_ended, 1);
+}
+
+static WsPoll
+child_func (WsContext *cx,
+            gpointer   data)
+{
+  return WS_POLL_READY;
 }
 
 static WsPoll
@@ -444,6 +460,16 @@ job_func (WsContext *cx,
   if (!probe_enter (&j->probe))
     return WS_POLL_READY;
   probe_leave (&j->probe);
+
+  /* Spawn children from the worker now and then: they go to its LIFO
+   * slot and local queue, so a 4-slot queue overflows and gets stolen
+   * from. */
+  if ((r >> 24) % 4 == 0)
+    for (guint i = 0; i < 3; i++)
+      {
+        atomic_fetch_add (&m->children, 1);
+        ws_runtime_spawn_detached (m->rt, child_func, NULL, child_destroy);
+      }
 
   /* Wake somebody else now and then. */
   if (r % 4 == 0)
@@ -523,6 +549,7 @@ test_million_tasks (void)
 
   report ("tasks with random wakes and cancels", total, full);
   million = m;
+  m->rt = rt;
   m->jobs = g_new0 (Job, BATCH);
   m->handles = g_new0 (WsTask *_Atomic, BATCH);
   foreign = g_thread_new ("foreign", million_foreign_thread, m);
@@ -547,7 +574,8 @@ test_million_tasks (void)
         }
 
       /* Pending tasks whose waker nobody took are swept awake here. */
-      while (atomic_load (&m->ended) < n)
+      while (atomic_load (&m->ended) < n
+             || atomic_load (&m->children_ended) < atomic_load (&m->children))
         {
           sweep (m->slots, N_SLOTS);
           g_usleep (100);
@@ -561,6 +589,12 @@ test_million_tasks (void)
           polls += atomic_load (&m->jobs[i].probe.polls);
           if (t != NULL)
             {
+              /* The destroy notify runs before the end is published, so
+               * the handle may still be a moment behind: wait for it. */
+              g_autoptr(GError) error = NULL;
+
+              if (!ws_task_wait (t, NULL, &error))
+                g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
               g_assert_true (ws_task_is_finished (t));
               g_object_unref (t);
             }
@@ -571,8 +605,23 @@ test_million_tasks (void)
   atomic_store (&m->stop, TRUE);
   g_thread_join (foreign);
   sweep (m->slots, N_SLOTS);
-  g_test_message ("%u tasks, %" G_GUINT64_FORMAT " polls, %u foreign wakes, %u cancels",
-                  done, polls, atomic_load (&m->foreign_wakes), atomic_load (&m->cancels));
+  g_test_message ("%u tasks (and %u children), %" G_GUINT64_FORMAT " polls, %u foreign wakes, %u cancels",
+                  done, atomic_load (&m->children), polls,
+                  atomic_load (&m->foreign_wakes), atomic_load (&m->cancels));
+  g_assert_cmpuint (atomic_load (&m->children_ended), ==, atomic_load (&m->children));
+  {
+    g_autoptr(WsMetrics) metrics = ws_runtime_get_metrics (rt);
+    guint64 steals = 0, overflows = 0;
+
+    for (guint i = 0; i < ws_metrics_get_n_workers (metrics); i++)
+      {
+        steals += ws_metrics_get_worker_steal_count (metrics, i);
+        overflows += ws_metrics_get_worker_overflow_count (metrics, i);
+      }
+    /* The small-queue build makes both frequent. */
+    g_test_message ("steals %" G_GUINT64_FORMAT ", local-queue overflows %" G_GUINT64_FORMAT,
+                    steals, overflows);
+  }
   g_assert_true (ws_runtime_shutdown (rt, -1));
 
   g_free (m->handles);
