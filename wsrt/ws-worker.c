@@ -15,8 +15,8 @@
 #include "ws-chaos-private.h"
 #include "ws-error.h"
 
-static _Thread_local WsWorker    *tls_worker;
-static _Thread_local WsScheduler *tls_sched;
+static _Thread_local WsWorker    *tls_worker WS_TLS_INITIAL_EXEC;
+static _Thread_local WsScheduler *tls_sched WS_TLS_INITIAL_EXEC;
 
 WsWorker *
 ws_worker_get_current (void)
