@@ -27,12 +27,17 @@
  *    completion, and the outcome is consumed exactly once, by the handle
  *    or by whoever drops it (assert in the monitor);
  *  - no use after free: every step on the task asserts it is not freed;
- *    the reference count never goes below zero.
+ *    the reference count never goes below zero;
+ *  - the alive count is right when a waiter looks: a handle that sees
+ *    COMPLETE finds the task out of the owned set (assert in handle).
  *
  * A model that cannot fail proves nothing: build with -DBROKEN_WAKE (a wake
  * during a poll is dropped instead of setting NOTIFIED) or -DBROKEN_IDLE
- * (transition_to_idle ignores NOTIFIED) and pan reports the lost wake
- * (tests: model-task-broken-*, which must find a counterexample).
+ * (transition_to_idle ignores NOTIFIED) and pan reports the lost wake;
+ * -DBROKEN_ALIVE (complete() leaves the owned set after publishing
+ * COMPLETE) and pan reports a handle that saw the end while the task was
+ * still counted alive (tests: model-task-broken-*, which must find a
+ * counterexample).
  */
 
 #define NONE      0
@@ -96,13 +101,24 @@ inline drop_stage ()
   fi
 }
 
-/* complete (): XOR RUNNING|COMPLETE, leave the owned set, hand the
- * outcome to the handle or drop it. */
+/* complete (): leave the owned set (still RUNNING), XOR
+ * RUNNING|COMPLETE, hand the outcome to the handle or drop it. */
 inline complete_task ()
 {
   bool prev_interest, prev_waker;
   byte n_unref;
 
+  n_unref = 1;
+#ifndef BROKEN_ALIVE
+  /* ws_owned_tasks_remove, under the set's lock */
+  atomic {
+    assert (running);
+    if
+    :: owned_linked -> owned_linked = false; n_unref = 2
+    :: else -> skip
+    fi
+  }
+#endif
   atomic {
     check_alive ();
     assert (running && !complete);
@@ -112,14 +128,15 @@ inline complete_task ()
     prev_interest = join_interest;
     prev_waker = join_waker
   }
-  /* ws_owned_tasks_remove, under the set's lock */
+#ifdef BROKEN_ALIVE
+  /* the order before the fix: the set is left after COMPLETE is out */
   atomic {
-    n_unref = 1;
     if
     :: owned_linked -> owned_linked = false; n_unref = 2
     :: else -> skip
     fi
   }
+#endif
   if
   :: !prev_interest -> drop_stage ()
   :: prev_interest && prev_waker -> handle_woken = true   /* wake join_waker */
@@ -306,6 +323,9 @@ proctype handle ()
        :: else -> join_waker = true; registered = true; handle_waiting = true
        fi
      }
+     /* The alive count is right once a handle sees the end: the task
+      * has left the owned set (ws_metrics_get_alive_tasks). */
+     assert (!complete || !owned_linked);
      if
      :: registered -> handle_woken   /* blocks until the completer wakes it */
      :: else -> skip

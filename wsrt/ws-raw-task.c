@@ -225,21 +225,25 @@ complete (WsRawTask *task)
 
   WS_CHAOS_POINT ();
 
-  /* AcqRel: release publishes the stage (outcome) to the join handle,
-   * which reads it after an acquire load that sees COMPLETE; acquire pairs
-   * with the handle's release when it set JOIN_WAKER or dropped
-   * JOIN_INTEREST. */
+  /* Leave the owned set before COMPLETE is published, so that the
+   * alive-task count is right by the time a waiter looks: a handle that
+   * reads COMPLETE without waiting (ws_task_wait on a finished task) gets
+   * no wake to order it after a later removal. We hold RUNNING, so a
+   * shutdown that misses the task here cannot destroy it under us. The
+   * host is not touched after this: it may be freed once its set is
+   * empty. */
+  if (ws_owned_tasks_remove (host->owned, task))
+    n_unref++;
+
+  /* AcqRel: release publishes the stage (outcome) and the removal to the
+   * join handle, which reads them after an acquire load that sees
+   * COMPLETE; acquire pairs with the handle's release when it set
+   * JOIN_WAKER or dropped JOIN_INTEREST. */
   prev = atomic_fetch_xor_explicit (&task->state,
                                     WS_STATE_RUNNING | WS_STATE_COMPLETE,
                                     memory_order_acq_rel);
   g_assert (prev & WS_STATE_RUNNING);
   g_assert (!(prev & WS_STATE_COMPLETE));
-
-  /* Leave the owned set before telling anyone, so that the alive-task
-   * count is right by the time a waiter looks. The host is not touched
-   * after this: it may be freed once its set is empty. */
-  if (ws_owned_tasks_remove (host->owned, task))
-    n_unref++;
 
   if (!(prev & WS_STATE_JOIN_INTEREST))
     {
