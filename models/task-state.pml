@@ -52,10 +52,15 @@ bool notified = true;        /* ws_raw_task_new: NOTIFIED */
 bool cancelled = false;
 bool join_interest = true;   /* spawned with a handle */
 bool join_waker = false;
-byte refs = 4;               /* owned set + queued + handle + the waker's */
+byte refs = 3;               /* queued + handle + the waker's */
 
 byte stage = FUTURE;
-bool owned_linked = true;    /* in the owned-task set */
+/* The worker pool binds a task to its owned set when the first poll
+ * returns PENDING (WsTaskHost.bind_on_pending); a task queued but never
+ * polled is reached at shutdown by the queue drain instead. */
+bool bound = false;          /* task->bound */
+bool owned_linked = false;   /* in the owned-task set */
+bool closed = false;         /* the owned set's closed flag */
 bool freed = false;
 
 /* Observations. */
@@ -203,15 +208,43 @@ inline cancel ()
   fi
 }
 
-/* ws_raw_task_run, with transition_to_running and transition_to_idle */
+/* ws_raw_task_drop_queued: a queued instance drained at shutdown, or
+ * pushed to a closed injection queue (ws_raw_task_shutdown, then the
+ * queued reference plays the poller's or is dropped). */
+inline drop_queued ()
+{
+  bool idle;
+
+  atomic {
+    check_alive ();
+    cancelled = true;
+    idle = !running && !complete;
+    if
+    :: idle -> running = true
+    :: else -> skip
+    fi
+  }
+  if
+  :: idle -> finish_task ()         /* cancel_task */
+  :: else -> unref (1)
+  fi
+}
+
+/* ws_raw_task_run, with transition_to_running and transition_to_idle;
+ * once the set is closed a worker may instead drain what it pops
+ * (drain_local, worker_shutdown, ws_scheduler_shutdown). */
 proctype worker ()
 {
   byte action;
   bool is_ready;
+  bool bind_failed;
 
 end:
   do
   :: runq ? _ ->
+   if
+   :: closed -> drop_queued ()
+   :: true ->
      /* transition_to_running: 0 success, 1 cancelled, 2 failed, 3 dealloc */
      atomic {
        check_alive ();
@@ -246,8 +279,24 @@ end:
         }
         is_ready = ready;
         polls_in_progress--;
+        /* The first PENDING binds the task (still RUNNING); a closed set
+         * refuses it and the poller cancels the task. */
+        bind_failed = false;
+        if
+        :: !is_ready ->
+           atomic {
+             check_alive ();
+             if
+             :: !bound && closed -> bind_failed = true
+             :: !bound && !closed -> bound = true; owned_linked = true; refs++
+             :: else -> skip
+             fi
+           }
+        :: else -> skip
+        fi;
         if
         :: is_ready -> finish_task ()       /* READY */
+        :: bind_failed -> finish_task ()    /* cancel_task */
         :: else ->
            /* transition_to_idle: 0 ok, 1 notified, 2 dealloc, 3 cancelled */
            atomic {
@@ -279,6 +328,7 @@ end:
            fi
         fi
      fi
+   fi
   od
 }
 
@@ -355,18 +405,20 @@ proctype handle ()
   handle_done = true
 }
 
-/* Runtime shutdown (ws_owned_tasks_shutdown_all, ws_raw_task_shutdown):
- * unlink the task from the owned set, mark it cancelled and, if it is
- * idle, take RUNNING and destroy it here; the set's reference then plays
- * the poller's. A queued instance left behind is dropped by the worker
- * that pops it (transition_to_running finds RUNNING or COMPLETE). */
+/* Runtime shutdown: close the set (ws_owned_tasks_close), then
+ * (ws_owned_tasks_shutdown_all, ws_raw_task_shutdown) unlink the task
+ * from the owned set, mark it cancelled and, if it is idle, take RUNNING
+ * and destroy it here; the set's reference then plays the poller's. A
+ * queued instance left behind is run or drained by the worker that pops
+ * it (drop_queued). */
 proctype shutdown ()
 {
   bool linked, idle;
 
   if
   :: skip
-  :: atomic { linked = owned_linked; owned_linked = false }
+  :: closed = true;
+     atomic { linked = owned_linked; owned_linked = false }
      if
      :: linked ->
         atomic {

@@ -5,8 +5,9 @@
  *
  * Spawns and wakes from outside a worker, and local-queue overflow, land
  * here. A locked intrusive list: the link lives in the task, so a push
- * allocates nothing. Pushing to a closed queue drops the queued reference:
- * shutdown reaches the task through the owned set instead.
+ * allocates nothing. Pushing to a closed queue drops the queued instance
+ * (ws_raw_task_drop_queued): a task never polled is cancelled right there;
+ * shutdown reaches the others through the owned set.
  */
 
 #include "config.h"
@@ -38,7 +39,7 @@ drop_list (WsRawTask *first)
       WsRawTask *next = first->queue_next;
 
       first->queue_next = NULL;
-      ws_raw_task_unref (first);
+      ws_raw_task_drop_queued (first);
       first = next;
     }
 }

@@ -11,7 +11,7 @@
 
 G_BEGIN_DECLS
 
-/* Sharded so that workers spawning and completing at once rarely meet on
+/* Sharded so that threads binding and completing at once rarely meet on
  * one lock. A power of two. */
 #define WS_OWNED_SHARDS 16
 
@@ -19,26 +19,61 @@ typedef struct
 {
   WsLock           lock;
   WsRawTask       *head;
-  _Atomic gint64   count;     /* written under lock; read relaxed for metrics */
 } WsOwnedShard;
+
+/* Counters of one slot; a thread always uses the same slot, so that two
+ * workers counting never share a cache line (the padding). */
+typedef struct
+{
+  _Atomic gint64   alive;     /* created minus completed, by this slot's threads */
+  _Atomic guint64  spawned;
+  gchar            padding[64 - 2 * sizeof (gint64)];
+} WsOwnedCounters;
 
 struct _WsOwnedTasks
 {
   _Atomic gboolean closed;
-  _Atomic guint64  spawned;   /* relaxed counter: metrics only */
   WsOwnedShard     shards[WS_OWNED_SHARDS];
+  WsOwnedCounters  counters[WS_OWNED_SHARDS];
 };
 
-void     ws_owned_tasks_init         (WsOwnedTasks *self);
-void     ws_owned_tasks_clear        (WsOwnedTasks *self);
-gboolean ws_owned_tasks_bind         (WsOwnedTasks *self,
-                                      WsRawTask    *task,
-                                      guint         shard_hint);
-gboolean ws_owned_tasks_remove       (WsOwnedTasks *self,
-                                      WsRawTask    *task);
-void     ws_owned_tasks_close        (WsOwnedTasks *self);
-gboolean ws_owned_tasks_is_closed    (WsOwnedTasks *self);
-void     ws_owned_tasks_shutdown_all (WsOwnedTasks *self);
-gint64   ws_owned_tasks_count        (WsOwnedTasks *self);
+void     ws_owned_tasks_init          (WsOwnedTasks *self);
+void     ws_owned_tasks_clear         (WsOwnedTasks *self);
+gboolean ws_owned_tasks_bind          (WsOwnedTasks *self,
+                                       WsRawTask    *task);
+gboolean ws_owned_tasks_remove        (WsOwnedTasks *self,
+                                       WsRawTask    *task);
+void     ws_owned_tasks_close         (WsOwnedTasks *self);
+gboolean ws_owned_tasks_is_closed     (WsOwnedTasks *self);
+void     ws_owned_tasks_shutdown_all  (WsOwnedTasks *self);
+gint64   ws_owned_tasks_count         (WsOwnedTasks *self);
+guint64  ws_owned_tasks_spawned       (WsOwnedTasks *self);
+
+guint    ws_owned_tasks_current_slot  (void);
+
+/* A task was made for this host (ws_raw_task_new) / was accepted by a
+ * spawn / completed (complete()). Relaxed: counters for metrics and for
+ * the local executor's "no task left" test, which read them after an
+ * acquire that follows the completion (see complete()). */
+static inline void
+ws_owned_tasks_count_created (WsOwnedTasks *self)
+{
+  atomic_fetch_add_explicit (&self->counters[ws_owned_tasks_current_slot ()].alive,
+                             1, memory_order_relaxed);
+}
+
+static inline void
+ws_owned_tasks_count_spawned (WsOwnedTasks *self)
+{
+  atomic_fetch_add_explicit (&self->counters[ws_owned_tasks_current_slot ()].spawned,
+                             1, memory_order_relaxed);
+}
+
+static inline void
+ws_owned_tasks_count_completed (WsOwnedTasks *self)
+{
+  atomic_fetch_sub_explicit (&self->counters[ws_owned_tasks_current_slot ()].alive,
+                             1, memory_order_relaxed);
+}
 
 G_END_DECLS

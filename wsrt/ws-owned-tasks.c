@@ -4,23 +4,49 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Shutdown must reach every task that has not ended, including those
- * waiting on a waker and sitting in no queue; this list is how.
+ * waiting on a waker and sitting in no queue; this list is how. A task
+ * that sits in a queue is reached by the queue's drain instead
+ * (ws_raw_task_drop_queued), so the worker pool binds a task only when
+ * its first poll returns PENDING: the tasks that end in their first poll,
+ * most of them, never take a lock here (doc/architecture.md, section 2).
+ *
+ * The counters (alive, spawned) are per slot, one slot per thread, so
+ * that counting costs an uncontended atomic add.
  */
 
 #include "config.h"
 
 #include "ws-owned-tasks-private.h"
 
+/* The slot of this thread, 1-based (0: not assigned yet). */
+static _Thread_local guint tls_slot WS_TLS_INITIAL_EXEC;
+static _Atomic guint next_slot;
+
+guint
+ws_owned_tasks_current_slot (void)
+{
+  guint slot = tls_slot;
+
+  if G_UNLIKELY (slot == 0)
+    {
+      /* Relaxed: any distinct-enough number will do. */
+      slot = atomic_fetch_add_explicit (&next_slot, 1, memory_order_relaxed)
+             % WS_OWNED_SHARDS + 1;
+      tls_slot = slot;
+    }
+  return slot - 1;
+}
+
 void
 ws_owned_tasks_init (WsOwnedTasks *self)
 {
   atomic_init (&self->closed, FALSE);
-  atomic_init (&self->spawned, 0);
   for (guint i = 0; i < WS_OWNED_SHARDS; i++)
     {
       ws_lock_init (&self->shards[i].lock);
       self->shards[i].head = NULL;
-      atomic_init (&self->shards[i].count, 0);
+      atomic_init (&self->counters[i].alive, 0);
+      atomic_init (&self->counters[i].spawned, 0);
     }
 }
 
@@ -34,13 +60,16 @@ ws_owned_tasks_clear (WsOwnedTasks *self)
     }
 }
 
-/* Returns FALSE (and does not take the task) when the set is closed. */
+/* Links the task and takes a reference for the set. Returns FALSE (and
+ * takes nothing) when the set is closed. Called by the spawner before the
+ * task is published, or by the poller while it holds RUNNING (hosts that
+ * bind on the first PENDING): either way no other thread reads `bound`
+ * until an acquire that follows this write. */
 gboolean
 ws_owned_tasks_bind (WsOwnedTasks *self,
-                     WsRawTask    *task,
-                     guint         shard_hint)
+                     WsRawTask    *task)
 {
-  guint idx = shard_hint & (WS_OWNED_SHARDS - 1);
+  guint idx = ws_owned_tasks_current_slot ();
   WsOwnedShard *shard = &self->shards[idx];
 
   ws_lock_lock (&shard->lock);
@@ -53,6 +82,8 @@ ws_owned_tasks_bind (WsOwnedTasks *self,
       return FALSE;
     }
 
+  ws_raw_task_ref (task);
+  task->bound = TRUE;
   task->owned_shard = idx;
   task->owned_linked = TRUE;
   task->owned_prev = NULL;
@@ -60,12 +91,8 @@ ws_owned_tasks_bind (WsOwnedTasks *self,
   if (shard->head != NULL)
     shard->head->owned_prev = task;
   shard->head = task;
-  atomic_store_explicit (&shard->count,
-                         atomic_load_explicit (&shard->count, memory_order_relaxed) + 1,
-                         memory_order_relaxed);
   ws_lock_unlock (&shard->lock);
 
-  atomic_fetch_add_explicit (&self->spawned, 1, memory_order_relaxed);
   return TRUE;
 }
 
@@ -81,20 +108,23 @@ unlink_locked (WsOwnedShard *shard,
     task->owned_next->owned_prev = task->owned_prev;
   task->owned_prev = task->owned_next = NULL;
   task->owned_linked = FALSE;
-  atomic_store_explicit (&shard->count,
-                         atomic_load_explicit (&shard->count, memory_order_relaxed) - 1,
-                         memory_order_relaxed);
 }
 
 /* Returns TRUE if the task was in the set (its reference is now the
- * caller's to drop). */
+ * caller's to drop). Called by complete(), with RUNNING held: a task that
+ * was never bound (it ended in its first poll, or was cancelled before
+ * it) costs no lock here. */
 gboolean
 ws_owned_tasks_remove (WsOwnedTasks *self,
                        WsRawTask    *task)
 {
-  WsOwnedShard *shard = &self->shards[task->owned_shard];
+  WsOwnedShard *shard;
   gboolean linked;
 
+  if (!task->bound)
+    return FALSE;
+
+  shard = &self->shards[task->owned_shard];
   ws_lock_lock (&shard->lock);
   linked = task->owned_linked;
   if (linked)
@@ -152,12 +182,24 @@ ws_owned_tasks_shutdown_all (WsOwnedTasks *self)
     }
 }
 
+/* Tasks made for this host that have not completed: exact once the
+ * threads that made and completed them are done, or ordered after them. */
 gint64
 ws_owned_tasks_count (WsOwnedTasks *self)
 {
   gint64 n = 0;
 
   for (guint i = 0; i < WS_OWNED_SHARDS; i++)
-    n += atomic_load_explicit (&self->shards[i].count, memory_order_relaxed);
+    n += atomic_load_explicit (&self->counters[i].alive, memory_order_relaxed);
+  return n;
+}
+
+guint64
+ws_owned_tasks_spawned (WsOwnedTasks *self)
+{
+  guint64 n = 0;
+
+  for (guint i = 0; i < WS_OWNED_SHARDS; i++)
+    n += atomic_load_explicit (&self->counters[i].spawned, memory_order_relaxed);
   return n;
 }

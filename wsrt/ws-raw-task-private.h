@@ -18,6 +18,13 @@
 
 G_BEGIN_DECLS
 
+/* The per-thread pointers of the core are read on every spawn and wake.
+ * The default TLS model of a shared library calls __tls_get_addr for each
+ * read; initial-exec is one load off %fs. It takes a few bytes of the
+ * static TLS surplus that glibc keeps for libraries loaded later (as
+ * GObject-Introspection does). */
+#define WS_TLS_INITIAL_EXEC __attribute__ ((tls_model ("initial-exec")))
+
 typedef struct _WsRawTask      WsRawTask;
 typedef struct _WsTaskHost     WsTaskHost;
 typedef struct _WsOwnedTasks   WsOwnedTasks;
@@ -52,6 +59,11 @@ struct _WsTaskHost
 {
   const WsTaskHostClass *klass;
   WsOwnedTasks          *owned;
+  /* Bind a task to the owned set when its first poll returns PENDING, not
+   * at spawn. Only for a host whose queues are drained with
+   * ws_raw_task_drop_queued at shutdown (the worker pool): a queued task
+   * that was never polled is reached there, not through the set. */
+  gboolean               bind_on_pending;
 };
 
 typedef enum
@@ -109,7 +121,8 @@ struct _WsRawTask
   WsRawTask       *owned_next;
   WsWaker         *join_waker;       /* guarded by WS_STATE_JOIN_WAKER */
   guint16          owned_shard;
-  guint8           owned_linked;
+  guint8           owned_linked;     /* under the shard lock */
+  guint8           bound;            /* in the owned set once; see ws_owned_tasks_bind */
   guint8           stage;            /* WsStage, owned by whoever holds RUNNING */
   guint8           result_kind;      /* WsResultKind once FINISHED */
   union
@@ -157,6 +170,7 @@ void       ws_raw_task_wake_by_ref       (WsRawTask      *task);
 void       ws_raw_task_cancel            (WsRawTask      *task);
 gboolean   ws_raw_task_shutdown          (WsRawTask      *task);
 void       ws_raw_task_cancel_unbound    (WsRawTask      *task);
+void       ws_raw_task_drop_queued       (WsRawTask      *task);
 gboolean   ws_raw_task_try_read_output   (WsRawTask      *task,
                                           WsWaker        *waker,
                                           WsResult       *out);

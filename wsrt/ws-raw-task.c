@@ -17,8 +17,9 @@
  *  - cancel never destroys a future during a poll: it sets CANCELLED and
  *    queues the task, and whoever next owns RUNNING destroys the future.
  *
- * References: one for the owned-task set, one for each queued (notified)
- * instance, one for the join handle, one per WsWaker reference.
+ * References: one for the owned-task set once the task is bound to it, one
+ * for each queued (notified) instance, one for the join handle, one per
+ * WsWaker reference.
  */
 
 #include "config.h"
@@ -96,7 +97,7 @@ ws_raw_task_new (WsTaskHost     *host,
                  gboolean        join_interest)
 {
   WsRawTask *task = g_new0 (WsRawTask, 1);
-  guint64 refs = join_interest ? 3 : 2;   /* owned set + notified (+ handle) */
+  guint64 refs = join_interest ? 2 : 1;   /* notified (+ handle); bind adds the set's */
 
   task->waker.vtable = &task_waker_vtable;
   task->host = host;
@@ -112,6 +113,7 @@ ws_raw_task_new (WsTaskHost     *host,
                | (join_interest ? WS_STATE_JOIN_INTEREST : 0)
                | (refs << WS_STATE_REF_SHIFT));
   atomic_fetch_add_explicit (&n_live_tasks, 1, memory_order_relaxed);
+  ws_owned_tasks_count_created (host->owned);
 
   return task;
 }
@@ -234,6 +236,7 @@ complete (WsRawTask *task)
    * empty. */
   if (ws_owned_tasks_remove (host->owned, task))
     n_unref++;
+  ws_owned_tasks_count_completed (host->owned);
 
   /* AcqRel: release publishes the stage (outcome) and the removal to the
    * join handle, which reads them after an acquire load that sees
@@ -416,6 +419,18 @@ ws_raw_task_run (WsRawTask *task,
       ws_result_clear (&cx->result);
     }
 
+  /* The first PENDING of a task on a host that binds late: from now on
+   * the task may wait on a waker in no queue, where only the owned set
+   * lets shutdown reach it. Still RUNNING, so nobody else can complete
+   * or destroy it while we bind. If the set is closed, shutdown has
+   * begun (and may have walked the set already): cancel it here. */
+  if (!task->bound && task->host->bind_on_pending
+      && !ws_owned_tasks_bind (task->host->owned, task))
+    {
+      cancel_task (task);
+      return;
+    }
+
   switch (transition_to_idle (task))
     {
     case TO_IDLE_OK:
@@ -545,15 +560,27 @@ ws_raw_task_shutdown (WsRawTask *task)
 }
 
 /* A spawn refused because its host is closed: the task never entered the
- * owned set or a queue. Cancel it here, then drop the notified reference
- * that would have been queued. */
+ * owned set or a queue. Cancel it here; complete() drops the notified
+ * reference that would have been queued, as the poller's. */
 void
 ws_raw_task_cancel_unbound (WsRawTask *task)
 {
   gboolean taken = ws_raw_task_shutdown (task);
 
   g_assert (taken);
-  ws_raw_task_unref (task);
+}
+
+/* A queued instance that will never run (a queue drained at shutdown, a
+ * push refused by a closed queue): cancel the task here unless someone
+ * already ended it or is polling it, then drop the queued reference.
+ * Needed for tasks that were never polled, which a host binding on the
+ * first PENDING has not put in its owned set; harmless for the others
+ * (their shutdown found them complete, or finds them unlinked). */
+void
+ws_raw_task_drop_queued (WsRawTask *task)
+{
+  if (!ws_raw_task_shutdown (task))
+    ws_raw_task_unref (task);
 }
 
 /* ---- the join side ------------------------------------------------------ */

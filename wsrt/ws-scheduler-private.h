@@ -32,13 +32,6 @@ typedef struct _WsLocalExecutor WsLocalExecutor;
  * run queue or the injection queue (DESIGN 5; tokio >= 1.29 uses 3). */
 #define WS_MAX_LIFO_POLLS_PER_TICK 3
 
-/* The per-thread worker pointer is read on every spawn and wake. The
- * default TLS model of a shared library calls __tls_get_addr for each
- * read; initial-exec is one load off %fs. It takes a few bytes of the
- * static TLS surplus that glibc keeps for libraries loaded later (as
- * GObject-Introspection does). */
-#define WS_TLS_INITIAL_EXEC __attribute__ ((tls_model ("initial-exec")))
-
 /* How often, in polling time, a worker looks at the injection queue first
  * (self-tuned between 2 ticks and global-queue-interval ticks). */
 #define WS_GLOBAL_QUEUE_TARGET_USEC 200
@@ -194,7 +187,6 @@ gint64       ws_scheduler_alive_tasks    (WsScheduler *self);
 
 /* Spawning from a host (worker pool, blocking pool, local executor). */
 WsRawTask   *ws_task_host_spawn          (WsTaskHost  *host,
-                                          guint        shard_hint,
                                           WsTaskFunc   func,
                                           gpointer     data,
                                           GDestroyNotify destroy,

@@ -33,6 +33,7 @@ ws_scheduler_new (const WsSchedulerConfig *config)
 
   self->host.klass = &pool_host_class;
   self->host.owned = &self->owned;
+  self->host.bind_on_pending = TRUE;
   atomic_init (&self->ref_count, 1);
   self->config = *config;
   memset (self->config.hooks, 0, sizeof self->config.hooks);
@@ -239,15 +240,24 @@ pool_schedule (WsTaskHost *host,
 
 WsRawTask *
 ws_task_host_spawn (WsTaskHost     *host,
-                    guint           shard_hint,
                     WsTaskFunc      func,
                     gpointer        data,
                     GDestroyNotify  destroy,
                     gboolean        join_interest)
 {
   WsRawTask *task = ws_raw_task_new (host, func, data, destroy, join_interest);
+  gboolean accepted;
 
-  if (!ws_owned_tasks_bind (host->owned, task, shard_hint))
+  /* A host that binds on the first PENDING only refuses a spawn once it
+   * is closed (acquire: pairs with the seq_cst store in close). A spawn
+   * that passes the test while shutdown begins lands in a queue whose
+   * drain, or whose refused push, cancels it (ws_raw_task_drop_queued). */
+  if (host->bind_on_pending)
+    accepted = !ws_owned_tasks_is_closed (host->owned);
+  else
+    accepted = ws_owned_tasks_bind (host->owned, task);
+
+  if (!accepted)
     {
       /* DESIGN 7: a spawn that races shutdown returns a task that is
        * already cancelled, and its destroy notify has run. */
@@ -257,20 +267,9 @@ ws_task_host_spawn (WsTaskHost     *host,
       return task;
     }
 
+  ws_owned_tasks_count_spawned (host->owned);
   host->klass->schedule (host, task, FALSE);
   return join_interest ? task : NULL;
-}
-
-static guint
-shard_hint (void)
-{
-  static _Thread_local guint counter;
-  WsWorker *w = ws_worker_get_current ();
-
-  /* Workers spread over shards by index; other threads by a counter. */
-  if (w != NULL)
-    return w->index;
-  return counter++;
 }
 
 WsRawTask *
@@ -283,7 +282,7 @@ ws_scheduler_spawn (WsScheduler    *self,
   if G_UNLIKELY (!atomic_load_explicit (&self->started_flag, memory_order_acquire))
     ws_scheduler_start (self, NULL);
 
-  return ws_task_host_spawn (&self->host, shard_hint (), func, data, destroy, join_interest);
+  return ws_task_host_spawn (&self->host, func, data, destroy, join_interest);
 }
 
 WsRawTask *
@@ -293,8 +292,7 @@ ws_scheduler_spawn_blocking (WsScheduler    *self,
                              GDestroyNotify  destroy,
                              gboolean        join_interest)
 {
-  return ws_task_host_spawn ((WsTaskHost *) self->blocking, shard_hint (),
-                             func, data, destroy, join_interest);
+  return ws_task_host_spawn ((WsTaskHost *) self->blocking, func, data, destroy, join_interest);
 }
 
 WsRawTask *
@@ -317,8 +315,7 @@ ws_scheduler_spawn_local (WsScheduler    *self,
       return join_interest ? task : NULL;
     }
 
-  return ws_task_host_spawn ((WsTaskHost *) exec, shard_hint (),
-                             func, data, destroy, join_interest);
+  return ws_task_host_spawn ((WsTaskHost *) exec, func, data, destroy, join_interest);
 }
 
 /* DESIGN 7, step 1: close, wake everyone; then wait for the workers to
@@ -360,7 +357,7 @@ ws_scheduler_shutdown (WsScheduler *self,
           ws_lock_unlock (&self->lock);
           ws_owned_tasks_shutdown_all (&self->owned);
           for (WsRawTask *t; (t = ws_inject_queue_pop (&self->inject)) != NULL;)
-            ws_raw_task_unref (t);
+            ws_raw_task_drop_queued (t);
         }
       else
         ws_lock_unlock (&self->lock);
@@ -416,14 +413,14 @@ ws_scheduler_shutdown (WsScheduler *self,
 
           if (w->lifo != NULL)
             {
-              ws_raw_task_unref (w->lifo);
+              ws_raw_task_drop_queued (w->lifo);
               w->lifo = NULL;
             }
           while ((t = ws_local_queue_pop (&w->queue)) != NULL)
-            ws_raw_task_unref (t);
+            ws_raw_task_drop_queued (t);
         }
       for (WsRawTask *t; (t = ws_inject_queue_pop (&self->inject)) != NULL;)
-        ws_raw_task_unref (t);
+        ws_raw_task_drop_queued (t);
     }
 
   blocking_done = ws_blocking_pool_shutdown (self->blocking, deadline);

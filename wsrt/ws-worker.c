@@ -417,13 +417,15 @@ drain_local (WsWorker *w)
 {
   WsRawTask *t;
 
+  /* Cancels the tasks never polled (not in the owned set yet) and drops
+   * the queued reference of the others. */
   if (w->lifo != NULL)
     {
-      ws_raw_task_unref (w->lifo);
+      ws_raw_task_drop_queued (w->lifo);
       w->lifo = NULL;
     }
   while ((t = ws_local_queue_pop (&w->queue)) != NULL)
-    ws_raw_task_unref (t);
+    ws_raw_task_drop_queued (t);
 }
 
 /* DESIGN 7, steps 2 and 3. */
@@ -460,10 +462,10 @@ worker_shutdown (WsWorker *w)
           WsRawTask *t;
 
           while ((t = ws_local_queue_pop (&s->workers[i]->queue)) != NULL)
-            ws_raw_task_unref (t);
+            ws_raw_task_drop_queued (t);
         }
       for (WsRawTask *t; (t = ws_inject_queue_pop (&s->inject)) != NULL;)
-        ws_raw_task_unref (t);
+        ws_raw_task_drop_queued (t);
     }
 }
 
