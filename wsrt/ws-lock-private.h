@@ -28,6 +28,9 @@ typedef struct
   pthread_cond_t cond;
 } WsCond;
 
+/* For a static WsLock. */
+#define WS_LOCK_INIT { PTHREAD_MUTEX_INITIALIZER }
+
 static inline void
 ws_lock_init (WsLock *lock)
 {

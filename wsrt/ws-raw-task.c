@@ -28,6 +28,7 @@
 
 #include "ws-raw-task-private.h"
 #include "ws-owned-tasks-private.h"
+#include "ws-task-allocator-private.h"
 #include "ws-chaos-private.h"
 
 static void waker_wake  (WsWaker *waker);
@@ -96,7 +97,7 @@ ws_raw_task_new (WsTaskHost     *host,
                  GDestroyNotify  destroy,
                  gboolean        join_interest)
 {
-  WsRawTask *task = g_new0 (WsRawTask, 1);
+  WsRawTask *task = ws_task_allocator_alloc0 ();
   guint64 refs = join_interest ? 2 : 1;   /* notified (+ handle); bind adds the set's */
 
   task->waker.vtable = &task_waker_vtable;
@@ -153,7 +154,7 @@ dealloc (WsRawTask *task)
   if (task->join_waker != NULL)
     task->join_waker->vtable->unref (task->join_waker);
   atomic_fetch_sub_explicit (&n_live_tasks, 1, memory_order_relaxed);
-  g_free (task);
+  ws_task_allocator_free (task);
 }
 
 void

@@ -349,8 +349,10 @@ ws_runtime_class_init (WsRuntimeClass *klass)
   /**
    * WsRuntime:global-queue-interval:
    *
-   * Every this many ticks a worker looks at the injection queue before its
-   * own queue, so remote spawns are not starved by local ones.
+   * The most ticks between two looks of a worker at the injection queue
+   * before its own queue, so remote spawns are not starved by local ones.
+   * A worker looks more often when its tasks poll for long: about every
+   * 200 microseconds of polling, and at least every 2 ticks.
    */
   properties[PROP_GLOBAL_QUEUE_INTERVAL] =
     g_param_spec_uint ("global-queue-interval", NULL, NULL, 1, G_MAXINT32, 61, flags);

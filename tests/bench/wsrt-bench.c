@@ -12,7 +12,9 @@
  *     workload=NAME peer=wsrt workers=N tasks=T median_ns_per_task=X runs=K
  *   env: BENCH_ITERS (10), BENCH_WARMUP (3), BENCH_MAX_SECS (20),
  *        BENCH_ITER_TIMEOUT_SECS (5; an iteration slower than this is DNF,
- *        and the background load is told to stop so that it can finish).
+ *        and the background load is told to stop so that it can finish),
+ *        WSRT_BENCH_METRICS=1 (the runtime's metrics table on stderr after
+ *        each measured line: polls, steals, parks per worker).
  *
  * Every measured line gets a fresh runtime. The main thread only spawns
  * and waits; the N workers run the tasks.
@@ -594,6 +596,13 @@ run_variant (glong       tasks,
   median = measure (tasks, body, runs);
   if (bg != BG_NONE)
     stop_background ();
+  if (g_getenv ("WSRT_BENCH_METRICS") != NULL)
+    {
+      g_autoptr(WsMetrics) m = ws_runtime_get_metrics (rt);
+      g_autofree char *table = ws_metrics_to_string (m);
+
+      fprintf (stderr, "%s\n", table);
+    }
   ws_runtime_shutdown (rt, -1);
   g_clear_object (&rt);
   return median;
