@@ -19,18 +19,6 @@ new_fake_task (void)
 }
 
 static void
-free_list (WsRawTask *t)
-{
-  while (t != NULL)
-    {
-      WsRawTask *next = t->queue_next;
-
-      g_free (t);
-      t = next;
-    }
-}
-
-static void
 test_capacity_and_overflow (void)
 {
   WsLocalQueue *q = g_new0 (WsLocalQueue, 1);
@@ -38,7 +26,7 @@ test_capacity_and_overflow (void)
   WsRawTask **tasks = g_new0 (WsRawTask *, CAP + 1);
   guint overflows = 0;
   gsize n;
-  WsRawTask *batch;
+  WsRawTask *batch[CAP];
 
   ws_local_queue_init (q);
   ws_inject_queue_init (&inject);
@@ -60,16 +48,14 @@ test_capacity_and_overflow (void)
   g_assert_cmpuint (ws_local_queue_len (q), ==, CAP / 2);
   g_assert_cmpuint (ws_inject_queue_len (&inject), ==, CAP / 2 + 1);
 
-  batch = ws_inject_queue_pop_batch (&inject, G_MAXSIZE, &n);
+  n = ws_inject_queue_pop_batch (&inject, batch, G_N_ELEMENTS (batch));
   g_assert_cmpuint (n, ==, CAP / 2 + 1);
-  {
-    guint i = 0;
-
-    for (WsRawTask *t = batch; t != NULL; t = t->queue_next, i++)
-      g_assert_true (t == (i < CAP / 2 ? tasks[i] : tasks[CAP]));
-    g_assert_cmpuint (i, ==, CAP / 2 + 1);
-  }
-  free_list (batch);
+  for (guint i = 0; i < n; i++)
+    {
+      g_assert_true (batch[i] == (i < CAP / 2 ? tasks[i] : tasks[CAP]));
+      g_free (batch[i]);
+    }
+  g_assert_cmpuint (ws_inject_queue_len (&inject), ==, 0);
 
   /* The rest pops in FIFO order. */
   for (guint i = CAP / 2; i < CAP; i++)
@@ -239,20 +225,72 @@ test_stress_concurrent_steal (void)
   g_free (d.thief_queue);
 }
 
+/* The injection queue keeps FIFO order across its blocks, whatever the
+ * sizes of the pushes and pops, and reuses drained blocks. */
+static void
+test_inject_fifo_across_blocks (void)
+{
+  enum { N = 5 * WS_INJECT_BLOCK_SLOTS + 3 };
+  static const gsize pops[] = { 1, 7, WS_INJECT_BLOCK_SLOTS, 2 * WS_INJECT_BLOCK_SLOTS + 5, 64 };
+  WsInjectQueue inject;
+  WsRawTask *tasks[N];
+  WsRawTask *out[N];
+  guint pushed = 0;
+  guint popped = 0;
+
+  ws_inject_queue_init (&inject);
+  for (guint round = 0; round < 3; round++)
+    {
+      /* Pushes of 1, then batches of 50 and 200, in turn. */
+      pushed = popped = 0;
+      for (guint i = 0; i < N; i++)
+        tasks[i] = GUINT_TO_POINTER ((round + 1) * 100000 + i);
+      while (pushed < N)
+        {
+          gsize k = MIN ((gsize) (pushed % 3 == 0 ? 1 : pushed % 3 == 1 ? 50 : 200),
+                         (gsize) (N - pushed));
+
+          if (k == 1)
+            ws_inject_queue_push (&inject, tasks[pushed]);
+          else
+            ws_inject_queue_push_batch (&inject, tasks + pushed, k);
+          pushed += k;
+          g_assert_cmpuint (ws_inject_queue_len (&inject), ==, pushed - popped);
+
+          /* Pop some while pushing, so head and tail blocks differ. */
+          if (pushed % 2 == 0)
+            popped += ws_inject_queue_pop_batch (&inject, out + popped, 3);
+        }
+      for (guint p = 0; popped < N; p++)
+        {
+          gsize want = pops[p % G_N_ELEMENTS (pops)];
+          gsize got = ws_inject_queue_pop_batch (&inject, out + popped, MIN (want, (gsize) (N - popped)));
+
+          g_assert_cmpuint (got, ==, MIN (want, (gsize) (N - popped)));
+          popped += got;
+        }
+      for (guint i = 0; i < N; i++)
+        g_assert_true (out[i] == tasks[i]);
+      g_assert_cmpuint (ws_inject_queue_len (&inject), ==, 0);
+      g_assert_null (ws_inject_queue_pop (&inject));
+      g_assert_true (inject.head_block == inject.tail_block);
+      g_assert_cmpuint (inject.head_index, ==, 0);
+    }
+  ws_inject_queue_clear (&inject);
+}
+
 static void
 test_inject_closed (void)
 {
   WsInjectQueue inject;
   WsRawTask *t;
-  gsize n;
 
   ws_inject_queue_init (&inject);
   g_assert_true (ws_inject_queue_close (&inject));
   g_assert_false (ws_inject_queue_close (&inject));
   g_assert_true (ws_inject_queue_is_closed (&inject));
-  g_assert_null (ws_inject_queue_pop_batch (&inject, 10, &n));
-  g_assert_cmpuint (n, ==, 0);
-  (void) t;
+  g_assert_cmpuint (ws_inject_queue_pop_batch (&inject, &t, 1), ==, 0);
+  g_assert_null (ws_inject_queue_pop (&inject));
   ws_inject_queue_clear (&inject);
 }
 
@@ -265,6 +303,7 @@ main (int   argc,
   ws_test_add_func ("/local-queue/capacity-and-overflow", test_capacity_and_overflow);
   ws_test_add_func ("/local-queue/steal-half", test_steal_half);
   ws_test_add_func ("/local-queue/stress-concurrent-steal", test_stress_concurrent_steal);
+  ws_test_add_func ("/inject-queue/fifo-across-blocks", test_inject_fifo_across_blocks);
   ws_test_add_func ("/inject-queue/closed", test_inject_closed);
 
   return g_test_run ();

@@ -14,30 +14,44 @@
 G_BEGIN_DECLS
 
 typedef struct _WsInjectQueue WsInjectQueue;
+typedef struct _WsInjectBlock WsInjectBlock;
 
+/* A block of the queue: 1 KiB. */
+#define WS_INJECT_BLOCK_SLOTS 127
+
+struct _WsInjectBlock
+{
+  WsInjectBlock  *next;
+  WsRawTask      *slots[WS_INJECT_BLOCK_SLOTS];
+};
+
+/* A FIFO of task pointers in a list of blocks, under one lock. Everything
+ * but `len` is under the lock. */
 struct _WsInjectQueue
 {
   WsLock          lock;
-  WsRawTask      *head;
-  WsRawTask      *tail;
-  gboolean        closed;      /* under lock */
+  WsInjectBlock  *head_block;
+  WsInjectBlock  *tail_block;
+  guint           head_index;  /* next slot to pop in head_block */
+  guint           tail_index;  /* next slot to fill in tail_block */
+  WsInjectBlock  *spare;       /* a drained block kept for the next one */
+  gboolean        closed;
   _Atomic gsize   len;         /* written under lock; read lock-free */
 };
 
-void       ws_inject_queue_init       (WsInjectQueue *self);
-void       ws_inject_queue_clear      (WsInjectQueue *self);
-void       ws_inject_queue_push       (WsInjectQueue *self,
-                                       WsRawTask     *task);
-void       ws_inject_queue_push_batch (WsInjectQueue *self,
-                                       WsRawTask     *first,
-                                       WsRawTask     *last,
-                                       gsize          n);
-WsRawTask *ws_inject_queue_pop        (WsInjectQueue *self);
-WsRawTask *ws_inject_queue_pop_batch  (WsInjectQueue *self,
-                                       gsize          max,
-                                       gsize         *n_out);
-gboolean   ws_inject_queue_close      (WsInjectQueue *self);
-gboolean   ws_inject_queue_is_closed  (WsInjectQueue *self);
+void       ws_inject_queue_init       (WsInjectQueue    *self);
+void       ws_inject_queue_clear      (WsInjectQueue    *self);
+void       ws_inject_queue_push       (WsInjectQueue    *self,
+                                       WsRawTask        *task);
+void       ws_inject_queue_push_batch (WsInjectQueue    *self,
+                                       WsRawTask *const *tasks,
+                                       gsize             n);
+WsRawTask *ws_inject_queue_pop        (WsInjectQueue    *self);
+gsize      ws_inject_queue_pop_batch  (WsInjectQueue    *self,
+                                       WsRawTask       **out,
+                                       gsize             max);
+gboolean   ws_inject_queue_close      (WsInjectQueue    *self);
+gboolean   ws_inject_queue_is_closed  (WsInjectQueue    *self);
 
 static inline gsize
 ws_inject_queue_len (WsInjectQueue *self)

@@ -4,10 +4,15 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Spawns and wakes from outside a worker, and local-queue overflow, land
- * here. A locked intrusive list: the link lives in the task, so a push
- * allocates nothing. Pushing to a closed queue drops the queued instance
- * (ws_raw_task_drop_queued): a task never polled is cancelled right there;
- * shutdown reaches the others through the owned set.
+ * here. Task pointers sit in a list of 1 KiB blocks, so that a worker
+ * taking a batch copies pointers out of one or two blocks under the lock
+ * instead of walking the tasks (an intrusive list made the batch pop walk
+ * up to 128 tasks that another core had just written, a cache miss each,
+ * while the producer waited on the lock: 10-12% of the samples of
+ * spawn_many_local). One drained block is kept as a spare, so a steady
+ * stream allocates nothing. Pushing to a closed queue drops the queued
+ * instance (ws_raw_task_drop_queued): a task never polled is cancelled
+ * right there; shutdown reaches the others through the owned set.
  */
 
 #include "config.h"
@@ -19,7 +24,9 @@ void
 ws_inject_queue_init (WsInjectQueue *self)
 {
   ws_lock_init (&self->lock);
-  self->head = self->tail = NULL;
+  self->head_block = self->tail_block = g_new0 (WsInjectBlock, 1);
+  self->head_index = self->tail_index = 0;
+  self->spare = NULL;
   self->closed = FALSE;
   atomic_init (&self->len, 0);
 }
@@ -27,43 +34,50 @@ ws_inject_queue_init (WsInjectQueue *self)
 void
 ws_inject_queue_clear (WsInjectQueue *self)
 {
-  g_assert (self->head == NULL);
+  g_assert (atomic_load_explicit (&self->len, memory_order_relaxed) == 0);
+  g_assert (self->head_block == self->tail_block);
+  g_free (self->head_block);
+  g_free (self->spare);
+  self->head_block = self->tail_block = self->spare = NULL;
   ws_lock_clear (&self->lock);
 }
 
+/* With the lock held. */
 static void
-drop_list (WsRawTask *first)
+push_locked (WsInjectQueue *self,
+             WsRawTask     *task)
 {
-  while (first != NULL)
+  if G_UNLIKELY (self->tail_index == WS_INJECT_BLOCK_SLOTS)
     {
-      WsRawTask *next = first->queue_next;
+      WsInjectBlock *block = self->spare;
 
-      first->queue_next = NULL;
-      ws_raw_task_drop_queued (first);
-      first = next;
+      if (block != NULL)
+        self->spare = NULL;
+      else
+        block = g_new (WsInjectBlock, 1);
+      block->next = NULL;
+      self->tail_block->next = block;
+      self->tail_block = block;
+      self->tail_index = 0;
     }
+  self->tail_block->slots[self->tail_index++] = task;
 }
 
 void
-ws_inject_queue_push_batch (WsInjectQueue *self,
-                            WsRawTask     *first,
-                            WsRawTask     *last,
-                            gsize          n)
+ws_inject_queue_push_batch (WsInjectQueue    *self,
+                            WsRawTask *const *tasks,
+                            gsize             n)
 {
-  last->queue_next = NULL;
-
   ws_lock_lock (&self->lock);
   if (self->closed)
     {
       ws_lock_unlock (&self->lock);
-      drop_list (first);
+      for (gsize i = 0; i < n; i++)
+        ws_raw_task_drop_queued (tasks[i]);
       return;
     }
-  if (self->tail != NULL)
-    self->tail->queue_next = first;
-  else
-    self->head = first;
-  self->tail = last;
+  for (gsize i = 0; i < n; i++)
+    push_locked (self, tasks[i]);
   /* SeqCst: a producer's push must be ordered before its look at the idle
    * state (ws_idle_notify...), against a worker that parks and then
    * re-checks this length. */
@@ -80,59 +94,83 @@ void
 ws_inject_queue_push (WsInjectQueue *self,
                       WsRawTask     *task)
 {
-  ws_inject_queue_push_batch (self, task, task, 1);
+  ws_inject_queue_push_batch (self, &task, 1);
 }
 
-WsRawTask *
-ws_inject_queue_pop_batch (WsInjectQueue *self,
-                           gsize          max,
-                           gsize         *n_out)
+/* Moves up to @max tasks, oldest first, into @out; returns how many. */
+gsize
+ws_inject_queue_pop_batch (WsInjectQueue  *self,
+                           WsRawTask     **out,
+                           gsize           max)
 {
-  WsRawTask *first;
-  WsRawTask *last;
+  WsInjectBlock *retired = NULL;
+  gsize len;
   gsize n = 0;
 
-  *n_out = 0;
   if (ws_inject_queue_is_empty (self) || max == 0)
-    return NULL;
+    return 0;
 
   WS_CHAOS_POINT ();
 
   ws_lock_lock (&self->lock);
-  first = self->head;
-  last = NULL;
-  for (WsRawTask *t = first; t != NULL && n < max; t = t->queue_next)
+  len = atomic_load_explicit (&self->len, memory_order_relaxed);
+  max = MIN (max, len);
+  while (n < max)
     {
-      last = t;
-      n++;
+      guint end;
+      gsize k;
+
+      if (self->head_index == WS_INJECT_BLOCK_SLOTS)
+        {
+          /* Tasks remain, so there is a next block. */
+          WsInjectBlock *old = self->head_block;
+
+          self->head_block = old->next;
+          self->head_index = 0;
+          if (self->spare == NULL)
+            self->spare = old;
+          else
+            {
+              old->next = retired;
+              retired = old;
+            }
+        }
+
+      end = self->head_block == self->tail_block ? self->tail_index : WS_INJECT_BLOCK_SLOTS;
+      k = MIN ((gsize) (end - self->head_index), max - n);
+      memcpy (out + n, &self->head_block->slots[self->head_index], k * sizeof *out);
+      self->head_index += k;
+      n += k;
     }
-  if (n == 0)
+  if (n == len)
     {
-      ws_lock_unlock (&self->lock);
-      return NULL;
+      /* Empty: start the last block over. */
+      g_assert (self->head_block == self->tail_block);
+      self->head_index = self->tail_index = 0;
     }
-  self->head = last->queue_next;
-  if (self->head == NULL)
-    self->tail = NULL;
-  last->queue_next = NULL;
-  atomic_store_explicit (&self->len,
-                         atomic_load_explicit (&self->len, memory_order_relaxed) - n,
-                         memory_order_relaxed);
+  atomic_store_explicit (&self->len, len - n, memory_order_relaxed);
   ws_lock_unlock (&self->lock);
 
-  *n_out = n;
-  return first;
+  while (retired != NULL)
+    {
+      WsInjectBlock *next = retired->next;
+
+      g_free (retired);
+      retired = next;
+    }
+  return n;
 }
 
 WsRawTask *
 ws_inject_queue_pop (WsInjectQueue *self)
 {
-  gsize n;
+  WsRawTask *task;
 
-  return ws_inject_queue_pop_batch (self, 1, &n);
+  if (ws_inject_queue_pop_batch (self, &task, 1) == 0)
+    return NULL;
+  return task;
 }
 
-/* Returns TRUE if this call closed it. */
 gboolean
 ws_inject_queue_close (WsInjectQueue *self)
 {

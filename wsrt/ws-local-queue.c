@@ -87,8 +87,7 @@ push_overflow (WsLocalQueue  *self,
 {
   const guint32 n = CAPACITY / 2;
   guint64 expected = pack (head, head);
-  WsRawTask *first = NULL;
-  WsRawTask *last = NULL;
+  WsRawTask *batch[CAPACITY / 2 + 1];
 
   g_assert (tail - head == CAPACITY);
 
@@ -104,21 +103,11 @@ push_overflow (WsLocalQueue  *self,
   WS_CHAOS_POINT ();
 
   for (guint32 i = 0; i < n; i++)
-    {
-      WsRawTask *t = atomic_load_explicit (&self->buffer[(head + i) & MASK],
-                                           memory_order_relaxed);
-      t->queue_next = NULL;
-      if (last != NULL)
-        last->queue_next = t;
-      else
-        first = t;
-      last = t;
-    }
-  task->queue_next = NULL;
-  last->queue_next = task;
-  last = task;
+    batch[i] = atomic_load_explicit (&self->buffer[(head + i) & MASK],
+                                     memory_order_relaxed);
+  batch[n] = task;
 
-  ws_inject_queue_push_batch (inject, first, last, n + 1);
+  ws_inject_queue_push_batch (inject, batch, n + 1);
   return TRUE;
 }
 

@@ -34,7 +34,9 @@ typedef struct _WsLocalExecutor WsLocalExecutor;
 
 /* How often, in polling time, a worker looks at the injection queue first
  * (self-tuned between 2 ticks and global-queue-interval ticks). */
-#define WS_GLOBAL_QUEUE_TARGET_USEC 200
+#ifndef WS_GLOBAL_QUEUE_TARGET_USEC
+# define WS_GLOBAL_QUEUE_TARGET_USEC 200
+#endif
 
 /* A C callback run on runtime threads (DESIGN 8). */
 typedef struct

@@ -138,10 +138,9 @@ pop_injected (WsWorker *w)
 {
   WsScheduler *s = w->sched;
   gsize len = ws_inject_queue_len (&s->inject);
+  WsRawTask *batch[WS_LOCAL_QUEUE_CAPACITY / 2 + 1];
   gsize want;
   gsize n;
-  WsRawTask *first;
-  WsRawTask *rest;
 
   if (len == 0)
     return NULL;
@@ -149,23 +148,15 @@ pop_injected (WsWorker *w)
   /* Our fair share, at most half the room we have, so that stealing and
    * other workers still get some (tokio >= 1.29 does the same). */
   want = MIN (len / s->n_workers + 1, ws_local_queue_remaining (&w->queue) / 2);
-  want = MAX (want, 1);
+  want = CLAMP (want, 1, G_N_ELEMENTS (batch));
 
-  first = ws_inject_queue_pop_batch (&s->inject, want, &n);
-  if (first == NULL)
+  n = ws_inject_queue_pop_batch (&s->inject, batch, want);
+  if (n == 0)
     return NULL;
 
-  rest = first->queue_next;
-  first->queue_next = NULL;
-  while (rest != NULL)
-    {
-      WsRawTask *next = rest->queue_next;
-
-      rest->queue_next = NULL;
-      push_local_or_overflow (w, rest);
-      rest = next;
-    }
-  return first;
+  for (gsize i = 1; i < n; i++)
+    push_local_or_overflow (w, batch[i]);
+  return batch[0];
 }
 
 /* Sets the fairness interval so that the injection queue is looked at
