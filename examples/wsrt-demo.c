@@ -783,6 +783,24 @@ pool_job_done (Job *job)
   g_idle_add (pool_job_done_idle, job);
 }
 
+/* One of @n_parts parts of @job ended: the last one sums every part's
+ * result and ends the workload, counted as one more finished task (as
+ * the wsrt root task is). */
+static void
+pool_part_done (Demo          *demo,
+                Job           *job,
+                gint          *parts_left,
+                const guint64 *part_results,
+                guint          n_parts)
+{
+  if (!g_atomic_int_dec_and_test (parts_left))
+    return;
+  for (guint i = 0; i < n_parts; i++)
+    job->result += part_results[i];
+  task_finished (demo);
+  pool_job_done (job);
+}
+
 /* Fork-join without awaiting: a node that forks ends its run at once; the
  * second of its halves to end completes it (and so on up the tree). */
 typedef struct _PoolFib PoolFib;
@@ -891,13 +909,8 @@ pool_link_run (PoolJob *job,
 
   pool->chain_checksums[self->chain] = checksum;
   g_free (self);
-  if (g_atomic_int_dec_and_test (&pool->chains_left))
-    {
-      for (guint i = 0; i < demo->chains.n_chains; i++)
-        pool->chains.result += pool->chain_checksums[i];
-      task_finished (demo);             /* as the wsrt root does */
-      pool_job_done (&pool->chains);
-    }
+  pool_part_done (demo, &pool->chains, &pool->chains_left,
+                  pool->chain_checksums, demo->chains.n_chains);
 }
 
 /* Yields: a yield is a push to the back of the pool's queue. */
@@ -926,13 +939,8 @@ pool_yielder_run (PoolJob *job,
   pool->yielder_accs[self->index] = self->acc;
   g_free (self);
   task_finished (demo);
-  if (g_atomic_int_dec_and_test (&pool->yielders_left))
-    {
-      for (guint i = 0; i < demo->yields.n_tasks; i++)
-        pool->yields.result += pool->yielder_accs[i];
-      task_finished (demo);             /* as the wsrt root does */
-      pool_job_done (&pool->yields);
-    }
+  pool_part_done (demo, &pool->yields, &pool->yielders_left,
+                  pool->yielder_accs, demo->yields.n_tasks);
 }
 
 /* Remote: pushed from the main loop; each result comes back to it in an
