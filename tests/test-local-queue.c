@@ -279,19 +279,31 @@ test_inject_fifo_across_blocks (void)
   ws_inject_queue_clear (&inject);
 }
 
+/* Shutdown's last sweep pops until empty and seals in the same critical
+ * section; a later push is refused and leaves the task to the caller. */
 static void
-test_inject_closed (void)
+test_inject_sealed (void)
 {
   WsInjectQueue inject;
+  WsRawTask *a = new_fake_task ();
+  WsRawTask *b = new_fake_task ();
   WsRawTask *t;
 
   ws_inject_queue_init (&inject);
-  g_assert_true (ws_inject_queue_close (&inject));
-  g_assert_false (ws_inject_queue_close (&inject));
-  g_assert_true (ws_inject_queue_is_closed (&inject));
+  g_assert_true (ws_inject_queue_push (&inject, a));
+  g_assert_true (ws_inject_queue_push (&inject, b));
+  g_assert_false (ws_inject_queue_is_sealed (&inject));
+  g_assert_true (ws_inject_queue_pop_or_seal (&inject) == a);
+  g_assert_false (ws_inject_queue_is_sealed (&inject));
+  g_assert_true (ws_inject_queue_pop_or_seal (&inject) == b);
+  g_assert_null (ws_inject_queue_pop_or_seal (&inject));
+  g_assert_true (ws_inject_queue_is_sealed (&inject));
+  g_assert_false (ws_inject_queue_push (&inject, a));
+  g_assert_cmpuint (ws_inject_queue_len (&inject), ==, 0);
   g_assert_cmpuint (ws_inject_queue_pop_batch (&inject, &t, 1), ==, 0);
-  g_assert_null (ws_inject_queue_pop (&inject));
   ws_inject_queue_clear (&inject);
+  g_free (a);
+  g_free (b);
 }
 
 int
@@ -304,7 +316,7 @@ main (int   argc,
   ws_test_add_func ("/local-queue/steal-half", test_steal_half);
   ws_test_add_func ("/local-queue/stress-concurrent-steal", test_stress_concurrent_steal);
   ws_test_add_func ("/inject-queue/fifo-across-blocks", test_inject_fifo_across_blocks);
-  ws_test_add_func ("/inject-queue/closed", test_inject_closed);
+  ws_test_add_func ("/inject-queue/sealed", test_inject_sealed);
 
   return g_test_run ();
 }

@@ -197,6 +197,11 @@ ws_async_op_start (WsAsyncOp *self,
  *
  * The #GAsyncReadyCallback to pass to the `_async()` call. It keeps
  * @result for ws_async_op_get_result() and wakes the task.
+ *
+ * Called without a result, it is refused and leaves the operation as it
+ * was, holding the reference in @user_data: that is a leak at worst,
+ * where releasing it would free the operation under the real callback
+ * if GIO still calls it.
  */
 void
 ws_async_op_callback (GObject      *source_object,
@@ -205,6 +210,9 @@ ws_async_op_callback (GObject      *source_object,
 {
   WsAsyncOp *self = user_data;
   WsWaker *waker;
+
+  g_return_if_fail (self != NULL);
+  g_return_if_fail (G_IS_ASYNC_RESULT (result));
 
   ws_lock_lock (&self->lock);
   self->result = g_object_ref (result);

@@ -34,8 +34,23 @@ static void blocking_schedule (WsTaskHost *host,
                                WsRawTask  *task,
                                gboolean    is_yield);
 
+/* The pool's memory is the scheduler's: a task holds the scheduler. */
+static void
+blocking_ref (WsTaskHost *host)
+{
+  ws_scheduler_ref (((WsBlockingPool *) host)->sched);
+}
+
+static void
+blocking_unref (WsTaskHost *host)
+{
+  ws_scheduler_unref (((WsBlockingPool *) host)->sched);
+}
+
 static const WsTaskHostClass blocking_host_class = {
   blocking_schedule,
+  blocking_ref,
+  blocking_unref,
 };
 
 typedef struct _BlockingSlot BlockingSlot;

@@ -35,23 +35,23 @@ struct _WsInjectQueue
   guint           head_index;  /* next slot to pop in head_block */
   guint           tail_index;  /* next slot to fill in tail_block */
   WsInjectBlock  *spare;       /* a drained block kept for the next one */
-  gboolean        closed;
+  gboolean        sealed;      /* drained for the last time by shutdown */
   _Atomic gsize   len;         /* written under lock; read lock-free */
 };
 
 void       ws_inject_queue_init       (WsInjectQueue    *self);
 void       ws_inject_queue_clear      (WsInjectQueue    *self);
-void       ws_inject_queue_push       (WsInjectQueue    *self,
+gboolean   ws_inject_queue_push       (WsInjectQueue    *self,
                                        WsRawTask        *task);
-void       ws_inject_queue_push_batch (WsInjectQueue    *self,
+gboolean   ws_inject_queue_push_batch (WsInjectQueue    *self,
                                        WsRawTask *const *tasks,
                                        gsize             n);
 WsRawTask *ws_inject_queue_pop        (WsInjectQueue    *self);
 gsize      ws_inject_queue_pop_batch  (WsInjectQueue    *self,
                                        WsRawTask       **out,
                                        gsize             max);
-gboolean   ws_inject_queue_close      (WsInjectQueue    *self);
-gboolean   ws_inject_queue_is_closed  (WsInjectQueue    *self);
+WsRawTask *ws_inject_queue_pop_or_seal (WsInjectQueue  *self);
+gboolean   ws_inject_queue_is_sealed  (WsInjectQueue    *self);
 
 static inline gsize
 ws_inject_queue_len (WsInjectQueue *self)

@@ -1,4 +1,4 @@
-/* ws-inject-queue.c: the global queue, with batch push and a closed bit
+/* ws-inject-queue.c: the global queue, with batch push and a sealed bit
  *
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -10,9 +10,16 @@
  * up to 128 tasks that another core had just written, a cache miss each,
  * while the producer waited on the lock: 10-12% of the samples of
  * spawn_many_local). One drained block is kept as a spare, so a steady
- * stream allocates nothing. Pushing to a closed queue drops the queued
- * instance (ws_raw_task_drop_queued): a task never polled is cancelled
- * right there; shutdown reaches the others through the owned set.
+ * stream allocates nothing.
+ *
+ * Shutdown does not close this queue: spawns accepted before the spawn
+ * gate closed, and wakes of tasks that shutdown is cancelling, keep
+ * landing here while the workers stop, and shutdown's last sweep drains
+ * them. That sweep pops until the queue is empty and seals it in the
+ * same critical section (ws_inject_queue_pop_or_seal). A push to a sealed
+ * queue is refused and the caller keeps its reference: by then every
+ * task of the pool has ended (doc/architecture.md, "Shutdown"), so the
+ * caller only drops it. A push never cancels or completes a task.
  */
 
 #include "config.h"
@@ -27,7 +34,7 @@ ws_inject_queue_init (WsInjectQueue *self)
   self->head_block = self->tail_block = g_new0 (WsInjectBlock, 1);
   self->head_index = self->tail_index = 0;
   self->spare = NULL;
-  self->closed = FALSE;
+  self->sealed = FALSE;
   atomic_init (&self->len, 0);
 }
 
@@ -63,18 +70,17 @@ push_locked (WsInjectQueue *self,
   self->tail_block->slots[self->tail_index++] = task;
 }
 
-void
+/* Returns FALSE, and takes nothing, if the queue is sealed. */
+gboolean
 ws_inject_queue_push_batch (WsInjectQueue    *self,
                             WsRawTask *const *tasks,
                             gsize             n)
 {
   ws_lock_lock (&self->lock);
-  if (self->closed)
+  if G_UNLIKELY (self->sealed)
     {
       ws_lock_unlock (&self->lock);
-      for (gsize i = 0; i < n; i++)
-        ws_raw_task_drop_queued (tasks[i]);
-      return;
+      return FALSE;
     }
   for (gsize i = 0; i < n; i++)
     push_locked (self, tasks[i]);
@@ -88,13 +94,14 @@ ws_inject_queue_push_batch (WsInjectQueue    *self,
 
   /* Between the push and the producer's look at the idle state. */
   WS_CHAOS_POINT ();
+  return TRUE;
 }
 
-void
+gboolean
 ws_inject_queue_push (WsInjectQueue *self,
                       WsRawTask     *task)
 {
-  ws_inject_queue_push_batch (self, &task, 1);
+  return ws_inject_queue_push_batch (self, &task, 1);
 }
 
 /* Moves up to @max tasks, oldest first, into @out; returns how many. */
@@ -171,27 +178,37 @@ ws_inject_queue_pop (WsInjectQueue *self)
   return task;
 }
 
-gboolean
-ws_inject_queue_close (WsInjectQueue *self)
+/* Pops one task; if the queue is empty, seals it in the same critical
+ * section, so that no push can land after the last pop. */
+WsRawTask *
+ws_inject_queue_pop_or_seal (WsInjectQueue *self)
 {
-  gboolean was_closed;
+  WsRawTask *task;
 
-  ws_lock_lock (&self->lock);
-  was_closed = self->closed;
-  self->closed = TRUE;
-  ws_lock_unlock (&self->lock);
+  for (;;)
+    {
+      if (ws_inject_queue_pop_batch (self, &task, 1) == 1)
+        return task;
 
-  return !was_closed;
+      ws_lock_lock (&self->lock);
+      if (atomic_load_explicit (&self->len, memory_order_relaxed) == 0)
+        {
+          self->sealed = TRUE;
+          ws_lock_unlock (&self->lock);
+          return NULL;
+        }
+      ws_lock_unlock (&self->lock);
+    }
 }
 
 gboolean
-ws_inject_queue_is_closed (WsInjectQueue *self)
+ws_inject_queue_is_sealed (WsInjectQueue *self)
 {
-  gboolean closed;
+  gboolean sealed;
 
   ws_lock_lock (&self->lock);
-  closed = self->closed;
+  sealed = self->sealed;
   ws_lock_unlock (&self->lock);
 
-  return closed;
+  return sealed;
 }

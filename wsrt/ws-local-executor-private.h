@@ -17,8 +17,16 @@ G_BEGIN_DECLS
 
 WsLocalExecutor *ws_local_executor_lookup      (WsScheduler  *sched,
                                                 GMainContext *context);
+void             ws_local_executor_unref       (WsLocalExecutor *self);
+WsRawTask       *ws_local_executor_refuse_spawn (WsScheduler   *sched,
+                                                 GMainContext  *context,
+                                                 WsTaskFunc     func,
+                                                 gpointer       data,
+                                                 GDestroyNotify destroy,
+                                                 gboolean       join_interest);
 void             ws_local_executors_close      (WsScheduler  *sched);
-gboolean         ws_local_executors_shutdown   (WsScheduler  *sched);
+gboolean         ws_local_executors_shutdown   (WsScheduler  *sched,
+                                                gint64        deadline);
 gint64           ws_local_executors_count_alive (WsScheduler *sched);
 gboolean         ws_local_executor_is_current  (void);
 

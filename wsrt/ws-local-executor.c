@@ -3,11 +3,32 @@
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * DESIGN 3: a GSource on the application's context polls the tasks; wakes
- * from any thread enter a locked queue and g_source_set_ready_time (0).
- * One dispatch runs a bounded slice and returns, so a flood of local tasks
+ * A GSource on the application's context polls the tasks; wakes from any
+ * thread enter a locked queue and g_source_set_ready_time (0). One
+ * dispatch runs a bounded slice and returns, so a flood of local tasks
  * never stalls a frame. Cancellation is queued like a wake, so a local
- * task's future is always destroyed on the owner thread.
+ * task's future is always destroyed on the thread that owns the context.
+ *
+ * Lifetime. The executor is reference counted: the scheduler's table holds
+ * one until shutdown, every task holds one from creation until it is
+ * freed (a task holds its host), and a spawner or a waker holds one
+ * across its push. The memory lives as long as the GSource: when the last
+ * reference goes, the source is destroyed and released, and its finalize,
+ * which GLib runs only once no dispatch of it is in progress, frees the
+ * executor. So neither a late wake on another thread nor a shutdown can
+ * pull the executor from under a running dispatch, and a dispatch never
+ * reads freed memory.
+ *
+ * The executor holds a reference on its context. Every call of ours that
+ * may run the source's finalize (and with it drop that reference) holds a
+ * reference of its own across the call: GLib locks the context again
+ * after a finalize returns, so the finalize must never drop the last one.
+ *
+ * Shutdown: close the owned set (spawns are refused from then on), queue
+ * the cancellation of every task, run them at once where the shutting
+ * down thread can acquire the context, and otherwise wait (up to the
+ * deadline) for the owner to dispatch them; each dispatch of a closed
+ * executor signals the scheduler's condition.
  */
 
 #include "config.h"
@@ -19,15 +40,15 @@ struct _WsLocalExecutor
 {
   WsTaskHost     host;            /* first */
   WsOwnedTasks   owned;
-  WsScheduler   *sched;           /* strong: dropped when we go away */
-  GMainContext  *context;
-  GSource       *source;
+  _Atomic gint   ref_count;
+  WsScheduler   *sched;           /* strong: dropped by the finalize */
+  GMainContext  *context;         /* strong: dropped by the finalize */
+  GSource       *source;          /* strong until the last reference goes */
   WsLock         lock;
   WsRawTask     *head;
   WsRawTask     *tail;
-  gboolean       closed;
   gboolean       backlogged;      /* owner thread only: source demoted */
-  _Atomic gboolean detached;      /* closed with live tasks: frees itself */
+  _Atomic gboolean detached;      /* shut down: out of the scheduler's table */
 };
 
 /* The source's priority. A few wakes are served at G_PRIORITY_DEFAULT,
@@ -52,10 +73,54 @@ _Atomic guint ws_local_executor_max_slice_polls;
 static void local_schedule (WsTaskHost *host,
                             WsRawTask  *task,
                             gboolean    is_yield);
+static void local_ref      (WsTaskHost *host);
+static void local_unref    (WsTaskHost *host);
 
 static const WsTaskHostClass local_host_class = {
   local_schedule,
+  local_ref,
+  local_unref,
 };
+
+static WsLocalExecutor *
+executor_ref (WsLocalExecutor *self)
+{
+  /* Relaxed: the caller holds a reference already. */
+  atomic_fetch_add_explicit (&self->ref_count, 1, memory_order_relaxed);
+  return self;
+}
+
+void
+ws_local_executor_unref (WsLocalExecutor *self)
+{
+  GMainContext *context;
+  GSource *source;
+
+  /* AcqRel: the usual pairing before a release of the memory. */
+  if (atomic_fetch_sub_explicit (&self->ref_count, 1, memory_order_acq_rel) != 1)
+    return;
+
+  /* The last reference: no task, no table entry, no push in progress.
+   * Destroy the source; its finalize frees us once no dispatch runs. Our
+   * own context reference outlives the finalize (see the top). */
+  context = g_main_context_ref (self->context);
+  source = g_steal_pointer (&self->source);
+  g_source_destroy (source);
+  g_source_unref (source);
+  g_main_context_unref (context);
+}
+
+static void
+local_ref (WsTaskHost *host)
+{
+  executor_ref ((WsLocalExecutor *) host);
+}
+
+static void
+local_unref (WsTaskHost *host)
+{
+  ws_local_executor_unref ((WsLocalExecutor *) host);
+}
 
 gboolean
 ws_local_executor_is_current (void)
@@ -81,16 +146,14 @@ pop (WsLocalExecutor *self)
   return t;
 }
 
-/* The executor lives as long as its GSource: it is freed by the source's
- * finalize, which GLib runs only once no dispatch is in progress. Nothing
- * but the source frees it, so a shutdown on another thread never pulls it
- * from under a running dispatch. */
+/* The executor's memory lives as long as its GSource (see the top). */
 static void
 local_source_finalize (GSource *source)
 {
   WsLocalExecutor *self = ((WsLocalSource *) source)->exec;
   WsScheduler *sched = self->sched;
 
+  g_assert (self->head == NULL);
   g_main_context_unref (self->context);
   ws_owned_tasks_clear (&self->owned);
   ws_lock_clear (&self->lock);
@@ -167,9 +230,17 @@ local_source_dispatch (GSource     *source,
       g_source_set_priority (source, more ? WS_LOCAL_BACKLOG_PRIORITY : WS_LOCAL_PRIORITY);
     }
 
-  if (atomic_load_explicit (&self->detached, memory_order_acquire)
-      && ws_owned_tasks_count (&self->owned) == 0)
-    return G_SOURCE_REMOVE;      /* finalize frees the executor */
+  if (atomic_load_explicit (&self->detached, memory_order_acquire))
+    {
+      /* A shutdown may be waiting for these cancellations. */
+      WsScheduler *sched = self->sched;
+
+      ws_lock_lock (&sched->lock);
+      ws_cond_broadcast (&sched->cond);
+      ws_lock_unlock (&sched->lock);
+      if (ws_owned_tasks_count (&self->owned) == 0)
+        return G_SOURCE_REMOVE;
+    }
 
   return G_SOURCE_CONTINUE;
 }
@@ -183,9 +254,12 @@ local_schedule (WsTaskHost *host,
                 WsRawTask  *task,
                 gboolean    is_yield)
 {
-  WsLocalExecutor *self = (WsLocalExecutor *) host;
+  WsLocalExecutor *self = executor_ref ((WsLocalExecutor *) host);
   gboolean was_empty;
 
+  /* Our reference: once the task is queued, the owner may run it and free
+   * it (and with it the task's reference on us) before we arm the
+   * source. */
   task->queue_next = NULL;
   ws_lock_lock (&self->lock);
   was_empty = self->head == NULL;
@@ -203,6 +277,7 @@ local_schedule (WsTaskHost *host,
    * context. */
   if (was_empty)
     g_source_set_ready_time (self->source, 0);
+  ws_local_executor_unref (self);
 }
 
 WsLocalExecutor *
@@ -222,6 +297,7 @@ ws_local_executor_lookup (WsScheduler  *sched,
   if (self == NULL)
     {
       self = g_new0 (WsLocalExecutor, 1);
+      atomic_init (&self->ref_count, 1);     /* the table's */
       self->host.klass = &local_host_class;
       self->host.owned = &self->owned;
       ws_owned_tasks_init (&self->owned);
@@ -235,9 +311,57 @@ ws_local_executor_lookup (WsScheduler  *sched,
       g_source_attach (self->source, context);
       g_hash_table_insert (sched->local_executors, context, self);
     }
+  executor_ref (self);
   ws_lock_unlock (&sched->lock);
 
   return self;
+}
+
+static gboolean
+refuse_on_owner (gpointer data)
+{
+  WsRawTask *task = data;
+
+  /* Takes the task and cancels it here, on the context's owner (the
+   * destroy notify runs now); drops the queued reference otherwise. */
+  if (!ws_raw_task_shutdown (task))
+    ws_raw_task_unref (task);
+  return G_SOURCE_REMOVE;
+}
+
+/* spawn_local after shutdown. The destroy notify of local data runs on
+ * the thread that owns the context: at once when the spawner can acquire
+ * the context (it is the owner, or nobody is), otherwise from a source
+ * dispatched by the owner; the task returned ends then. The task is never
+ * counted. */
+WsRawTask *
+ws_local_executor_refuse_spawn (WsScheduler    *sched,
+                                GMainContext   *context,
+                                WsTaskFunc      func,
+                                gpointer        data,
+                                GDestroyNotify  destroy,
+                                gboolean        join_interest)
+{
+  WsRawTask *task = ws_raw_task_new (&sched->host, func, data, destroy, join_interest);
+  GSource *source;
+
+  if (g_main_context_acquire (context))
+    {
+      ws_raw_task_refuse (task);
+      g_main_context_release (context);
+      return join_interest ? task : NULL;
+    }
+
+  source = g_idle_source_new ();
+  g_source_set_priority (source, G_PRIORITY_DEFAULT);
+  g_source_set_static_name (source, "[wsrt] refused local task");
+  /* The source holds the queued reference; the handle's, if any, is the
+   * caller's. */
+  g_source_set_callback (source, refuse_on_owner, task, NULL);
+  g_source_attach (source, context);
+  g_source_unref (source);
+
+  return join_interest ? task : NULL;
 }
 
 static void
@@ -289,17 +413,32 @@ ws_local_executors_close (WsScheduler *sched)
   g_ptr_array_unref (execs);
 }
 
-/* After close: runs the cancellations of every executor whose context this
- * thread can own right now, and lets the others free themselves once their
- * owner has run them. Returns TRUE if no local task is left. */
+static gint64
+count_alive (GPtrArray *execs)
+{
+  gint64 n = 0;
+
+  for (guint i = 0; i < execs->len; i++)
+    n += ws_owned_tasks_count (&((WsLocalExecutor *) execs->pdata[i])->owned);
+  return n;
+}
+
+/* After close: takes every executor out of the scheduler's table, runs
+ * the cancellations of those whose context this thread can acquire, and
+ * waits until @deadline (monotonic, -1: for ever) for the owners of the
+ * others to run theirs. Returns TRUE if no local task is left: then every
+ * destroy notify has run, and the acquire loads of the counters make its
+ * effects visible here. */
 gboolean
-ws_local_executors_shutdown (WsScheduler *sched)
+ws_local_executors_shutdown (WsScheduler *sched,
+                             gint64       deadline)
 {
   GPtrArray *execs = g_ptr_array_new ();
   GHashTableIter iter;
   gpointer value;
-  gboolean all_done = TRUE;
+  gboolean all_done;
 
+  /* The table's references become ours. */
   ws_lock_lock (&sched->lock);
   g_hash_table_iter_init (&iter, sched->local_executors);
   while (g_hash_table_iter_next (&iter, NULL, &value))
@@ -310,29 +449,30 @@ ws_local_executors_shutdown (WsScheduler *sched)
   for (guint i = 0; i < execs->len; i++)
     {
       WsLocalExecutor *self = execs->pdata[i];
-      /* The executor's own reference to its source, now ours: the
-       * executor may be freed once we drop it. */
-      GSource *source = self->source;
 
+      atomic_store_explicit (&self->detached, TRUE, memory_order_release);
       if (g_main_context_acquire (self->context))
         {
           while (run_slice (self, -1, G_MAXUINT))
             ;
           g_main_context_release (self->context);
         }
-
-      atomic_store_explicit (&self->detached, TRUE, memory_order_release);
-      if (ws_owned_tasks_count (&self->owned) == 0)
-        g_source_destroy (source);
-      else
+      if (ws_owned_tasks_count (&self->owned) > 0)
         {
-          /* The owner thread has yet to run the cancellations; the source
-           * removes itself after it has. */
-          g_source_set_ready_time (source, 0);
-          all_done = FALSE;
+          /* The owner has yet to run the cancellations: make it dispatch. */
+          g_source_set_ready_time (self->source, 0);
         }
-      g_source_unref (source);
     }
+
+  ws_lock_lock (&sched->lock);
+  while (count_alive (execs) > 0)
+    if (!ws_cond_wait_until (&sched->cond, &sched->lock, deadline))
+      break;
+  all_done = count_alive (execs) == 0;
+  ws_lock_unlock (&sched->lock);
+
+  for (guint i = 0; i < execs->len; i++)
+    ws_local_executor_unref (execs->pdata[i]);
   g_ptr_array_unref (execs);
 
   return all_done;

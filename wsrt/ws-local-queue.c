@@ -107,7 +107,10 @@ push_overflow (WsLocalQueue  *self,
                                      memory_order_relaxed);
   batch[n] = task;
 
-  ws_inject_queue_push_batch (inject, batch, n + 1);
+  /* Only a running worker pushes here, and the injection queue is sealed
+   * only after every worker has stopped. */
+  if (!ws_inject_queue_push_batch (inject, batch, n + 1))
+    g_error ("wsrt: a worker overflowed into a sealed injection queue");
   return TRUE;
 }
 
@@ -140,7 +143,8 @@ ws_local_queue_push_back (WsLocalQueue  *self,
       if (steal != real)
         {
           /* A thief is at work and will free room soon; do not wait. */
-          ws_inject_queue_push (overflow, task);
+          if (!ws_inject_queue_push (overflow, task))
+            g_error ("wsrt: a worker overflowed into a sealed injection queue");
           return TRUE;
         }
 

@@ -25,9 +25,10 @@ typedef struct
  * workers counting never share a cache line (the padding). */
 typedef struct
 {
-  _Atomic gint64   alive;     /* created minus completed, by this slot's threads */
+  _Atomic gint64   alive;     /* accepted minus completed, by this slot's threads */
   _Atomic guint64  spawned;
-  gchar            padding[64 - 2 * sizeof (gint64)];
+  _Atomic guint64  in_flight; /* spawns between the gate and their push */
+  gchar            padding[64 - 3 * sizeof (gint64)];
 } WsOwnedCounters;
 
 struct _WsOwnedTasks
@@ -47,14 +48,20 @@ void     ws_owned_tasks_close         (WsOwnedTasks *self);
 gboolean ws_owned_tasks_is_closed     (WsOwnedTasks *self);
 void     ws_owned_tasks_shutdown_all  (WsOwnedTasks *self);
 gint64   ws_owned_tasks_count         (WsOwnedTasks *self);
+gboolean ws_owned_tasks_enter_spawn   (WsOwnedTasks *self);
+void     ws_owned_tasks_leave_spawn   (WsOwnedTasks *self);
+gboolean ws_owned_tasks_wait_spawns   (WsOwnedTasks *self,
+                                       gint64        deadline);
 guint64  ws_owned_tasks_spawned       (WsOwnedTasks *self);
 
 guint    ws_owned_tasks_current_slot  (void);
 
-/* A task was made for this host (ws_raw_task_new) / was accepted by a
- * spawn / completed (complete()). Relaxed: counters for metrics and for
- * the local executor's "no task left" test, which read them after an
- * acquire that follows the completion (see complete()). */
+/* A task was accepted by its host (ws_raw_task_mark_counted) / counted
+ * as spawned / completed (complete()). Relaxed increments: the push that
+ * publishes the task is a release. Release on completion: whoever reads
+ * a slot with acquire and sees the decrement also sees the destroy
+ * notify that ran before it (shutdown's "TRUE means every destroy notify
+ * has run and its effects are visible"). */
 static inline void
 ws_owned_tasks_count_created (WsOwnedTasks *self)
 {
@@ -73,7 +80,7 @@ static inline void
 ws_owned_tasks_count_completed (WsOwnedTasks *self)
 {
   atomic_fetch_sub_explicit (&self->counters[ws_owned_tasks_current_slot ()].alive,
-                             1, memory_order_relaxed);
+                             1, memory_order_release);
 }
 
 G_END_DECLS

@@ -12,6 +12,20 @@
  *
  * The counters (alive, spawned) are per slot, one slot per thread, so
  * that counting costs an uncontended atomic add.
+ *
+ * The spawn gate. A host that binds late has no lock on its spawn path,
+ * so "refused, or reachable by shutdown" is kept by a gate instead: a
+ * spawner enters (in_flight + 1, seq_cst), then reads `closed` (seq_cst);
+ * if closed it leaves and refuses the task; otherwise the task is counted
+ * and pushed before the spawner leaves (in_flight - 1, release).
+ * Shutdown stores `closed` (seq_cst) and then waits until every slot
+ * reads 0 (seq_cst). This is a Dekker pair: in the single total order of
+ * seq_cst operations either the spawner's read of `closed` follows the
+ * close (it refuses), or its increment precedes shutdown's read of its
+ * slot (shutdown waits for it, and its acquire of the decrement makes
+ * the push visible). A slot never goes below 0, since every thread
+ * enters before it leaves, on its own slot; so "every slot read 0" means
+ * no accepted spawn is between the gate and its queue.
  */
 
 #include "config.h"
@@ -47,6 +61,7 @@ ws_owned_tasks_init (WsOwnedTasks *self)
       self->shards[i].head = NULL;
       atomic_init (&self->counters[i].alive, 0);
       atomic_init (&self->counters[i].spawned, 0);
+      atomic_init (&self->counters[i].in_flight, 0);
     }
 }
 
@@ -182,16 +197,71 @@ ws_owned_tasks_shutdown_all (WsOwnedTasks *self)
     }
 }
 
-/* Tasks made for this host that have not completed: exact once the
- * threads that made and completed them are done, or ordered after them. */
+/* Tasks accepted by this host that have not completed. The slots are
+ * read one by one while other threads count, so a task accepted on one
+ * slot and completed on another can make the running sum dip below the
+ * truth; it is clamped at 0 and exact once the threads that accepted and
+ * completed the tasks are done, or ordered before the caller. Acquire:
+ * see ws_owned_tasks_count_completed. */
 gint64
 ws_owned_tasks_count (WsOwnedTasks *self)
 {
   gint64 n = 0;
 
   for (guint i = 0; i < WS_OWNED_SHARDS; i++)
-    n += atomic_load_explicit (&self->counters[i].alive, memory_order_relaxed);
-  return n;
+    n += atomic_load_explicit (&self->counters[i].alive, memory_order_acquire);
+  return MAX (n, 0);
+}
+
+/* The spawner's half of the gate (see the top of this file). Returns
+ * FALSE if the set is closed: the caller has left the gate already and
+ * must refuse the task. */
+gboolean
+ws_owned_tasks_enter_spawn (WsOwnedTasks *self)
+{
+  _Atomic guint64 *in_flight = &self->counters[ws_owned_tasks_current_slot ()].in_flight;
+
+  /* SeqCst RMW, then a seq_cst load: the spawner's side of the Dekker
+   * pair with ws_owned_tasks_close () and ws_owned_tasks_wait_spawns (). */
+  atomic_fetch_add_explicit (in_flight, 1, memory_order_seq_cst);
+  if G_UNLIKELY (atomic_load_explicit (&self->closed, memory_order_seq_cst))
+    {
+      atomic_fetch_sub_explicit (in_flight, 1, memory_order_release);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+void
+ws_owned_tasks_leave_spawn (WsOwnedTasks *self)
+{
+  /* Release: the push (and the count) before it are visible to the
+   * shutdown that reads this slot as 0. */
+  atomic_fetch_sub_explicit (&self->counters[ws_owned_tasks_current_slot ()].in_flight,
+                             1, memory_order_release);
+}
+
+/* Shutdown's half: after close, waits until no accepted spawn is between
+ * the gate and its push. A spawner spends a few hundred nanoseconds
+ * there, so this yields rather than sleeps. Returns FALSE if @deadline
+ * (monotonic time, -1 for none) passed first. */
+gboolean
+ws_owned_tasks_wait_spawns (WsOwnedTasks *self,
+                            gint64        deadline)
+{
+  g_assert (ws_owned_tasks_is_closed (self));
+
+  for (guint i = 0; i < WS_OWNED_SHARDS; i++)
+    {
+      /* SeqCst: shutdown's side of the Dekker pair. */
+      while (atomic_load_explicit (&self->counters[i].in_flight, memory_order_seq_cst) != 0)
+        {
+          if (deadline >= 0 && g_get_monotonic_time () >= deadline)
+            return FALSE;
+          g_thread_yield ();
+        }
+    }
+  return TRUE;
 }
 
 guint64

@@ -46,13 +46,23 @@ struct _WsWaker
 };
 
 /* Where a woken task goes: a worker pool, the blocking pool or a local
- * executor on one GMainContext. */
+ * executor on one GMainContext.
+ *
+ * A task holds a reference on its host from ws_raw_task_new () until it
+ * is freed (ref/unref), as a tokio task holds its scheduler handle: a late
+ * wake, a join-handle read or a completion never touches a freed host,
+ * whatever the owner of the runtime did meanwhile. */
 typedef struct
 {
-  /* Takes over one reference of @task (the "notified" reference). */
+  /* Takes over one reference of @task (the "notified" reference). Never
+   * completes or cancels a task (doc/architecture.md, "Shutdown"): a host
+   * that is closed hands the task to a list that its shutdown drains, or
+   * drops the reference of a task that has ended. */
   void (*schedule) (WsTaskHost *host,
                     WsRawTask  *task,
                     gboolean    is_yield);
+  void (*ref)      (WsTaskHost *host);
+  void (*unref)    (WsTaskHost *host);
 } WsTaskHostClass;
 
 struct _WsTaskHost
@@ -60,9 +70,10 @@ struct _WsTaskHost
   const WsTaskHostClass *klass;
   WsOwnedTasks          *owned;
   /* Bind a task to the owned set when its first poll returns PENDING, not
-   * at spawn. Only for a host whose queues are drained with
-   * ws_raw_task_drop_queued at shutdown (the worker pool): a queued task
-   * that was never polled is reached there, not through the set. */
+   * at spawn. Only for a host whose spawns pass the owned set's spawn
+   * gate and whose queues shutdown drains with ws_raw_task_drop_queued
+   * (the worker pool): a queued task that was never polled is reached
+   * there, not through the set. */
   gboolean               bind_on_pending;
 };
 
@@ -125,6 +136,7 @@ struct _WsRawTask
   guint8           bound;            /* in the owned set once; see ws_owned_tasks_bind */
   guint8           stage;            /* WsStage, owned by whoever holds RUNNING */
   guint8           result_kind;      /* WsResultKind once FINISHED */
+  guint8           counted;          /* accepted: counted alive until complete() */
   union
   {
     struct
@@ -169,7 +181,8 @@ void       ws_raw_task_run               (WsRawTask      *task,
 void       ws_raw_task_wake_by_ref       (WsRawTask      *task);
 void       ws_raw_task_cancel            (WsRawTask      *task);
 gboolean   ws_raw_task_shutdown          (WsRawTask      *task);
-void       ws_raw_task_cancel_unbound    (WsRawTask      *task);
+void       ws_raw_task_refuse            (WsRawTask      *task);
+void       ws_raw_task_mark_counted      (WsRawTask      *task);
 void       ws_raw_task_drop_queued       (WsRawTask      *task);
 gboolean   ws_raw_task_try_read_output   (WsRawTask      *task,
                                           WsWaker        *waker,
@@ -177,7 +190,8 @@ gboolean   ws_raw_task_try_read_output   (WsRawTask      *task,
 void       ws_raw_task_drop_join_handle  (WsRawTask      *task);
 gboolean   ws_raw_task_is_complete       (WsRawTask      *task);
 
-/* Live task count, for tests and leak checks. */
+/* Live task count, for tests and leak checks: counted only with
+ * WS_ENABLE_LEAK_COUNTERS (debug builds), -1 otherwise. */
 gint64     ws_raw_task_get_n_live        (void);
 
 /* Live references to task wakers (ws_context_get_waker, a waker slot, a

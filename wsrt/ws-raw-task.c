@@ -19,7 +19,20 @@
  *
  * References: one for the owned-task set once the task is bound to it, one
  * for each queued (notified) instance, one for the join handle, one per
- * WsWaker reference.
+ * WsWaker reference. The task itself holds one reference on its host
+ * from ws_raw_task_new () until dealloc (), so nothing a task does can
+ * reach a freed host.
+ *
+ * Counting: a task is counted alive by the spawner once its host has
+ * accepted it (ws_raw_task_mark_counted) and uncounted by complete (). A
+ * refused spawn (ws_raw_task_refuse) is never counted and never reaches
+ * complete (): its destroy notify runs on the spawning thread before the
+ * spawn returns.
+ *
+ * Nothing here completes or cancels a task from inside a schedule path:
+ * schedule () only hands the task to its host, which queues it or, once
+ * the host has ended, drops the queued reference of a task that has
+ * ended (doc/architecture.md, "Shutdown").
  */
 
 #include "config.h"
@@ -31,6 +44,10 @@
 #include "ws-task-allocator-private.h"
 #include "ws-chaos-private.h"
 
+static void drop_stage   (WsRawTask *task);
+static void store_result (WsRawTask *task,
+                          WsResult  *result);
+static void dealloc      (WsRawTask *task);
 static void waker_wake  (WsWaker *waker);
 static void waker_ref   (WsWaker *waker);
 static void waker_unref (WsWaker *waker);
@@ -41,15 +58,26 @@ static const WsWakerVTable task_waker_vtable = {
   waker_unref,
 };
 
+#ifdef WS_ENABLE_LEAK_COUNTERS
 /* A debug counter of live tasks. Relaxed: it only has to be exact once
  * every thread that touched a task is done, which the test's own joins
- * order. */
+ * order. Left out of release builds: it is one more shared cache line per
+ * spawn and per free. */
 static _Atomic gint64 n_live_tasks;
+# define COUNT_LIVE(n) \
+  ((void) atomic_fetch_add_explicit (&n_live_tasks, (n), memory_order_relaxed))
+#else
+# define COUNT_LIVE(n) ((void) 0)
+#endif
 
 gint64
 ws_raw_task_get_n_live (void)
 {
+#ifdef WS_ENABLE_LEAK_COUNTERS
   return atomic_load_explicit (&n_live_tasks, memory_order_relaxed);
+#else
+  return -1;
+#endif
 }
 
 #ifdef WS_ENABLE_LEAK_COUNTERS
@@ -100,6 +128,7 @@ ws_raw_task_new (WsTaskHost     *host,
   WsRawTask *task = ws_task_allocator_alloc0 ();
   guint64 refs = join_interest ? 2 : 1;   /* notified (+ handle); bind adds the set's */
 
+  host->klass->ref (host);
   task->waker.vtable = &task_waker_vtable;
   task->host = host;
   task->stage = WS_STAGE_FUTURE;
@@ -113,10 +142,47 @@ ws_raw_task_new (WsTaskHost     *host,
                WS_STATE_NOTIFIED
                | (join_interest ? WS_STATE_JOIN_INTEREST : 0)
                | (refs << WS_STATE_REF_SHIFT));
-  atomic_fetch_add_explicit (&n_live_tasks, 1, memory_order_relaxed);
-  ws_owned_tasks_count_created (host->owned);
+  COUNT_LIVE (1);
 
   return task;
+}
+
+/* The host accepted the task: count it alive until complete (). Called by
+ * the spawner before the task is published (the push that publishes it is
+ * a release, and complete () runs after an acquire of that push). */
+void
+ws_raw_task_mark_counted (WsRawTask *task)
+{
+  task->counted = TRUE;
+  ws_owned_tasks_count_created (task->host->owned);
+}
+
+/* A spawn its host refused (the host is shut down): the task was never
+ * published, counted or queued. Runs the destroy notify here, on the
+ * spawning thread, and leaves the task ended as cancelled for its join
+ * handle, if it has one. */
+void
+ws_raw_task_refuse (WsRawTask *task)
+{
+  WsResult result = { WS_RESULT_CANCELLED, };
+  guint64 cur = atomic_load_explicit (&task->state, memory_order_relaxed);
+  guint64 join = cur & WS_STATE_JOIN_INTEREST;
+
+  g_assert (!task->counted && (cur & WS_STATE_NOTIFIED));
+
+  drop_stage (task);
+  store_result (task, &result);
+  if (!join)
+    {
+      dealloc (task);
+      return;
+    }
+  /* Relaxed: not shared yet; whoever receives the handle gets it through
+   * a release (the return of the spawn, or a queue). */
+  atomic_store_explicit (&task->state,
+                         WS_STATE_COMPLETE | WS_STATE_CANCELLED | join
+                         | ((guint64) 1 << WS_STATE_REF_SHIFT),
+                         memory_order_relaxed);
 }
 
 static void
@@ -147,14 +213,19 @@ drop_stage (WsRawTask *task)
 static void
 dealloc (WsRawTask *task)
 {
+  WsTaskHost *host = task->host;
+
   /* Normally the stage was consumed by completion or by the join handle;
    * a task can only reach here with a live stage if it was never run,
    * which the spawn paths do not allow. Drop it all the same. */
   drop_stage (task);
   if (task->join_waker != NULL)
     task->join_waker->vtable->unref (task->join_waker);
-  atomic_fetch_sub_explicit (&n_live_tasks, 1, memory_order_relaxed);
+  COUNT_LIVE (-1);
   ws_task_allocator_free (task);
+
+  /* Last: this may free the host, and with it the runtime's memory. */
+  host->klass->unref (host);
 }
 
 void
@@ -233,11 +304,13 @@ complete (WsRawTask *task)
    * reads COMPLETE without waiting (ws_task_wait on a finished task) gets
    * no wake to order it after a later removal. We hold RUNNING, so a
    * shutdown that misses the task here cannot destroy it under us. The
-   * host is not touched after this: it may be freed once its set is
-   * empty. */
-  if (ws_owned_tasks_remove (host->owned, task))
-    n_unref++;
-  ws_owned_tasks_count_completed (host->owned);
+   * host outlives the task (the task holds a reference on it). */
+  if (task->counted)
+    {
+      if (ws_owned_tasks_remove (host->owned, task))
+        n_unref++;
+      ws_owned_tasks_count_completed (host->owned);
+    }
 
   /* AcqRel: release publishes the stage (outcome) and the removal to the
    * join handle, which reads them after an acquire load that sees
@@ -560,23 +633,14 @@ ws_raw_task_shutdown (WsRawTask *task)
     }
 }
 
-/* A spawn refused because its host is closed: the task never entered the
- * owned set or a queue. Cancel it here; complete() drops the notified
- * reference that would have been queued, as the poller's. */
-void
-ws_raw_task_cancel_unbound (WsRawTask *task)
-{
-  gboolean taken = ws_raw_task_shutdown (task);
-
-  g_assert (taken);
-}
-
-/* A queued instance that will never run (a queue drained at shutdown, a
- * push refused by a closed queue): cancel the task here unless someone
- * already ended it or is polling it, then drop the queued reference.
- * Needed for tasks that were never polled, which a host binding on the
- * first PENDING has not put in its owned set; harmless for the others
- * (their shutdown found them complete, or finds them unlinked). */
+/* A queued instance that will never run (a queue drained by shutdown):
+ * cancel the task here unless someone already ended it or is polling it,
+ * then drop the queued reference. Needed for tasks that were never
+ * polled, which a host binding on the first PENDING has not put in its
+ * owned set; harmless for the others (their shutdown found them complete,
+ * or finds them unlinked). Only shutdown's drains call this, never a
+ * push: a cancellation may wake an awaiter, whose schedule pushes again,
+ * and the drain loop pops it (no recursion). */
 void
 ws_raw_task_drop_queued (WsRawTask *task)
 {

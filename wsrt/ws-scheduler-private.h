@@ -141,11 +141,14 @@ struct _WsScheduler
   _Atomic guint64    remote_schedules;
   _Atomic guint64    local_polls;     /* polls made by local executors */
 
+  WsLock             sweep_lock;      /* one last sweep at a time */
   WsLock             lock;            /* guards what follows */
   WsCond             cond;
   gboolean           started;
   gboolean           shutdown_begun;
-  guint              n_running_threads;
+  guint              n_running_threads; /* workers, and a thread inside
+                                          * ws_block_in_place () until its
+                                          * poll returns */
   guint              n_shutdown_workers;
   GHashTable        *local_executors; /* GMainContext* -> WsLocalExecutor* */
 };

@@ -17,9 +17,13 @@
 static void pool_schedule (WsTaskHost *host,
                            WsRawTask  *task,
                            gboolean    is_yield);
+static void pool_ref      (WsTaskHost *host);
+static void pool_unref    (WsTaskHost *host);
 
 static const WsTaskHostClass pool_host_class = {
   pool_schedule,
+  pool_ref,
+  pool_unref,
 };
 
 WsScheduler *
@@ -47,6 +51,7 @@ ws_scheduler_new (const WsSchedulerConfig *config)
   atomic_init (&self->local_polls, 0);
   atomic_init (&self->started_flag, FALSE);
   ws_lock_init (&self->lock);
+  ws_lock_init (&self->sweep_lock);
   ws_cond_init (&self->cond);
   self->local_executors = g_hash_table_new (NULL, NULL);
   self->blocking = ws_blocking_pool_new (self);
@@ -77,9 +82,22 @@ ws_scheduler_ref (WsScheduler *self)
 }
 
 static void
+pool_ref (WsTaskHost *host)
+{
+  ws_scheduler_ref ((WsScheduler *) host);
+}
+
+static void
+pool_unref (WsTaskHost *host)
+{
+  ws_scheduler_unref ((WsScheduler *) host);
+}
+
+static void
 scheduler_free (WsScheduler *self)
 {
-  /* Every thread that could touch us held a reference, so all are gone. */
+  /* Every thread and every task that could touch us held a reference, so
+   * all are gone. */
   for (guint i = 0; i < self->n_workers; i++)
     {
       WsWorker *w = self->workers[i];
@@ -100,6 +118,7 @@ scheduler_free (WsScheduler *self)
   ws_inject_queue_clear (&self->inject);
   ws_idle_clear (&self->idle);
   ws_lock_clear (&self->lock);
+  ws_lock_clear (&self->sweep_lock);
   ws_cond_clear (&self->cond);
   for (guint i = 0; i < WS_N_HOOKS; i++)
     if (self->config.hooks[i].destroy != NULL)
@@ -216,6 +235,33 @@ ws_scheduler_notify_parked (WsScheduler *self)
     ws_parker_unpark (&self->workers[idx]->parker);
 }
 
+/* From any thread but a running worker of this pool (or from our own
+ * context while the worker is parked): through the injection queue, and
+ * wake a sleeper if nobody searches. The caller keeps the pool alive
+ * across the call. */
+static void
+push_remote (WsScheduler *self,
+             WsRawTask   *task)
+{
+  atomic_fetch_add_explicit (&self->remote_schedules, 1, memory_order_relaxed);
+  if G_UNLIKELY (!ws_inject_queue_push (&self->inject, task))
+    {
+      /* Sealed: shutdown's last sweep is over, every task of the pool has
+       * ended (doc/architecture.md, "Shutdown"), and this is a late wake
+       * of one of them. Drop the queued reference; never cancel here. */
+      ws_raw_task_unref (task);
+      return;
+    }
+  ws_scheduler_notify_parked (self);
+}
+
+static inline gboolean
+on_running_worker (WsScheduler *self,
+                   WsWorker    *w)
+{
+  return w != NULL && w->sched == self && !w->in_park && !w->is_shutdown;
+}
+
 static void
 pool_schedule (WsTaskHost *host,
                WsRawTask  *task,
@@ -224,51 +270,34 @@ pool_schedule (WsTaskHost *host,
   WsScheduler *self = (WsScheduler *) host;
   WsWorker *w = ws_worker_get_current ();
 
-  if (w != NULL && w->sched == self && !w->in_park && !w->is_shutdown)
+  if (on_running_worker (self, w))
     {
       ws_worker_schedule_local (w, task, is_yield);
       return;
     }
 
-  /* DESIGN 5: from any other thread (or from our own context while we are
-   * parked), go through the injection queue and wake a sleeper if nobody
-   * searches. */
-  atomic_fetch_add_explicit (&self->remote_schedules, 1, memory_order_relaxed);
-  ws_inject_queue_push (&self->inject, task);
-  ws_scheduler_notify_parked (self);
-}
-
-WsRawTask *
-ws_task_host_spawn (WsTaskHost     *host,
-                    WsTaskFunc      func,
-                    gpointer        data,
-                    GDestroyNotify  destroy,
-                    gboolean        join_interest)
-{
-  WsRawTask *task = ws_raw_task_new (host, func, data, destroy, join_interest);
-  gboolean accepted;
-
-  /* A host that binds on the first PENDING only refuses a spawn once it
-   * is closed (acquire: pairs with the seq_cst store in close). A spawn
-   * that passes the test while shutdown begins lands in a queue whose
-   * drain, or whose refused push, cancels it (ws_raw_task_drop_queued). */
-  if (host->bind_on_pending)
-    accepted = !ws_owned_tasks_is_closed (host->owned);
-  else
-    accepted = ws_owned_tasks_bind (host->owned, task);
-
-  if (!accepted)
+  if (w != NULL && w->sched == self)
     {
-      /* DESIGN 7: a spawn that races shutdown returns a task that is
-       * already cancelled, and its destroy notify has run. */
-      ws_raw_task_cancel_unbound (task);
-      if (!join_interest)
-        return NULL;
-      return task;
+      /* Our own worker (parked, or stopping): it holds the pool. */
+      push_remote (self, task);
+      return;
     }
 
-  ws_owned_tasks_count_spawned (host->owned);
-  host->klass->schedule (host, task, FALSE);
+  /* A foreign waker holds the task, not the pool: a task reference of our
+   * own keeps the task, and through it the pool, alive until the push and
+   * the notify are done. The unref may free both, so it comes last. */
+  ws_raw_task_ref (task);
+  push_remote (self, task);
+  ws_raw_task_unref (task);
+}
+
+/* Refused spawns return a task that has ended as cancelled, with its
+ * destroy notify run (doc/architecture.md, "Shutdown"). */
+static WsRawTask *
+refuse (WsRawTask *task,
+        gboolean   join_interest)
+{
+  ws_raw_task_refuse (task);
   return join_interest ? task : NULL;
 }
 
@@ -279,10 +308,61 @@ ws_scheduler_spawn (WsScheduler    *self,
                     GDestroyNotify  destroy,
                     gboolean        join_interest)
 {
+  WsWorker *w = ws_worker_get_current ();
+  WsRawTask *task;
+
   if G_UNLIKELY (!atomic_load_explicit (&self->started_flag, memory_order_acquire))
     ws_scheduler_start (self, NULL);
 
-  return ws_task_host_spawn (&self->host, func, data, destroy, join_interest);
+  task = ws_raw_task_new (&self->host, func, data, destroy, join_interest);
+
+  if (on_running_worker (self, w))
+    {
+      /* A worker's own spawn needs no gate: shutdown reaches its queues
+       * after the worker stopped, on a thread it joins. Refused once
+       * closed all the same (acquire: pairs with the seq_cst close). */
+      if G_UNLIKELY (ws_owned_tasks_is_closed (&self->owned))
+        return refuse (task, join_interest);
+      ws_raw_task_mark_counted (task);
+      ws_owned_tasks_count_spawned (&self->owned);
+      ws_worker_schedule_local (w, task, FALSE);
+      return join_interest ? task : NULL;
+    }
+
+  /* Any other thread passes the spawn gate (ws-owned-tasks.c): refused
+   * once closed, or counted and pushed before shutdown's last sweep. */
+  if G_UNLIKELY (!ws_owned_tasks_enter_spawn (&self->owned))
+    return refuse (task, join_interest);
+  ws_raw_task_mark_counted (task);
+  ws_owned_tasks_count_spawned (&self->owned);
+  /* The spawner's caller holds the runtime, so the pool outlives the push
+   * without a task reference of ours. */
+  push_remote (self, task);
+  ws_owned_tasks_leave_spawn (&self->owned);
+
+  return join_interest ? task : NULL;
+}
+
+/* Hosts that bind at spawn (the blocking pool, local executors): the
+ * owned set's lock decides, so a spawn is refused (never counted) or in
+ * the set that shutdown walks. */
+WsRawTask *
+ws_task_host_spawn (WsTaskHost     *host,
+                    WsTaskFunc      func,
+                    gpointer        data,
+                    GDestroyNotify  destroy,
+                    gboolean        join_interest)
+{
+  WsRawTask *task = ws_raw_task_new (host, func, data, destroy, join_interest);
+
+  g_assert (!host->bind_on_pending);
+  if (!ws_owned_tasks_bind (host->owned, task))
+    return refuse (task, join_interest);
+
+  ws_raw_task_mark_counted (task);
+  ws_owned_tasks_count_spawned (host->owned);
+  host->klass->schedule (host, task, FALSE);
+  return join_interest ? task : NULL;
 }
 
 WsRawTask *
@@ -304,128 +384,195 @@ ws_scheduler_spawn_local (WsScheduler    *self,
                           gboolean        join_interest)
 {
   WsLocalExecutor *exec = ws_local_executor_lookup (self, context);
+  WsRawTask *task;
 
   if (exec == NULL)
-    {
-      /* Shut down: a task that is cancelled at once (it never enters an
-       * owned set, so complete() leaves the set alone). */
-      WsRawTask *task = ws_raw_task_new (&self->host, func, data, destroy, join_interest);
+    return ws_local_executor_refuse_spawn (self, context, func, data, destroy, join_interest);
 
-      ws_raw_task_cancel_unbound (task);
-      return join_interest ? task : NULL;
-    }
-
-  return ws_task_host_spawn ((WsTaskHost *) exec, func, data, destroy, join_interest);
+  /* The lookup's executor reference keeps it alive across the push. */
+  task = ws_task_host_spawn ((WsTaskHost *) exec, func, data, destroy, join_interest);
+  ws_local_executor_unref (exec);
+  return task;
 }
 
-/* DESIGN 7, step 1: close, wake everyone; then wait for the workers to
- * finish steps 2 and 3 (ws-worker.c), and for the blocking pool. */
-gboolean
-ws_scheduler_shutdown (WsScheduler *self,
-                       gint64       timeout_usec)
+/* Step 1 of shutdown: close every way in, then raise the flag and wake
+ * every worker. Idempotent. */
+static void
+begin_shutdown (WsScheduler *self)
 {
-  gint64 deadline = timeout_usec < 0 ? -1 : g_get_monotonic_time () + timeout_usec;
-  WsWorker *me = ws_worker_get_current ();
-  guint self_threads = (me != NULL && me->sched == self) ? 1 : 0;
-  gboolean workers_done;
-  gboolean blocking_done;
-  gboolean local_done;
-
   gboolean first;
 
   ws_lock_lock (&self->lock);
   first = !self->shutdown_begun;
   self->shutdown_begun = TRUE;
+  if (first && !self->started)
+    {
+      /* Never started: no worker will start now, and none runs the
+       * shutdown steps; the caller's sweep does. */
+      self->started = TRUE;
+      atomic_store_explicit (&self->started_flag, TRUE, memory_order_release);
+    }
   ws_lock_unlock (&self->lock);
 
-  if (first)
-    {
-      /* Close everything before workers can see the flag: a worker that
-       * sees it cancels the owned set, which must be closed by then. */
-      ws_inject_queue_close (&self->inject);
-      ws_owned_tasks_close (&self->owned);
-      ws_blocking_pool_close (self->blocking);
-      ws_local_executors_close (self);
+  if (!first)
+    return;
 
-      ws_lock_lock (&self->lock);
-      if (!self->started)
-        {
-          /* Never started: no worker will run the shutdown steps, and no
-           * task can be in a worker queue. Cancel what was spawned. */
-          self->started = TRUE;
-          atomic_store_explicit (&self->started_flag, TRUE, memory_order_release);
-          ws_lock_unlock (&self->lock);
-          ws_owned_tasks_shutdown_all (&self->owned);
-          for (WsRawTask *t; (t = ws_inject_queue_pop (&self->inject)) != NULL;)
-            ws_raw_task_drop_queued (t);
-        }
-      else
-        ws_lock_unlock (&self->lock);
+  /* Close the set (and with it the spawn gate) before workers can see the
+   * flag: a worker that sees it walks the set, which must be closed by
+   * then so that no task binds behind the walk. */
+  ws_owned_tasks_close (&self->owned);
+  ws_blocking_pool_close (self->blocking);
+  ws_local_executors_close (self);
 
-      /* Release: pairs with the acquire in ws_scheduler_is_shutdown(). */
-      atomic_store_explicit (&self->shutdown, TRUE, memory_order_release);
+  /* Release: pairs with the acquire in ws_scheduler_is_shutdown(). */
+  atomic_store_explicit (&self->shutdown, TRUE, memory_order_release);
 
-      /* Release in unpark: each worker sees the flag after waking. */
-      for (guint i = 0; i < self->n_workers; i++)
-        ws_parker_unpark (&self->workers[i]->parker);
-    }
+  /* Release in unpark: each worker sees the flag after waking. */
+  for (guint i = 0; i < self->n_workers; i++)
+    ws_parker_unpark (&self->workers[i]->parker);
+}
+
+/* Waits until no thread of the pool runs: the workers, and a thread that
+ * gave its core away in ws_block_in_place () but is still inside that
+ * poll. Joins the workers. */
+static gboolean
+wait_for_pool_threads (WsScheduler *self,
+                       gint64       deadline)
+{
+  gboolean done;
 
   ws_lock_lock (&self->lock);
-  while (self->n_running_threads > self_threads)
-    {
-      if (!ws_cond_wait_until (&self->cond, &self->lock, deadline))
-        break;
-    }
-  workers_done = self->n_running_threads <= self_threads;
+  while (self->n_running_threads > 0)
+    if (!ws_cond_wait_until (&self->cond, &self->lock, deadline))
+      break;
+  done = self->n_running_threads == 0;
   ws_lock_unlock (&self->lock);
 
-  /* Join the workers that have exited, except ourselves. */
-  if (workers_done)
+  if (!done)
+    return FALSE;
+
+  for (guint i = 0; i < self->n_workers; i++)
     {
-      for (guint i = 0; i < self->n_workers; i++)
+      WsWorker *w = self->workers[i];
+      GThread *t;
+
+      ws_lock_lock (&self->lock);
+      t = g_steal_pointer (&w->thread);
+      ws_lock_unlock (&self->lock);
+      if (t != NULL)
+        g_thread_join (t);
+    }
+  return TRUE;
+}
+
+/* Drops every queued instance of every worker's queues. */
+static gboolean
+drain_worker_queues (WsScheduler *self)
+{
+  gboolean any = FALSE;
+
+  for (guint i = 0; i < self->n_workers; i++)
+    {
+      WsWorker *w = self->workers[i];
+      WsRawTask *t;
+
+      if (w->lifo != NULL)
         {
-          WsWorker *w = self->workers[i];
-
-          ws_lock_lock (&self->lock);
-          if (w != me && w->thread != NULL)
-            {
-              GThread *t = w->thread;
-
-              w->thread = NULL;
-              ws_lock_unlock (&self->lock);
-              g_thread_join (t);
-            }
-          else
-            ws_lock_unlock (&self->lock);
+          t = g_steal_pointer (&w->lifo);
+          ws_raw_task_drop_queued (t);
+          any = TRUE;
+        }
+      while ((t = ws_local_queue_pop (&w->queue)) != NULL)
+        {
+          ws_raw_task_drop_queued (t);
+          any = TRUE;
         }
     }
+  return any;
+}
 
-  if (workers_done && self_threads == 0)
+/* The last sweep, once no pool thread runs and no accepted spawn is in
+ * flight: walk the set, drain every queue, and seal the injection queue
+ * when it is found empty. A cancellation here may wake an awaiter, whose
+ * schedule pushes it to the injection queue: the loop pops it in turn, so
+ * the depth of the stack never grows with the length of an await chain. */
+static void
+final_sweep (WsScheduler *self)
+{
+  WsRawTask *t;
+
+  ws_owned_tasks_shutdown_all (&self->owned);
+  drain_worker_queues (self);
+  while ((t = ws_inject_queue_pop_or_seal (&self->inject)) != NULL)
+    ws_raw_task_drop_queued (t);
+
+  /* Nothing can be left: the set is closed and was walked, the queues are
+   * sealed or owned by threads that are gone. */
+  g_assert (!drain_worker_queues (self));
+}
+
+/* Completions owed to the contexts of workers that have exited (a
+ * ws_task_wait_async started on a worker, for a task that shutdown
+ * cancelled after that worker's last dispatch): dispatch them here. */
+static void
+dispatch_worker_contexts (WsScheduler *self)
+{
+  for (guint i = 0; i < self->n_workers; i++)
     {
-      /* Every worker has gone (or none ever started: a failed start). Make
-       * sure nothing is left: cancel what the owned set still holds and
-       * drop every queued reference. Cheap when the workers did it. */
-      ws_owned_tasks_shutdown_all (&self->owned);
-      for (guint i = 0; i < self->n_workers; i++)
-        {
-          WsWorker *w = self->workers[i];
-          WsRawTask *t;
+      GMainContext *context = self->workers[i]->context;
 
-          if (w->lifo != NULL)
-            {
-              ws_raw_task_drop_queued (w->lifo);
-              w->lifo = NULL;
-            }
-          while ((t = ws_local_queue_pop (&w->queue)) != NULL)
-            ws_raw_task_drop_queued (t);
-        }
-      for (WsRawTask *t; (t = ws_inject_queue_pop (&self->inject)) != NULL;)
-        ws_raw_task_drop_queued (t);
+      if (!g_main_context_acquire (context))
+        continue;
+      g_main_context_push_thread_default (context);
+      while (g_main_context_iteration (context, FALSE))
+        ;
+      g_main_context_pop_thread_default (context);
+      g_main_context_release (context);
     }
+}
 
-  blocking_done = ws_blocking_pool_shutdown (self->blocking, deadline);
-  local_done = ws_local_executors_shutdown (self);
+/* The shutdown protocol is written at the top of ws-worker.c; this is
+ * its entry point. */
+gboolean
+ws_scheduler_shutdown (WsScheduler *self,
+                       gint64       timeout_usec)
+{
+  gint64 deadline = timeout_usec < 0 ? -1 : g_get_monotonic_time () + timeout_usec;
+  WsScheduler *prev_current = ws_scheduler_get_current ();
+  gboolean done;
 
-  return workers_done && self_threads == 0 && blocking_done && local_done
-         && ws_scheduler_alive_tasks (self) == 0;
+  begin_shutdown (self);
+
+  /* A thread that runs the runtime's code (a worker, a blocking thread, a
+   * thread inside ws_block_in_place (), a local executor's dispatch, a
+   * destroy notify run by this very sweep) cannot wait for the threads
+   * and tasks that include itself. */
+  if (prev_current == self)
+    return FALSE;
+
+  if (!wait_for_pool_threads (self, deadline)
+      || !ws_owned_tasks_wait_spawns (&self->owned, deadline))
+    return FALSE;
+
+  /* One sweep at a time; the destroy notifies it runs count as the
+   * runtime's code (see above). */
+  ws_lock_lock (&self->sweep_lock);
+  ws_scheduler_set_current (self);
+  final_sweep (self);
+  dispatch_worker_contexts (self);
+  ws_scheduler_set_current (prev_current);
+  ws_lock_unlock (&self->sweep_lock);
+
+  done = ws_blocking_pool_shutdown (self->blocking, deadline);
+  done = ws_local_executors_shutdown (self, deadline) && done;
+
+  /* Blocking jobs and local tasks that ended since may owe completions to
+   * a worker's context too. */
+  ws_lock_lock (&self->sweep_lock);
+  ws_scheduler_set_current (self);
+  dispatch_worker_contexts (self);
+  ws_scheduler_set_current (prev_current);
+  ws_lock_unlock (&self->sweep_lock);
+
+  return done && ws_scheduler_alive_tasks (self) == 0;
 }

@@ -9,6 +9,12 @@
  * context for a local task. When it fires it wakes the last waker
  * registered. A task that moves to another worker meanwhile is still woken:
  * wakers work from any thread.
+ *
+ * The waker of an awaiting task lives only in the timer, so a reset must
+ * never drop a timer that holds one: it moves the ready time of the armed
+ * timer instead (g_source_set_ready_time() locks the source's context and
+ * wakes it, so any thread may call it). The task then wakes at the new
+ * deadline, on the context its timer is attached to.
  */
 
 #include "config.h"
@@ -24,18 +30,22 @@
 typedef struct
 {
   GSource   parent;
-  WsLock    lock;
-  WsWaker  *waker;
-  gboolean  fired;
+  WsLock    lock;            /* guards what follows */
+  WsWaker  *waker;           /* the awaiting task's; taken when it fires */
+  gboolean  fired;           /* dispatched: it will never wake again */
 } SleepSource;
 
+/* Lock order: WsSleep.lock, then SleepSource.lock; GLib's context lock is
+ * taken under WsSleep.lock only (attach, destroy, set_ready_time), never
+ * under SleepSource.lock, and GLib calls dispatch and finalize with it
+ * released. */
 struct _WsSleep
 {
   gatomicrefcount   ref_count;
   WsLock            lock;            /* guards what follows */
   gint64            deadline;
-  gboolean          fired;
-  SleepSource      *source;
+  gboolean          fired;           /* a poll saw it ready; until a reset */
+  SleepSource      *source;          /* armed timer, ready time = deadline */
 };
 
 static gboolean
@@ -202,7 +212,9 @@ ws_sleep_get_deadline (WsSleep *self)
  * @self: a #WsSleep
  * @deadline_usec: the new deadline, in g_get_monotonic_time() units
  *
- * Moves the deadline, also of a sleep that is already ready.
+ * Moves the deadline, also of a sleep that is already ready. Any thread
+ * may call it, also while a task awaits the sleep: that task then wakes at
+ * the new deadline (at once if it has passed), not at the old one.
  */
 void
 ws_sleep_reset (WsSleep *self,
@@ -213,7 +225,32 @@ ws_sleep_reset (WsSleep *self,
   ws_lock_lock (&self->lock);
   self->deadline = deadline_usec;
   self->fired = FALSE;
-  disarm_locked (self);
+  if (self->source != NULL)
+    {
+      SleepSource *ss = self->source;
+      gboolean fired;
+
+      ws_lock_lock (&ss->lock);
+      fired = ss->fired;
+      ws_lock_unlock (&ss->lock);
+
+      if (fired)
+        {
+          /* Its dispatch took the waker and wakes the task, which polls
+           * again and arms a timer for the new deadline. */
+          disarm_locked (self);
+        }
+      else
+        {
+          /* Keep the timer and the waker in it; only its ready time
+           * moves. A dispatch that GLib already decided on still runs
+           * (it does not look at the ready time again), so the task may
+           * wake at the old deadline: ws_sleep_poll() then sees from the
+           * clock that the sleep is not ready and arms a new timer. A
+           * past deadline becomes 0, "ready now" (-1 would be "never"). */
+          g_source_set_ready_time ((GSource *) ss, MAX (deadline_usec, 0));
+        }
+    }
   ws_lock_unlock (&self->lock);
 }
 
@@ -262,33 +299,49 @@ ws_sleep_poll (WsSleep   *self,
     return WS_POLL_PENDING;
 
   ws_lock_lock (&self->lock);
-  if (!self->fired && g_get_monotonic_time () < self->deadline)
-    {
-      SleepSource *ss;
-
-      if (self->source == NULL)
-        {
-          GSource *source = g_source_new (&sleep_source_funcs, sizeof (SleepSource));
-
-          ws_lock_init (&((SleepSource *) source)->lock);
-          g_source_set_ready_time (source, self->deadline);
-          g_source_set_static_name (source, "[wsrt] sleep");
-          self->source = (SleepSource *) source;
-          g_source_attach (source, timer_context ());
-        }
-
-      ss = self->source;
-      ws_lock_lock (&ss->lock);
-      if (ss->fired)
-        self->fired = TRUE;
-      else
-        {
-          old = ws_waker_slot_replace (&ss->waker, context);
-        }
-      ws_lock_unlock (&ss->lock);
-    }
-  else
+  /* Ready is decided by the clock alone. A timer that fired says only
+   * that its ready time passed, and a reset may have moved the deadline
+   * later since. */
+  if (!self->fired && g_get_monotonic_time () >= self->deadline)
     self->fired = TRUE;
+
+  if (!self->fired && self->source != NULL)
+    {
+      SleepSource *ss = self->source;
+      gboolean stale;
+
+      ws_lock_lock (&ss->lock);
+      stale = ss->fired;
+      if (!stale)
+        old = ws_waker_slot_replace (&ss->waker, context);
+      ws_lock_unlock (&ss->lock);
+
+      if (stale)
+        {
+          /* It fired after the clock read above (the deadline has passed
+           * now), or for a deadline that a reset moved later. Either way
+           * it will not wake us again. */
+          disarm_locked (self);
+          if (g_get_monotonic_time () >= self->deadline)
+            self->fired = TRUE;
+        }
+    }
+
+  if (!self->fired && self->source == NULL)
+    {
+      GSource *source = g_source_new (&sleep_source_funcs, sizeof (SleepSource));
+      SleepSource *ss = (SleepSource *) source;
+
+      /* The waker is in place before the timer is attached, so a dispatch
+       * on the context's thread always finds it. The deadline is in the
+       * future, so the ready time is never 0 or -1. */
+      ws_lock_init (&ss->lock);
+      old = ws_waker_slot_replace (&ss->waker, context);
+      g_source_set_ready_time (source, self->deadline);
+      g_source_set_static_name (source, "[wsrt] sleep");
+      self->source = ss;
+      g_source_attach (source, timer_context ());
+    }
 
   if (self->fired)
     {

@@ -367,6 +367,13 @@ park (WsWorker *w)
   /* Between announcing the park and the re-check (the Dekker window). */
   WS_CHAOS_POINT ();
 
+  /* The parker's side of the Dekker pair of ws-idle.c: the seq_cst RMW
+   * above and the queue reads below must not be reordered, but the local
+   * queues are read with acquire loads, and an acquire load after a
+   * seq_cst RMW is not ordered by C11 on every architecture. The fence
+   * pairs with the producer's fence in ws_idle_worker_to_notify (). */
+  atomic_thread_fence (memory_order_seq_cst);
+
   /* The last searcher re-checks every queue before it sleeps; everyone
    * re-checks the injection queue, whose producers may have seen us still
    * unparked a moment ago. */
