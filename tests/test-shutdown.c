@@ -1,0 +1,934 @@
+/* test-shutdown.c: the shutdown protocol against the public API
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * One regression test per way shutdown, wakes and hand-offs used to break
+ * (doc/architecture.md, "Shutdown"; doc/testing.md lists which defect each
+ * case covers). Where a window can be widened from user code it is: a
+ * slow destroy notify, a blocking job that holds shutdown, a thread that
+ * owns a context. Everything here is public API; the stress suite runs it
+ * in every build (release, ASan+UBSan, TSan, chaos + small queue).
+ */
+
+#include "config.h"
+
+#include <gio/gio.h>
+
+#include "ws-test-util.h"
+#include "wsrt.h"
+
+/* ---- shared bits -------------------------------------------------------- */
+
+typedef struct
+{
+  _Atomic gint destroyed;
+  _Atomic gint polled;
+} Counts;
+
+static void
+count_destroy (gpointer data)
+{
+  Counts *c = data;
+
+  atomic_fetch_add (&c->destroyed, 1);
+}
+
+/* A task that never ends by itself: it keeps no waker. */
+static WsPoll
+pending_forever (WsContext *cx,
+                 gpointer   data)
+{
+  Counts *c = data;
+
+  atomic_fetch_add (&c->polled, 1);
+  return WS_POLL_PENDING;
+}
+
+static WsPoll
+ready_at_once (WsContext *cx,
+               gpointer   data)
+{
+  Counts *c = data;
+
+  atomic_fetch_add (&c->polled, 1);
+  return WS_POLL_READY;
+}
+
+/* A blocking job that holds shutdown (which waits for running blocking
+ * jobs) until the test releases it. */
+typedef struct
+{
+  GMutex   mutex;
+  GCond    cond;
+  gboolean released;
+  gboolean started;
+} Gate;
+
+static void
+gate_init (Gate *g)
+{
+  g_mutex_init (&g->mutex);
+  g_cond_init (&g->cond);
+  g->released = FALSE;
+  g->started = FALSE;
+}
+
+static void
+gate_clear (Gate *g)
+{
+  g_mutex_clear (&g->mutex);
+  g_cond_clear (&g->cond);
+}
+
+static void
+gate_release (Gate *g)
+{
+  g_mutex_lock (&g->mutex);
+  g->released = TRUE;
+  g_cond_broadcast (&g->cond);
+  g_mutex_unlock (&g->mutex);
+}
+
+static void
+gate_wait_started (Gate *g)
+{
+  g_mutex_lock (&g->mutex);
+  while (!g->started)
+    g_cond_wait (&g->cond, &g->mutex);
+  g_mutex_unlock (&g->mutex);
+}
+
+static WsPoll
+gate_job (WsContext *cx,
+          gpointer   data)
+{
+  Gate *g = data;
+
+  g_mutex_lock (&g->mutex);
+  g->started = TRUE;
+  g_cond_broadcast (&g->cond);
+  while (!g->released)
+    g_cond_wait (&g->cond, &g->mutex);
+  g_mutex_unlock (&g->mutex);
+  return WS_POLL_READY;
+}
+
+typedef struct
+{
+  WsRuntime      *rt;
+  gint64          timeout;
+  _Atomic gint    done;
+  gboolean        result;
+} ShutdownCall;
+
+static gpointer
+shutdown_thread (gpointer data)
+{
+  ShutdownCall *call = data;
+
+  call->result = ws_runtime_shutdown (call->rt, call->timeout);
+  atomic_store (&call->done, 1);
+  return NULL;
+}
+
+/* ---- 1. a refused spawn is never counted ------------------------------ */
+
+typedef struct
+{
+  Counts  counts;
+  Gate   *gate;
+  _Atomic gint refused_seen;
+} RefuseProbe;
+
+static void
+refuse_probe_destroy (gpointer data)
+{
+  RefuseProbe *p = data;
+
+  if (atomic_load (&p->counts.polled) == 0)
+    {
+      /* Refused: shutdown is waiting for the gate job. Let it go on, and
+       * stay inside the destroy notify meanwhile: a refused spawn that
+       * was counted alive would make shutdown report FALSE. */
+      atomic_store (&p->refused_seen, 1);
+      gate_release (p->gate);
+      g_usleep (200 * 1000);
+    }
+  atomic_fetch_add (&p->counts.destroyed, 1);
+}
+
+static void
+test_refused_spawn_not_counted (void)
+{
+  WsRuntime *rt = ws_runtime_new (2);
+  ShutdownCall call = { rt, -1, 0, FALSE };
+  Gate gate;
+  GThread *t;
+  guint n = 0;
+
+  gate_init (&gate);
+  ws_runtime_spawn_detached (rt, (WsTaskFunc) gate_job, &gate, NULL);
+  gate_wait_started (&gate);
+
+  t = g_thread_new ("shutdown", shutdown_thread, &call);
+
+  /* Spawn from this (foreign) thread until one is refused. */
+  for (;;)
+    {
+      RefuseProbe *p = g_new0 (RefuseProbe, 1);
+      gboolean refused;
+
+      p->gate = &gate;
+      ws_runtime_spawn_detached (rt, ready_at_once, p, refuse_probe_destroy);
+      refused = atomic_load (&p->refused_seen);
+      n++;
+      if (refused)
+        {
+          g_free (p);
+          break;
+        }
+      /* Not refused: it runs (or ran) on a worker; leak nothing. */
+      while (atomic_load (&p->counts.destroyed) == 0)
+        g_usleep (100);
+      g_free (p);
+    }
+
+  g_thread_join (t);
+  g_test_message ("%u spawns until one was refused", n);
+  g_assert_true (call.result);
+  g_object_unref (rt);
+  gate_clear (&gate);
+}
+
+/* ---- 1. spawns racing shutdown from foreign threads -------------------- */
+
+typedef struct
+{
+  WsRuntime    *rt;
+  Counts       *counts;
+  _Atomic gint *stop;
+  guint         n_spawned;
+} Spawner;
+
+static gpointer
+spawner_thread (gpointer data)
+{
+  Spawner *s = data;
+
+  while (!atomic_load (s->stop) && s->n_spawned < 100000)
+    {
+      ws_runtime_spawn_detached (s->rt, s->n_spawned % 2 ? ready_at_once : pending_forever,
+                                 s->counts, count_destroy);
+      s->n_spawned++;
+    }
+  return NULL;
+}
+
+static void
+test_spawns_race_shutdown (void)
+{
+  for (guint round = 0; round < 20; round++)
+    {
+      WsRuntime *rt = ws_runtime_new (2);
+      Counts counts = { 0, 0 };
+      _Atomic gint stop = 0;
+      Spawner s[3];
+      GThread *t[3];
+      guint total = 0;
+      gboolean ok;
+
+      for (guint i = 0; i < G_N_ELEMENTS (s); i++)
+        {
+          s[i] = (Spawner) { g_object_ref (rt), &counts, &stop, 0 };
+          t[i] = g_thread_new ("spawner", spawner_thread, &s[i]);
+        }
+      g_usleep (g_random_int_range (0, 2000));
+
+      /* Spawns still going on are refused from the close on, and their
+       * destroy notifies run on the spawning threads before the spawn
+       * returns; every accepted one has ended when this returns TRUE. */
+      ok = ws_runtime_shutdown (rt, -1);
+      atomic_store (&stop, 1);
+      for (guint i = 0; i < G_N_ELEMENTS (s); i++)
+        {
+          g_thread_join (t[i]);
+          total += s[i].n_spawned;
+          g_object_unref (s[i].rt);
+        }
+      g_assert_true (ok);
+      g_assert_cmpint (atomic_load (&counts.destroyed), ==, total);
+      g_object_unref (rt);
+    }
+}
+
+/* ---- 1. a foreign wake during shutdown, then the runtime is freed ----- */
+
+typedef struct
+{
+  _Atomic gint   destroyed;
+  _Atomic gint   polls;
+  GThread       *waker_thread;
+  _Atomic gint   destroyed_on_waker;
+  GMutex         mutex;
+  WsWaker       *waker;
+} WakeTarget;
+
+static WsPoll
+wake_target_poll (WsContext *cx,
+                  gpointer   data)
+{
+  WakeTarget *w = data;
+  WsWaker *old;
+
+  atomic_fetch_add (&w->polls, 1);
+  g_mutex_lock (&w->mutex);
+  old = w->waker;
+  w->waker = ws_context_get_waker (cx);
+  g_mutex_unlock (&w->mutex);
+  if (old != NULL)
+    ws_waker_unref (old);
+  return WS_POLL_PENDING;
+}
+
+static void
+wake_target_destroy (gpointer data)
+{
+  WakeTarget *w = data;
+
+  if (g_thread_self () == w->waker_thread)
+    {
+      /* Cancelled inside the waker's push: widen the window in which the
+       * runtime may be freed under it. */
+      atomic_store (&w->destroyed_on_waker, 1);
+      g_usleep (100 * 1000);
+    }
+  atomic_store (&w->destroyed, 1);
+}
+
+static gpointer
+waker_loop (gpointer data)
+{
+  WakeTarget *w = data;
+
+  while (!atomic_load (&w->destroyed))
+    {
+      WsWaker *waker;
+
+      g_mutex_lock (&w->mutex);
+      waker = w->waker != NULL ? ws_waker_ref (w->waker) : NULL;
+      g_mutex_unlock (&w->mutex);
+      if (waker != NULL)
+        {
+          ws_waker_wake (waker);
+          ws_waker_unref (waker);
+        }
+    }
+  return NULL;
+}
+
+/* Spawns probes until one is refused: then shutdown has closed the
+ * runtime (a refused spawn runs its destroy notify before it returns).
+ * The accepted ones may wait for a worker: they are kept in @probes for
+ * the caller to check and free once shutdown has returned. */
+static void
+wait_until_closed (WsRuntime *rt,
+                   GPtrArray *probes)
+{
+  for (;;)
+    {
+      Counts *c = g_new0 (Counts, 1);
+
+      g_ptr_array_add (probes, c);
+      ws_runtime_spawn_detached (rt, ready_at_once, c, count_destroy);
+      if (atomic_load (&c->destroyed) == 1 && atomic_load (&c->polled) == 0)
+        return;
+      g_usleep (100);
+    }
+}
+
+static void
+check_probes (GPtrArray *probes)
+{
+  for (guint i = 0; i < probes->len; i++)
+    g_assert_cmpint (atomic_load (&((Counts *) probes->pdata[i])->destroyed), ==, 1);
+  g_ptr_array_unref (probes);
+}
+
+/* Made certain: the one worker is held by a gate job, so shutdown has
+ * closed the runtime but no worker has walked its tasks yet when this
+ * thread wakes an idle task. The wake must not cancel the task inside its
+ * push (the destroy notify would run here, while shutdown goes on and the
+ * program frees the runtime under it). */
+static void
+test_foreign_wake_during_shutdown (void)
+{
+  WsRuntime *rt = ws_runtime_new (1);
+  WakeTarget *w = g_new0 (WakeTarget, 1);
+  ShutdownCall call = { rt, -1, 0, FALSE };
+  GPtrArray *probes = g_ptr_array_new_with_free_func (g_free);
+  Gate gate;
+  GThread *t;
+
+  gate_init (&gate);
+  g_mutex_init (&w->mutex);
+  w->waker_thread = g_thread_self ();
+  ws_runtime_spawn_detached (rt, wake_target_poll, w, wake_target_destroy);
+  while (atomic_load (&w->polls) == 0)
+    g_usleep (100);
+  ws_runtime_spawn_detached (rt, gate_job, &gate, NULL);
+  gate_wait_started (&gate);
+
+  t = g_thread_new ("shutdown", shutdown_thread, &call);
+  wait_until_closed (rt, probes);
+
+  ws_waker_wake (w->waker);
+  g_assert_cmpint (atomic_load (&w->destroyed_on_waker), ==, 0);
+
+  gate_release (&gate);
+  g_thread_join (t);
+  g_assert_true (call.result);
+  g_assert_cmpint (atomic_load (&w->destroyed), ==, 1);
+  check_probes (probes);
+  g_object_unref (rt);
+
+  /* A wake after the end does nothing, and touches no freed memory. */
+  ws_waker_wake (w->waker);
+  g_clear_pointer (&w->waker, ws_waker_unref);
+  g_mutex_clear (&w->mutex);
+  g_free (w);
+  gate_clear (&gate);
+}
+
+/* ---- 2. no stack overflow on a long await chain ----------------------- */
+
+#define CHAIN_LENGTH 200000
+
+typedef struct
+{
+  WsRuntime    *rt;
+  _Atomic gint  n_spawned;
+  _Atomic gint  n_destroyed;
+} Chain;
+
+typedef struct
+{
+  Chain  *chain;
+  WsTask *next;
+  guint   level;
+} Link;
+
+static void
+link_destroy (gpointer data)
+{
+  Link *l = data;
+
+  g_clear_object (&l->next);
+  atomic_fetch_add (&l->chain->n_destroyed, 1);
+  g_free (l);
+}
+
+static WsPoll
+link_poll (WsContext *cx,
+           gpointer   data)
+{
+  Link *l = data;
+
+  if (l->next == NULL)
+    {
+      atomic_fetch_add (&l->chain->n_spawned, 1);
+      if (l->level + 1 == CHAIN_LENGTH)
+        return WS_POLL_PENDING;       /* the end of the chain never ends */
+      else
+        {
+          Link *n = g_new0 (Link, 1);
+
+          n->chain = l->chain;
+          n->level = l->level + 1;
+          l->next = ws_runtime_spawn (l->chain->rt, link_poll, n, link_destroy);
+        }
+    }
+  /* Await the next link. */
+  return ws_task_poll (l->next, cx);
+}
+
+static void
+test_long_await_chain (void)
+{
+  Chain chain = { ws_runtime_new (2), 0, 0 };
+  Link *first = g_new0 (Link, 1);
+
+  first->chain = &chain;
+  ws_runtime_spawn_detached (chain.rt, link_poll, first, link_destroy);
+  while (atomic_load (&chain.n_spawned) < CHAIN_LENGTH)
+    g_usleep (1000);
+
+  /* Cancelling the end wakes its awaiter, whose cancellation wakes the
+   * next: shutdown must do that in a loop, not on the stack. */
+  g_assert_true (ws_runtime_shutdown (chain.rt, -1));
+  g_assert_cmpint (atomic_load (&chain.n_destroyed), ==, CHAIN_LENGTH);
+  g_object_unref (chain.rt);
+}
+
+/* ---- 3. local tasks woken from other threads while shut down ---------- */
+
+typedef struct
+{
+  GMainContext *context;
+  _Atomic gint  quit;
+  _Atomic gint  owning;
+} ContextThread;
+
+/* A thread that owns @ct's context (pushed as its thread default, so
+ * acquired) until told to quit. */
+static gpointer
+iterate_context (gpointer data)
+{
+  ContextThread *ct = data;
+
+  g_main_context_push_thread_default (ct->context);
+  atomic_store (&ct->owning, 1);
+  while (!atomic_load (&ct->quit))
+    g_main_context_iteration (ct->context, TRUE);
+  g_main_context_pop_thread_default (ct->context);
+  return NULL;
+}
+
+static GThread *
+context_thread_start (ContextThread *ct)
+{
+  GThread *t;
+
+  ct->context = g_main_context_new ();
+  atomic_init (&ct->quit, 0);
+  atomic_init (&ct->owning, 0);
+  t = g_thread_new ("owner", iterate_context, ct);
+  while (!atomic_load (&ct->owning))
+    g_usleep (100);
+  return t;
+}
+
+static void
+context_thread_stop (ContextThread *ct,
+                     GThread       *t)
+{
+  atomic_store (&ct->quit, 1);
+  g_main_context_wakeup (ct->context);
+  g_thread_join (t);
+}
+
+static void
+test_local_wakes_race_shutdown (void)
+{
+  for (guint round = 0; round < 30; round++)
+    {
+      WsRuntime *rt = ws_runtime_new (1);
+      ContextThread ct;
+      GThread *owner = context_thread_start (&ct);
+      WakeTarget *w = g_new0 (WakeTarget, 1);
+      gboolean ok;
+
+      g_mutex_init (&w->mutex);
+      ws_runtime_spawn_local_detached (rt, ct.context, wake_target_poll, w, wake_target_destroy);
+      while (atomic_load (&w->polls) == 0)
+        g_usleep (100);
+      w->waker_thread = g_thread_new ("waker", waker_loop, w);
+      g_usleep (g_random_int_range (0, 1000));
+
+      ok = ws_runtime_shutdown (rt, -1);
+      g_assert_true (ok);
+      g_assert_cmpint (atomic_load (&w->destroyed), ==, 1);
+      g_object_unref (rt);
+
+      g_thread_join (w->waker_thread);
+      g_clear_pointer (&w->waker, ws_waker_unref);
+      context_thread_stop (&ct, owner);
+      g_main_context_unref (ct.context);
+      g_mutex_clear (&w->mutex);
+      g_free (w);
+    }
+}
+
+/* spawn_local from several threads while the runtime shuts down: each is
+ * accepted and ends, or is refused; nothing leaks (the leak check after
+ * the case, and LeakSanitizer at exit). */
+typedef struct
+{
+  WsRuntime    *rt;
+  GMainContext *context;
+  Counts       *counts;
+  _Atomic gint *stop;
+  guint         n;
+} LocalSpawner;
+
+static gpointer
+local_spawner_thread (gpointer data)
+{
+  LocalSpawner *s = data;
+
+  while (!atomic_load (s->stop) && s->n < 20000)
+    {
+      ws_runtime_spawn_local_detached (s->rt, s->context, ready_at_once, s->counts, count_destroy);
+      s->n++;
+    }
+  return NULL;
+}
+
+static void
+test_local_spawns_race_shutdown (void)
+{
+  for (guint round = 0; round < 20; round++)
+    {
+      WsRuntime *rt = ws_runtime_new (1);
+      ContextThread ct;
+      GThread *owner = context_thread_start (&ct);
+      Counts counts = { 0, 0 };
+      _Atomic gint stop = 0;
+      LocalSpawner s[2];
+      GThread *t[2];
+      guint total = 0;
+
+      for (guint i = 0; i < G_N_ELEMENTS (s); i++)
+        {
+          s[i] = (LocalSpawner) { g_object_ref (rt), ct.context, &counts, &stop, 0 };
+          t[i] = g_thread_new ("local-spawner", local_spawner_thread, &s[i]);
+        }
+      g_usleep (g_random_int_range (0, 2000));
+      g_assert_true (ws_runtime_shutdown (rt, -1));
+      atomic_store (&stop, 1);
+      for (guint i = 0; i < G_N_ELEMENTS (s); i++)
+        {
+          g_thread_join (t[i]);
+          total += s[i].n;
+          g_object_unref (s[i].rt);
+        }
+      g_object_unref (rt);
+      /* Refusals from a thread that is not the owner run on the owner:
+       * let it dispatch them. */
+      while (atomic_load (&counts.destroyed) < (gint) total)
+        g_usleep (1000);
+      g_assert_cmpint (atomic_load (&counts.destroyed), ==, total);
+      context_thread_stop (&ct, owner);
+      g_main_context_unref (ct.context);
+    }
+}
+
+/* ---- 4. shutdown from inside ws_block_in_place ------------------------ */
+
+typedef struct
+{
+  WsRuntime    *rt;
+  _Atomic gint  result;    /* 0: not yet, 1: FALSE, 2: TRUE */
+} InPlace;
+
+static void
+shutdown_in_place (gpointer data)
+{
+  InPlace *ip = data;
+
+  atomic_store (&ip->result, ws_runtime_shutdown (ip->rt, -1) ? 2 : 1);
+}
+
+static WsPoll
+block_in_place_then_shutdown (WsContext *cx,
+                              gpointer   data)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (ws_block_in_place (shutdown_in_place, data, &error));
+  g_assert_no_error (error);
+  return WS_POLL_READY;
+}
+
+static void
+test_shutdown_inside_block_in_place (void)
+{
+  InPlace ip = { ws_runtime_new (2), 0 };
+  WsTask *task = ws_runtime_spawn (ip.rt, block_in_place_then_shutdown, &ip, NULL);
+  g_autoptr(GError) error = NULL;
+
+  /* It must not wait for its own thread: FALSE, at once (the watchdog
+   * catches a hang). The task itself was past its last await, so it
+   * completes. */
+  g_assert_true (ws_task_wait (task, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (atomic_load (&ip.result), ==, 1);
+  g_object_unref (task);
+
+  g_assert_true (ws_runtime_shutdown (ip.rt, -1));
+  g_object_unref (ip.rt);
+}
+
+/* ---- 6. shutdown (-1) waits for local tasks of another thread --------- */
+
+static void
+slow_count_destroy (gpointer data)
+{
+  g_usleep (1000);
+  count_destroy (data);
+}
+
+static void
+test_shutdown_waits_for_local_tasks (void)
+{
+  WsRuntime *rt = ws_runtime_new (1);
+  ContextThread ct;
+  GThread *owner = context_thread_start (&ct);
+  Counts counts = { 0, 0 };
+
+  /* 100 ms of destroy notifies on the owner thread. */
+  for (guint i = 0; i < 100; i++)
+    ws_runtime_spawn_local_detached (rt, ct.context, pending_forever, &counts, slow_count_destroy);
+  while (atomic_load (&counts.polled) < 100)
+    g_usleep (1000);
+
+  /* The owner thread runs the cancellations; TRUE means they all ran. */
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_assert_cmpint (atomic_load (&counts.destroyed), ==, 100);
+
+  g_object_unref (rt);
+  context_thread_stop (&ct, owner);
+  g_main_context_unref (ct.context);
+}
+
+/* ---- 7. the program dropped its context before shutdown --------------- */
+
+static void
+test_context_unreffed_before_shutdown (void)
+{
+  WsRuntime *rt = ws_runtime_new (1);
+  GMainContext *context = g_main_context_new ();
+  Counts counts = { 0, 0 };
+
+  ws_runtime_spawn_local_detached (rt, context, pending_forever, &counts, count_destroy);
+  while (atomic_load (&counts.polled) == 0)
+    g_main_context_iteration (context, TRUE);
+  g_main_context_unref (context);
+
+  /* Nobody owns the context now: shutdown runs the cancellation itself. */
+  g_assert_true (ws_runtime_shutdown (rt, G_USEC_PER_SEC));
+  g_assert_cmpint (atomic_load (&counts.destroyed), ==, 1);
+  g_object_unref (rt);
+}
+
+/* ---- 9. a refused spawn_local runs its destroy notify on the owner ----- */
+
+typedef struct
+{
+  GThread      *expected;
+  _Atomic gint  ran;
+  _Atomic gint  right_thread;
+} OwnerProbe;
+
+static void
+owner_probe_destroy (gpointer data)
+{
+  OwnerProbe *p = data;
+
+  atomic_store (&p->right_thread, g_thread_self () == p->expected);
+  atomic_store (&p->ran, 1);
+}
+
+static void
+test_refused_local_spawn_on_owner (void)
+{
+  WsRuntime *rt = ws_runtime_new (1);
+  ContextThread ct;
+  GThread *owner = context_thread_start (&ct);
+  GMainContext *mine = g_main_context_new ();
+  OwnerProbe there = { owner, 0, 0 };
+  OwnerProbe here = { g_thread_self (), 0, 0 };
+  WsTask *task;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+
+  /* Another thread owns the context: the destroy notify runs there, and
+   * the task ends cancelled then. */
+  task = ws_runtime_spawn_local (rt, ct.context, ready_at_once, &there, owner_probe_destroy);
+  g_assert_false (ws_task_wait (task, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_clear_error (&error);
+  g_assert_cmpint (atomic_load (&there.ran), ==, 1);
+  g_assert_cmpint (atomic_load (&there.right_thread), ==, 1);
+  g_object_unref (task);
+
+  /* A context this thread can own: at once, before the spawn returns. */
+  ws_runtime_spawn_local_detached (rt, mine, ready_at_once, &here, owner_probe_destroy);
+  g_assert_cmpint (atomic_load (&here.ran), ==, 1);
+  g_assert_cmpint (atomic_load (&here.right_thread), ==, 1);
+
+  g_object_unref (rt);
+  context_thread_stop (&ct, owner);
+  g_main_context_unref (ct.context);
+  g_main_context_unref (mine);
+}
+
+/* ---- 10. the alive-tasks metric is never torn ------------------------- */
+
+static gpointer
+metrics_spawner (gpointer data)
+{
+  Spawner *s = data;
+
+  while (!atomic_load (s->stop))
+    {
+      ws_runtime_spawn_detached (s->rt, ready_at_once, s->counts, count_destroy);
+      s->n_spawned++;
+    }
+  return NULL;
+}
+
+static void
+test_alive_metric_never_torn (void)
+{
+  WsRuntime *rt = ws_runtime_new (2);
+  Counts counts = { 0, 0 };
+  _Atomic gint stop = 0;
+  Spawner s = { rt, &counts, &stop, 0 };
+  GThread *t = g_thread_new ("spawner", metrics_spawner, &s);
+  guint max_alive = 0;
+
+  for (guint i = 0; i < 1000000; i++)
+    {
+      WsMetrics *m = ws_runtime_get_metrics (rt);
+      guint alive = ws_metrics_get_alive_tasks (m);
+      guint64 spawned = ws_metrics_get_spawned_tasks (m);
+
+      /* A negative sum read slot by slot showed as about 4.29e9. */
+      g_assert_cmpuint (alive, <, G_MAXINT);
+      g_assert_cmpuint (spawned, <, G_MAXINT64);
+      max_alive = MAX (max_alive, alive);
+      ws_metrics_unref (m);
+    }
+  atomic_store (&stop, 1);
+  g_thread_join (t);
+  g_test_message ("%u spawns, largest alive count %u", s.n_spawned, max_alive);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_object_unref (rt);
+}
+
+/* ---- 12. wait_async from a worker is answered at shutdown -------------- */
+
+typedef struct
+{
+  WsRuntime    *rt;
+  WsTask       *awaited;
+  Counts        awaited_counts;
+  _Atomic gint  callbacks;
+  _Atomic gint  started;
+} AsyncWaiter;
+
+static void
+waited (GObject      *source,
+        GAsyncResult *result,
+        gpointer      data)
+{
+  AsyncWaiter *w = data;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_false (ws_task_wait_finish (WS_TASK (source), result, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  atomic_fetch_add (&w->callbacks, 1);
+}
+
+static WsPoll
+start_wait_async (WsContext *cx,
+                  gpointer   data)
+{
+  AsyncWaiter *w = data;
+
+  /* On a worker: the callback is owed to this worker's context. */
+  ws_task_wait_async (w->awaited, NULL, waited, w);
+  atomic_store (&w->started, 1);
+  return WS_POLL_READY;
+}
+
+static void
+test_wait_async_answered_at_shutdown (void)
+{
+  for (guint round = 0; round < 20; round++)
+    {
+      AsyncWaiter w = { ws_runtime_new (2), NULL, { 0, 0 }, 0, 0 };
+
+      w.awaited = ws_runtime_spawn (w.rt, pending_forever, &w.awaited_counts, count_destroy);
+      ws_runtime_spawn_detached (w.rt, start_wait_async, &w, NULL);
+      while (!atomic_load (&w.started))
+        g_usleep (100);
+
+      g_assert_true (ws_runtime_shutdown (w.rt, -1));
+      /* Exactly once, also when cancelled; by the time shutdown returns. */
+      g_assert_cmpint (atomic_load (&w.callbacks), ==, 1);
+      g_assert_cmpint (atomic_load (&w.awaited_counts.destroyed), ==, 1);
+      g_object_unref (w.awaited);
+      g_object_unref (w.rt);
+    }
+}
+
+/* ---- everything at once: freed while foreign threads act --------------- */
+
+static void
+test_freed_while_foreign_threads_act (void)
+{
+  for (guint round = 0; round < 10; round++)
+    {
+      WsRuntime *rt = ws_runtime_new (2);
+      Counts counts = { 0, 0 };
+      _Atomic gint stop = 0;
+      Spawner s[2];
+      GThread *t[2];
+      WakeTarget *w = g_new0 (WakeTarget, 1);
+      guint total = 0;
+
+      g_mutex_init (&w->mutex);
+      ws_runtime_spawn_detached (rt, wake_target_poll, w, wake_target_destroy);
+      while (atomic_load (&w->polls) == 0)
+        g_usleep (100);
+      w->waker_thread = g_thread_new ("waker", waker_loop, w);
+      for (guint i = 0; i < G_N_ELEMENTS (s); i++)
+        {
+          s[i] = (Spawner) { g_object_ref (rt), &counts, &stop, 0 };
+          t[i] = g_thread_new ("spawner", i == 0 ? spawner_thread : metrics_spawner, &s[i]);
+        }
+      g_usleep (g_random_int_range (0, 3000));
+
+      g_assert_true (ws_runtime_shutdown (rt, -1));
+      g_object_unref (rt);
+
+      atomic_store (&stop, 1);
+      for (guint i = 0; i < G_N_ELEMENTS (s); i++)
+        {
+          g_thread_join (t[i]);
+          total += s[i].n_spawned;
+          g_object_unref (s[i].rt);
+        }
+      g_thread_join (w->waker_thread);
+      g_assert_cmpint (atomic_load (&counts.destroyed), ==, total);
+      g_clear_pointer (&w->waker, ws_waker_unref);
+      g_mutex_clear (&w->mutex);
+      g_free (w);
+    }
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  ws_test_init (&argc, &argv);
+
+  ws_test_add_func ("/shutdown/refused-spawn-not-counted", test_refused_spawn_not_counted);
+  ws_test_add_func ("/shutdown/spawns-race-shutdown", test_spawns_race_shutdown);
+  ws_test_add_func ("/shutdown/foreign-wake-during-shutdown", test_foreign_wake_during_shutdown);
+  ws_test_add_func ("/shutdown/long-await-chain", test_long_await_chain);
+  ws_test_add_func ("/shutdown/local-wakes-race-shutdown", test_local_wakes_race_shutdown);
+  ws_test_add_func ("/shutdown/local-spawns-race-shutdown", test_local_spawns_race_shutdown);
+  ws_test_add_func ("/shutdown/inside-block-in-place", test_shutdown_inside_block_in_place);
+  ws_test_add_func ("/shutdown/waits-for-local-tasks", test_shutdown_waits_for_local_tasks);
+  ws_test_add_func ("/shutdown/context-unreffed-first", test_context_unreffed_before_shutdown);
+  ws_test_add_func ("/shutdown/refused-local-spawn-on-owner", test_refused_local_spawn_on_owner);
+  ws_test_add_func ("/shutdown/alive-metric-never-torn", test_alive_metric_never_torn);
+  ws_test_add_func ("/shutdown/wait-async-answered", test_wait_async_answered_at_shutdown);
+  ws_test_add_func ("/shutdown/freed-while-foreign-threads-act", test_freed_while_foreign_threads_act);
+
+  return g_test_run ();
+}
