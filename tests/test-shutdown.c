@@ -910,6 +910,120 @@ test_freed_while_foreign_threads_act (void)
     }
 }
 
+/* ---- 5. a thread-default context wherever a task is polled --------- */
+
+typedef struct
+{
+  WsAsyncOp    *op;
+  gboolean      in_place_done;
+  gboolean      global_default;
+  GFileInfo    *info;
+} GioAwait;
+
+static void
+noop_blocking (gpointer data)
+{
+}
+
+/* Awaits g_file_query_info_async ("/"): it completes on the calling
+ * thread's thread-default context, which must be iterated while the task
+ * waits. */
+static WsPoll
+await_query_info (GioAwait  *g,
+                  WsContext *cx)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (g->op == NULL)
+    {
+      g_autoptr(GFile) root = g_file_new_for_path ("/");
+      GMainContext *ctx = g_main_context_ref_thread_default ();
+
+      g->global_default = ctx == g_main_context_default ();
+      g_main_context_unref (ctx);
+      g->op = ws_async_op_new ();
+      g_file_query_info_async (root, G_FILE_ATTRIBUTE_STANDARD_TYPE, G_FILE_QUERY_INFO_NONE,
+                               G_PRIORITY_DEFAULT, ws_async_op_get_cancellable (g->op),
+                               ws_async_op_callback, ws_async_op_start (g->op, cx));
+    }
+  if (ws_async_op_poll (g->op, cx) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+  g->info = g_file_query_info_finish (G_FILE (g_async_result_get_source_object (ws_async_op_get_result (g->op))),
+                                      ws_async_op_get_result (g->op), &error);
+  g_object_unref (g_async_result_get_source_object (ws_async_op_get_result (g->op)));
+  g_assert_no_error (error);
+  return WS_POLL_READY;
+}
+
+static WsPoll
+gio_after_block_in_place (WsContext *cx,
+                          gpointer   data)
+{
+  GioAwait *g = data;
+
+  if (!g->in_place_done)
+    {
+      g_autoptr(GError) error = NULL;
+
+      g_assert_true (ws_block_in_place (noop_blocking, NULL, &error));
+      g_assert_no_error (error);
+      g->in_place_done = TRUE;
+    }
+  return await_query_info (g, cx);
+}
+
+static WsPoll
+gio_in_blocking_job (WsContext *cx,
+                     gpointer   data)
+{
+  return await_query_info (data, cx);
+}
+
+static void
+gio_await_clear (GioAwait *g)
+{
+  g_clear_pointer (&g->op, ws_async_op_unref);
+  g_clear_object (&g->info);
+}
+
+static void
+test_gio_after_block_in_place (void)
+{
+  WsRuntime *rt = ws_runtime_new (2);
+  GioAwait g = { NULL, };
+  g_autoptr(GError) error = NULL;
+  WsTask *task = ws_runtime_spawn (rt, gio_after_block_in_place, &g, NULL);
+
+  /* This thread does not iterate the global default context: a callback
+   * sent there would never run, and the watchdog would fire. */
+  g_assert_true (ws_task_wait (task, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_false (g.global_default);
+  g_assert_cmpint (g_file_info_get_file_type (g.info), ==, G_FILE_TYPE_DIRECTORY);
+  g_object_unref (task);
+  gio_await_clear (&g);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_object_unref (rt);
+}
+
+static void
+test_gio_in_blocking_job (void)
+{
+  WsRuntime *rt = ws_runtime_new (1);
+  GioAwait g = { NULL, };
+  g_autoptr(GError) error = NULL;
+  WsTask *task = ws_runtime_spawn_blocking (rt, gio_in_blocking_job, &g, NULL);
+
+  g_assert_true (ws_task_wait (task, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_false (g.global_default);
+  g_assert_cmpint (g_file_info_get_file_type (g.info), ==, G_FILE_TYPE_DIRECTORY);
+  g_object_unref (task);
+  gio_await_clear (&g);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_object_unref (rt);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -923,6 +1037,8 @@ main (int    argc,
   ws_test_add_func ("/shutdown/local-wakes-race-shutdown", test_local_wakes_race_shutdown);
   ws_test_add_func ("/shutdown/local-spawns-race-shutdown", test_local_spawns_race_shutdown);
   ws_test_add_func ("/shutdown/inside-block-in-place", test_shutdown_inside_block_in_place);
+  ws_test_add_func ("/hand-off/gio-after-block-in-place", test_gio_after_block_in_place);
+  ws_test_add_func ("/hand-off/gio-in-blocking-job", test_gio_in_blocking_job);
   ws_test_add_func ("/shutdown/waits-for-local-tasks", test_shutdown_waits_for_local_tasks);
   ws_test_add_func ("/shutdown/context-unreffed-first", test_context_unreffed_before_shutdown);
   ws_test_add_func ("/shutdown/refused-local-spawn-on-owner", test_refused_local_spawn_on_owner);

@@ -17,6 +17,7 @@ void            ws_blocking_pool_close      (WsBlockingPool *self);
 gboolean        ws_blocking_pool_shutdown   (WsBlockingPool *self,
                                              gint64          deadline);
 void            ws_blocking_pool_adopt_current_thread (WsBlockingPool *self);
+void            ws_blocking_pool_set_adopted_context  (GMainContext   *context);
 void            ws_blocking_pool_get_counts (WsBlockingPool *self,
                                              guint          *n_threads,
                                              guint          *n_idle,

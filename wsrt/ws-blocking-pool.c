@@ -12,20 +12,21 @@
 
 #include "ws-blocking-pool-private.h"
 
+typedef struct _BlockingSlot BlockingSlot;
+
 struct _WsBlockingPool
 {
   WsTaskHost     host;           /* first */
   WsOwnedTasks   owned;
   WsScheduler   *sched;          /* not a reference: the scheduler owns us */
   WsLock         lock;
-  WsCond         cond;           /* idle threads wait here */
   WsCond         exit_cond;      /* shutdown waits here */
+  BlockingSlot  *idle;           /* idle threads, most recent first */
   WsRawTask     *head;
   WsRawTask     *tail;
   guint          queue_len;
   guint          n_threads;
   guint          n_idle;
-  guint          n_notified;     /* signals sent to idle threads not yet taken */
   gboolean       closed;
   GHashTable    *pinned;         /* WsRawTask* -> BlockingSlot*: jobs being polled */
 };
@@ -53,8 +54,6 @@ static const WsTaskHostClass blocking_host_class = {
   blocking_unref,
 };
 
-typedef struct _BlockingSlot BlockingSlot;
-
 /* Set on threads of the pool (not on local executors, which also set the
  * current scheduler). */
 static _Thread_local WsBlockingPool *tls_pool;
@@ -69,7 +68,6 @@ ws_blocking_pool_new (WsScheduler *sched)
   ws_owned_tasks_init (&self->owned);
   self->sched = sched;
   ws_lock_init (&self->lock);
-  ws_cond_init (&self->cond);
   ws_cond_init (&self->exit_cond);
   self->pinned = g_hash_table_new (NULL, NULL);
   return self;
@@ -82,7 +80,6 @@ ws_blocking_pool_free (WsBlockingPool *self)
   g_hash_table_unref (self->pinned);
   ws_owned_tasks_clear (&self->owned);
   ws_lock_clear (&self->lock);
-  ws_cond_clear (&self->cond);
   ws_cond_clear (&self->exit_cond);
   g_free (self);
 }
@@ -93,14 +90,46 @@ ws_blocking_pool_get_owned (WsBlockingPool *self)
   return &self->owned;
 }
 
-/* A job that returned PENDING keeps its thread, which sleeps until the job
- * is woken, like a dedicated block_on (tokio's spawn_blocking + block_on). */
+/* One per thread of the pool, on its stack. A thread polls tasks, so it
+ * has a thread-default GMainContext of its own that it iterates while it
+ * waits (WsParker), idle or for the job it polls: a GIO call made by a
+ * job, or after ws_block_in_place (), completes here. A job that returned
+ * PENDING keeps its thread, which sleeps until the job is woken, like a
+ * dedicated block_on (tokio's spawn_blocking + block_on). */
 struct _BlockingSlot
 {
-  WsRawTask *job;        /* the job this thread polls, while it does */
-  WsRawTask *ready;      /* set by a wake of that job */
-  WsCond     cond;
+  WsRawTask     *job;        /* the job this thread polls, while it does */
+  WsRawTask     *ready;      /* set by a wake of that job */
+  GMainContext  *context;
+  WsParker       parker;
+  BlockingSlot  *next_idle;  /* in the pool's idle list, under its lock */
+  gboolean       listed;     /* in the idle list */
 };
+
+/* The context that a thread leaving ws_block_in_place () took as its
+ * thread default: the pool adopts it with the thread. */
+static _Thread_local GMainContext *tls_adopted_context;
+
+void
+ws_blocking_pool_set_adopted_context (GMainContext *context)
+{
+  tls_adopted_context = context;
+}
+
+static void
+wait_locked (WsBlockingPool *self,
+             BlockingSlot   *slot,
+             gint64          deadline,
+             gboolean       *notified)
+{
+  gboolean n;
+
+  ws_lock_unlock (&self->lock);
+  n = ws_parker_park_until (&slot->parker, deadline);
+  ws_lock_lock (&self->lock);
+  if (notified != NULL)
+    *notified = n;
+}
 
 static void
 run_job (WsBlockingPool *self,
@@ -124,7 +153,7 @@ run_job (WsBlockingPool *self,
 
       ws_lock_lock (&self->lock);
       while (slot->ready == NULL && !ws_raw_task_is_complete (task) && !self->closed)
-        ws_cond_wait (&slot->cond, &self->lock);
+        wait_locked (self, slot, -1, NULL);
       if (slot->ready == NULL)
         break;                  /* complete, or shut down (the owned set ends it) */
       task = g_steal_pointer (&slot->ready);
@@ -137,6 +166,22 @@ run_job (WsBlockingPool *self,
   ws_raw_task_unref (task);
 }
 
+static void
+unlist_idle_locked (WsBlockingPool *self,
+                    BlockingSlot   *slot)
+{
+  BlockingSlot **link = &self->idle;
+
+  if (!slot->listed)
+    return;
+  while (*link != slot)
+    link = &(*link)->next_idle;
+  *link = slot->next_idle;
+  slot->next_idle = NULL;
+  slot->listed = FALSE;
+  self->n_idle--;
+}
+
 /* With the lock held and n_threads already counting this thread. */
 static void
 thread_loop (WsBlockingPool *self)
@@ -146,7 +191,13 @@ thread_loop (WsBlockingPool *self)
   WsContext cx;
 
   memset (&cx, 0, sizeof cx);
-  ws_cond_init (&slot.cond);
+  slot.context = g_steal_pointer (&tls_adopted_context);
+  if (slot.context == NULL)
+    {
+      slot.context = g_main_context_new ();
+      g_main_context_push_thread_default (slot.context);
+    }
+  ws_parker_init (&slot.parker, slot.context);
   tls_pool = self;
 
   for (;;)
@@ -156,14 +207,15 @@ thread_loop (WsBlockingPool *self)
       while (self->head == NULL && !self->closed)
         {
           gint64 deadline = g_get_monotonic_time () + sched->config.blocking_keep_alive;
-          gboolean signalled;
+          gboolean notified;
 
+          slot.next_idle = self->idle;
+          self->idle = &slot;
+          slot.listed = TRUE;
           self->n_idle++;
-          signalled = ws_cond_wait_until (&self->cond, &self->lock, deadline);
-          self->n_idle--;
-          if (self->n_notified > 0)
-            self->n_notified--;
-          else if (!signalled && self->head == NULL)
+          wait_locked (self, &slot, deadline, &notified);
+          unlist_idle_locked (self, &slot);
+          if (!notified && self->head == NULL && g_get_monotonic_time () >= deadline)
             goto out;           /* keep-alive passed */
         }
 
@@ -188,7 +240,12 @@ out:
   self->n_threads--;
   ws_cond_broadcast (&self->exit_cond);
   ws_lock_unlock (&self->lock);
-  ws_cond_clear (&slot.cond);
+
+  /* Dispatch what is still owed to this thread's context. */
+  while (g_main_context_iteration (slot.context, FALSE))
+    ;
+  g_main_context_pop_thread_default (slot.context);
+  g_main_context_unref (slot.context);
 }
 
 static gpointer
@@ -209,8 +266,10 @@ blocking_thread_main (gpointer data)
   return NULL;
 }
 
-/* A worker thread that gave its core away joins the pool. It already ran
- * the start hook as a worker; the stop hook runs when it leaves. */
+/* A worker thread that gave its core away joins the pool, with the
+ * context it took as its thread default (ws_blocking_pool_set_adopted_context).
+ * It already ran the start hook as a worker; the stop hook runs when it
+ * leaves. */
 void
 ws_blocking_pool_adopt_current_thread (WsBlockingPool *self)
 {
@@ -220,8 +279,18 @@ ws_blocking_pool_adopt_current_thread (WsBlockingPool *self)
   ws_lock_lock (&self->lock);
   if (self->closed || self->n_threads >= sched->config.max_blocking_threads)
     {
-      /* The pool is full (or closing): this thread just leaves. */
+      /* The pool is full (or closing): this thread just leaves, after
+       * dispatching what its context still holds. */
+      GMainContext *context = g_steal_pointer (&tls_adopted_context);
+
       ws_lock_unlock (&self->lock);
+      if (context != NULL)
+        {
+          while (g_main_context_iteration (context, FALSE))
+            ;
+          g_main_context_pop_thread_default (context);
+          g_main_context_unref (context);
+        }
     }
   else
     {
@@ -251,13 +320,14 @@ blocking_schedule (WsTaskHost *host,
       return;
     }
 
-  /* A job that was polled before goes back to its own thread. */
+  /* A job that was polled before goes back to its own thread. The slot
+   * lives while its thread holds the lock we hold. */
   slot = g_hash_table_lookup (self->pinned, task);
   if (slot != NULL)
     {
       g_assert (slot->ready == NULL);
       slot->ready = task;
-      ws_cond_signal (&slot->cond);
+      ws_parker_unpark (&slot->parker);
       ws_lock_unlock (&self->lock);
       return;
     }
@@ -270,10 +340,12 @@ blocking_schedule (WsTaskHost *host,
   self->tail = task;
   self->queue_len++;
 
-  if (self->n_idle > self->n_notified)
+  if (self->idle != NULL)
     {
-      self->n_notified++;
-      ws_cond_signal (&self->cond);
+      BlockingSlot *idle = self->idle;
+
+      unlist_idle_locked (self, idle);
+      ws_parker_unpark (&idle->parker);
     }
   else if (self->n_threads < self->sched->config.max_blocking_threads)
     {
@@ -336,7 +408,13 @@ ws_blocking_pool_close (WsBlockingPool *self)
   queued = self->head;
   self->head = self->tail = NULL;
   self->queue_len = 0;
-  ws_cond_broadcast (&self->cond);
+  while (self->idle != NULL)
+    {
+      BlockingSlot *idle = self->idle;
+
+      unlist_idle_locked (self, idle);
+      ws_parker_unpark (&idle->parker);
+    }
   {
     GHashTableIter iter;
     gpointer value;
@@ -344,7 +422,7 @@ ws_blocking_pool_close (WsBlockingPool *self)
     /* Wake threads sleeping on a pending job: the owned set ends it. */
     g_hash_table_iter_init (&iter, self->pinned);
     while (g_hash_table_iter_next (&iter, NULL, &value))
-      ws_cond_signal (&((BlockingSlot *) value)->cond);
+      ws_parker_unpark (&((BlockingSlot *) value)->parker);
   }
   ws_lock_unlock (&self->lock);
 

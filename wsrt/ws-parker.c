@@ -31,10 +31,29 @@ ws_parker_init (WsParker     *self,
 }
 
 /* Called by the thread that owns (has acquired) the context. */
-void
-ws_parker_park (WsParker *self)
+/* Wakes the iteration at the deadline; nothing else. */
+static gboolean
+deadline_dispatch (GSource     *source,
+                   GSourceFunc  callback,
+                   gpointer     user_data)
+{
+  g_source_set_ready_time (source, -1);
+  return G_SOURCE_CONTINUE;
+}
+
+static GSourceFuncs deadline_funcs = {
+  NULL, NULL, deadline_dispatch, NULL, NULL, NULL,
+};
+
+/* Sleeps, dispatching the context, until unparked or until @deadline
+ * (monotonic time; -1: none). Returns TRUE if it took a notification. */
+gboolean
+ws_parker_park_until (WsParker *self,
+                      gint64    deadline)
 {
   gint expected = NOTIFIED;
+  GSource *timer = NULL;
+  gboolean notified;
 
   WS_CHAOS_POINT ();
 
@@ -43,7 +62,7 @@ ws_parker_park (WsParker *self)
   if (atomic_compare_exchange_strong_explicit (&self->state, &expected, EMPTY,
                                                memory_order_acquire,
                                                memory_order_relaxed))
-    return;
+    return TRUE;
 
   expected = EMPTY;
   if (!atomic_compare_exchange_strong_explicit (&self->state, &expected, PARKED,
@@ -52,10 +71,18 @@ ws_parker_park (WsParker *self)
     {
       /* Notified in between. */
       atomic_exchange_explicit (&self->state, EMPTY, memory_order_acquire);
-      return;
+      return TRUE;
     }
 
   WS_CHAOS_POINT ();
+
+  if (deadline >= 0)
+    {
+      timer = g_source_new (&deadline_funcs, sizeof (GSource));
+      g_source_set_static_name (timer, "[wsrt] park deadline");
+      g_source_set_ready_time (timer, deadline);
+      g_source_attach (timer, self->context);
+    }
 
   for (;;)
     {
@@ -65,9 +92,37 @@ ws_parker_park (WsParker *self)
       if (atomic_compare_exchange_strong_explicit (&self->state, &expected, EMPTY,
                                                    memory_order_acquire,
                                                    memory_order_relaxed))
-        return;
+        {
+          notified = TRUE;
+          break;
+        }
+      if (deadline >= 0 && g_get_monotonic_time () >= deadline)
+        {
+          /* Leave PARKED unless an unpark just came: then take it, with
+           * the same acquire as above. */
+          expected = PARKED;
+          notified = !atomic_compare_exchange_strong_explicit (&self->state, &expected, EMPTY,
+                                                               memory_order_relaxed,
+                                                               memory_order_relaxed);
+          if (notified)
+            atomic_exchange_explicit (&self->state, EMPTY, memory_order_acquire);
+          break;
+        }
       /* A source was dispatched (a timer, a GIO callback): keep sleeping. */
     }
+
+  if (timer != NULL)
+    {
+      g_source_destroy (timer);
+      g_source_unref (timer);
+    }
+  return notified;
+}
+
+void
+ws_parker_park (WsParker *self)
+{
+  ws_parker_park_until (self, -1);
 }
 
 void

@@ -581,6 +581,7 @@ ws_worker_hand_off_core (GError **error)
   WsScheduler *s;
   WsContext *cx;
   g_autofree gchar *name = NULL;
+  GMainContext *own;
   GThread *thread;
   GThread *old;
 
@@ -615,6 +616,13 @@ ws_worker_hand_off_core (GError **error)
   g_main_context_release (w->context);
   tls_worker = NULL;
 
+  /* Every thread that polls a task has a thread-default context that is
+   * iterated while the task waits: the rest of this poll gets one of its
+   * own, which this thread keeps, and iterates, as a blocking thread. */
+  own = g_main_context_new ();
+  g_main_context_push_thread_default (own);
+  ws_blocking_pool_set_adopted_context (own);
+
   ws_lock_lock (&s->lock);
   s->n_running_threads++;
   ws_lock_unlock (&s->lock);
@@ -629,6 +637,9 @@ ws_worker_hand_off_core (GError **error)
       s->n_running_threads--;
       ws_lock_unlock (&s->lock);
       ws_scheduler_unref (s);
+      ws_blocking_pool_set_adopted_context (NULL);
+      g_main_context_pop_thread_default (own);
+      g_main_context_unref (own);
       tls_worker = w;
       g_main_context_acquire (w->context);
       g_main_context_push_thread_default (w->context);
