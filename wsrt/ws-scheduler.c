@@ -3,6 +3,97 @@
  *
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The shutdown protocol (doc/architecture.md, "Shutdown", gives the same
+ * argument at more length; models/shutdown.pml checks it).
+ *
+ * What must hold, under every interleaving:
+ *
+ *  (R) Every spawned task is either refused (never counted alive, its
+ *      destroy notify run on the spawning thread before the spawn
+ *      returns) or reachable by shutdown on a thread that shutdown
+ *      synchronises with before it returns.
+ *  (P) No task is completed or cancelled from inside a schedule or push
+ *      path: a push never runs user code, and the stack never grows with
+ *      the length of an await chain.
+ *  (H) A task keeps its host alive: it holds a reference on it from
+ *      ws_raw_task_new () to dealloc (), so a late wake, spawn or metric
+ *      read never touches freed memory, whatever the owner of the runtime
+ *      did meanwhile.
+ *  (T) Every thread that runs the runtime's code is known to shutdown:
+ *      workers and a thread inside ws_block_in_place () (counted in
+ *      n_running_threads until its poll returns), blocking threads (the
+ *      blocking pool counts them), local dispatches and the sweep's own
+ *      destroy notifies (they set the current scheduler). Shutdown from
+ *      any of them starts the shutdown and returns FALSE at once instead
+ *      of waiting for itself.
+ *  (D) ws_scheduler_shutdown () returns TRUE only when every destroy
+ *      notify has run and its effects are visible to the caller.
+ *
+ * Where a live task of the pool can be: (a) in transit on a spawning
+ * thread, between ws_raw_task_new () and its push; (b) in a worker's LIFO
+ * slot or run queue, or in the injection queue; (c) being polled; (d)
+ * idle, waiting on a waker, which is only possible after a poll returned
+ * PENDING, so the task is bound to the owned set (late binding:
+ * ws_raw_task_run binds on the first PENDING, under the set's shard lock,
+ * and cancels the task itself if the set is closed); (e) in transit on a
+ * waking thread, between the wake's CAS and its push, which also means it
+ * is bound (it was idle).
+ *
+ * The steps:
+ *
+ *  1. begin_shutdown: close the owned set (seq_cst), which is also the
+ *     spawn gate; close the blocking pool and the local executors; raise
+ *     the shutdown flag (release) and unpark every worker.
+ *  2. Each worker, on seeing the flag (worker_shutdown, ws-worker.c):
+ *     walks the set, cancelling idle tasks at once and marking running
+ *     ones CANCELLED (their poller cancels them when the poll returns),
+ *     drains its LIFO slot and run queue (ws_raw_task_drop_queued cancels
+ *     a task that has not ended); the last worker drains every run queue
+ *     and the injection queue; the thread dispatches its context and
+ *     leaves. From the flag on, a worker's own schedules go to the
+ *     injection queue.
+ *  3. The caller waits until n_running_threads is 0 (workers, and a
+ *     thread still inside a poll after ws_block_in_place ()) and joins the
+ *     workers: every poll has returned, and what the workers did is
+ *     visible.
+ *  4. The caller waits until the spawn gate is empty
+ *     (ws_owned_tasks_wait_spawns): every foreign spawn that was accepted
+ *     has been pushed. The gate is a Dekker pair on (closed, in_flight),
+ *     argued in ws-owned-tasks.c: a spawner either sees the set closed and
+ *     refuses, or is seen in flight and waited for.
+ *  5. The last sweep (final_sweep): walk the set again, drain every run
+ *     queue, and pop the injection queue until it is empty, sealing it in
+ *     the same critical section. Cancelling a task wakes its awaiter,
+ *     whose schedule pushes it to the (not yet sealed) injection queue;
+ *     the loop pops it in turn, so cancellation is iterative (P).
+ *  6. Dispatch the workers' contexts: completions (ws_task_wait_async)
+ *     posted there after a worker's last dispatch are delivered.
+ *  7. The blocking pool and the local executors: wait, up to the deadline,
+ *     for running blocking jobs and for the owners of local contexts to
+ *     run the cancellations (or run them here where this thread can
+ *     acquire the context); then dispatch the workers' contexts again.
+ *
+ * Why every accepted task of the pool has ended when step 5 is over: a
+ * task in (a) was pushed before step 4 ended, so it is in (b); (c) ended
+ * with step 3, leaving the task in (b), (d), or ended; the walk of step 5
+ * ends every task in (d) and (e) (the set is closed, so no task binds
+ * behind the walk; a wake whose CAS came first leaves the task NOTIFIED
+ * but not RUNNING, which the walk takes); the drains end every task in
+ * (b), including the ones the walk's cancellations pushed. After the seal
+ * a push can only come from a wake of a task that has ended (every task
+ * has), so push_remote drops that reference and nothing is lost (R).
+ * Refused spawns never reach complete (), so they are never counted; the
+ * alive count read at the end is exact because every thread that counted
+ * has been joined or synchronised with (D).
+ *
+ * Without the gate, a spawn that read "open" and was then descheduled
+ * would push after the last sweep, and its destroy notify would run after
+ * shutdown returned TRUE; without the seal's single critical section, a
+ * push could land between the last pop and the seal. Without (H), a
+ * foreign wake of a task that shutdown ended would push into a freed
+ * injection queue once the program dropped the runtime. Without (P), a
+ * chain of 80,000 tasks awaiting each other overflowed a worker's stack.
  */
 
 #include "config.h"
@@ -531,8 +622,7 @@ dispatch_worker_contexts (WsScheduler *self)
     }
 }
 
-/* The shutdown protocol is written at the top of ws-worker.c; this is
- * its entry point. */
+/* The entry point of the shutdown protocol (top of this file). */
 gboolean
 ws_scheduler_shutdown (WsScheduler *self,
                        gint64       timeout_usec)

@@ -6,6 +6,13 @@
  * One iteration ("tick"): maintenance every event-interval ticks, then the
  * next task (the injection queue first every global-queue-interval ticks,
  * for fairness), then the LIFO slot up to a cap, else steal, else park.
+ *
+ * A worker's part in shutdown is step 2 of the protocol written at the top
+ * of ws-scheduler.c: walk the owned set, drain the queues, leave. The
+ * worker never seals the injection queue: a thread inside
+ * ws_block_in_place () may still be polling and may re-queue its task,
+ * so only the shutdown caller, once no pool thread runs, makes the last
+ * sweep.
  */
 
 #include "config.h"
@@ -426,7 +433,7 @@ drain_local (WsWorker *w)
     ws_raw_task_drop_queued (t);
 }
 
-/* DESIGN 7, steps 2 and 3. */
+/* Step 2 of the shutdown protocol (ws-scheduler.c). */
 static void
 worker_shutdown (WsWorker *w)
 {
