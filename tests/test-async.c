@@ -593,6 +593,170 @@ test_sleeps_in_deadline_order (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* A sleep that another thread resets while a task awaits it: the task
+ * polled it on a worker and returned PENDING, so its only waker is in the
+ * sleep's timer. The reset must carry that waker to the new deadline. */
+typedef struct
+{
+  WsSleep         *nap;
+  _Atomic gboolean awaiting;   /* the task got PENDING from the sleep */
+  _Atomic gint64   woke_at;    /* when the sleep was READY; 0 before */
+} ResetSleeper;
+
+static WsPoll
+reset_sleeper_func (WsContext *cx,
+                    gpointer   data)
+{
+  ResetSleeper *s = data;
+
+  if (ws_sleep_poll (s->nap, cx) == WS_POLL_PENDING)
+    {
+      atomic_store (&s->awaiting, TRUE);
+      return WS_POLL_PENDING;
+    }
+  atomic_store (&s->woke_at, g_get_monotonic_time ());
+  return WS_POLL_READY;
+}
+
+static void
+reset_sleeper_wait_awaiting (ResetSleeper *s)
+{
+  while (!atomic_load (&s->awaiting))
+    g_usleep (100);
+}
+
+/* Waits until the task saw the sleep ready, for at most 5 s: far more than
+ * the deadlines the tests set, far less than the 10 s they reset away
+ * from. Returns when it woke, or 0. */
+static gint64
+reset_sleeper_wait_woken (ResetSleeper *s)
+{
+  gint64 until = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
+
+  while (atomic_load (&s->woke_at) == 0 && g_get_monotonic_time () < until)
+    g_usleep (1000);
+  return atomic_load (&s->woke_at);
+}
+
+/* The sleep never ends early; the 1 ms is for the clock reads of the test
+ * and the task being different reads. */
+#define RESET_SLACK_USEC (1 * G_TIME_SPAN_MILLISECOND)
+
+static void
+test_sleep_reset_earlier_from_another_thread (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  ResetSleeper s = { .nap = ws_sleep_new (10 * G_USEC_PER_SEC) };
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, reset_sleeper_func, &s, NULL);
+  gint64 deadline;
+  gint64 woke_at;
+
+  reset_sleeper_wait_awaiting (&s);
+  deadline = g_get_monotonic_time () + 50 * G_TIME_SPAN_MILLISECOND;
+  ws_sleep_reset (s.nap, deadline);
+
+  woke_at = reset_sleeper_wait_woken (&s);
+  g_assert_cmpint (woke_at, !=, 0);
+  g_assert_cmpint (woke_at, >=, deadline - RESET_SLACK_USEC);
+  g_test_message ("woke %" G_GINT64_FORMAT " us after the new deadline", woke_at - deadline);
+
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  ws_sleep_unref (s.nap);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+static void
+test_sleep_reset_later_then_earlier (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  ResetSleeper s = { .nap = ws_sleep_new (100 * G_TIME_SPAN_MILLISECOND) };
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, reset_sleeper_func, &s, NULL);
+  gint64 first = ws_sleep_get_deadline (s.nap);
+  gint64 deadline;
+  gint64 woke_at;
+
+  reset_sleeper_wait_awaiting (&s);
+  ws_sleep_reset (s.nap, g_get_monotonic_time () + 10 * G_USEC_PER_SEC);
+  /* The first deadline passes: the task may be woken, but the sleep it
+   * awaits is not ready. */
+  while (g_get_monotonic_time () < first + 100 * G_TIME_SPAN_MILLISECOND)
+    g_usleep (10 * 1000);
+  g_assert_cmpint (atomic_load (&s.woke_at), ==, 0);
+
+  deadline = g_get_monotonic_time () + 50 * G_TIME_SPAN_MILLISECOND;
+  ws_sleep_reset (s.nap, deadline);
+
+  woke_at = reset_sleeper_wait_woken (&s);
+  g_assert_cmpint (woke_at, !=, 0);
+  g_assert_cmpint (woke_at, >=, deadline - RESET_SLACK_USEC);
+  g_test_message ("woke %" G_GINT64_FORMAT " us after the last deadline", woke_at - deadline);
+
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  ws_sleep_unref (s.nap);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+static void
+test_sleep_reset_to_past_from_another_thread (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  ResetSleeper s = { .nap = ws_sleep_new (10 * G_USEC_PER_SEC) };
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, reset_sleeper_func, &s, NULL);
+  gint64 reset_at;
+  gint64 woke_at;
+
+  reset_sleeper_wait_awaiting (&s);
+  reset_at = g_get_monotonic_time ();
+  ws_sleep_reset (s.nap, reset_at - G_USEC_PER_SEC);
+
+  woke_at = reset_sleeper_wait_woken (&s);
+  g_assert_cmpint (woke_at, !=, 0);
+  g_test_message ("woke %" G_GINT64_FORMAT " us after the reset", woke_at - reset_at);
+
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  ws_sleep_unref (s.nap);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* Resets that race the timers firing and the tasks polling: deadlines
+ * 0 to 2 ms ahead, moved every 0.5 ms, so a reset meets an armed timer, one
+ * firing, one that fired for a deadline since moved, and a task polling
+ * again. No wake may be lost: every task ends once the last deadline
+ * passes. */
+#define N_RACERS 16
+
+static void
+test_sleep_reset_races_timers (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  ResetSleeper s[N_RACERS] = { { NULL, }, };
+  WsTask *tasks[N_RACERS];
+
+  for (guint i = 0; i < N_RACERS; i++)
+    {
+      s[i].nap = ws_sleep_new (10 * G_USEC_PER_SEC);
+      tasks[i] = ws_runtime_spawn (rt, reset_sleeper_func, &s[i], NULL);
+    }
+  for (guint i = 0; i < N_RACERS; i++)
+    reset_sleeper_wait_awaiting (&s[i]);
+
+  for (guint round = 0; round < 40; round++)
+    {
+      for (guint i = 0; i < N_RACERS; i++)
+        ws_sleep_reset (s[i].nap, g_get_monotonic_time () + g_test_rand_int_range (0, 2000));
+      g_usleep (500);
+    }
+
+  for (guint i = 0; i < N_RACERS; i++)
+    {
+      g_assert_cmpint (reset_sleeper_wait_woken (&s[i]), !=, 0);
+      g_assert_true (ws_task_wait (tasks[i], NULL, NULL));
+      g_object_unref (tasks[i]);
+      ws_sleep_unref (s[i].nap);
+    }
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 /* ---- GIO awaitables ------------------------------------------------- */
 
 typedef struct
@@ -1004,6 +1168,12 @@ main (int   argc,
   ws_test_add_func ("/async/channel-back-pressure-and-close", test_channel_back_pressure_and_close);
   ws_test_add_func ("/async/oneshot", test_oneshot);
   ws_test_add_func ("/async/sleeps-in-deadline-order", test_sleeps_in_deadline_order);
+  ws_test_add_func ("/async/sleep-reset-earlier-from-another-thread",
+                    test_sleep_reset_earlier_from_another_thread);
+  ws_test_add_func ("/async/sleep-reset-later-then-earlier", test_sleep_reset_later_then_earlier);
+  ws_test_add_func ("/async/sleep-reset-to-past-from-another-thread",
+                    test_sleep_reset_to_past_from_another_thread);
+  ws_test_add_func ("/async/sleep-reset-races-timers", test_sleep_reset_races_timers);
   ws_test_add_func ("/async/gio-load-contents", test_gio_load_contents);
   ws_test_add_func ("/async/gio-socket-connect", test_gio_socket_connect);
   ws_test_add_func ("/async/gio-cancel", test_gio_cancel);

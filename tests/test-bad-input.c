@@ -235,6 +235,8 @@ test_awaitable_refusals (void)
   g_autoptr(WsOneshot) os = ws_oneshot_new (NULL);
   g_autoptr(WsSleep) sl = ws_sleep_new (1000);
   g_autoptr(WsAsyncOp) op = ws_async_op_new ();
+  g_autoptr(GTask) other = g_task_new (NULL, NULL, NULL, NULL);
+  g_autoptr(GObject) plain = g_object_new (G_TYPE_OBJECT, NULL);   /* not a GAsyncResult */
   gpointer item = NULL;
 
   n_refusals = 0;
@@ -274,6 +276,13 @@ test_awaitable_refusals (void)
   REFUSED (ws_async_op_start, g_assert_null (ws_async_op_start (op, NULL)));
   REFUSED (ws_async_op_poll, g_assert_cmpint (ws_async_op_poll (NULL, NULL), ==, WS_POLL_READY));
   REFUSED (ws_async_op_poll, g_assert_cmpint (ws_async_op_poll (op, NULL), ==, WS_POLL_READY));
+  /* The callback without the data ws_async_op_start() returned, or
+   * without a result: refused, the operation untouched. */
+  REFUSED (ws_async_op_callback, ws_async_op_callback (NULL, NULL, NULL));
+  REFUSED (ws_async_op_callback, ws_async_op_callback (NULL, G_ASYNC_RESULT (other), NULL));
+  REFUSED (ws_async_op_callback, ws_async_op_callback (NULL, NULL, op));
+  REFUSED (ws_async_op_callback, ws_async_op_callback (NULL, (GAsyncResult *) plain, op));
+  g_assert_null (ws_async_op_get_result (op));
   REFUSED (ws_async_op_get_result, g_assert_null (ws_async_op_get_result (NULL)));
   REFUSED (ws_async_op_cancel, ws_async_op_cancel (NULL));
   g_test_message ("awaitables: %u refusals checked", n_refusals);

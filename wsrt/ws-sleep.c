@@ -69,9 +69,22 @@ static void
 sleep_source_finalize (GSource *source)
 {
   SleepSource *ss = (SleepSource *) source;
+  WsWaker *waker;
 
-  g_clear_pointer (&ss->waker, ws_waker_unref);
+  /* The last reference can go on another thread than the last user of the
+   * lock: a reset or a poll drops the sleep's reference while the
+   * context's thread still holds GLib's for the dispatch. GLib's atomic
+   * reference count orders the two, unseen by TSan in uninstrumented
+   * GLib; taking the lock once makes that order visible to it (and the
+   * waker, written under it, is read under it). Nobody else can take it
+   * now: every reference is gone. */
+  ws_lock_lock (&ss->lock);
+  waker = g_steal_pointer (&ss->waker);
+  ws_lock_unlock (&ss->lock);
   ws_lock_clear (&ss->lock);
+
+  if (waker != NULL)
+    ws_waker_unref (waker);
 }
 
 static GSourceFuncs sleep_source_funcs = {
