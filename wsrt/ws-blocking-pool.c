@@ -61,7 +61,7 @@ static _Thread_local WsBlockingPool *tls_pool;
 WsBlockingPool *
 ws_blocking_pool_new (WsScheduler *sched)
 {
-  WsBlockingPool *self = g_new0 (WsBlockingPool, 1);
+  WsBlockingPool *self = g_aligned_alloc0 (1, sizeof (WsBlockingPool), 64); /* members on lines of their own */
 
   self->host.klass = &blocking_host_class;
   self->host.owned = &self->owned;
@@ -81,7 +81,7 @@ ws_blocking_pool_free (WsBlockingPool *self)
   ws_owned_tasks_clear (&self->owned);
   ws_lock_clear (&self->lock);
   ws_cond_clear (&self->exit_cond);
-  g_free (self);
+  g_aligned_free (self);
 }
 
 WsOwnedTasks *

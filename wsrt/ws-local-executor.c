@@ -165,7 +165,7 @@ local_source_finalize (GSource *source)
   g_main_context_unref (self->context);
   ws_owned_tasks_clear (&self->owned);
   ws_lock_clear (&self->lock);
-  g_free (self);
+  g_aligned_free (self);
   ws_scheduler_unref (sched);
 }
 
@@ -307,7 +307,7 @@ ws_local_executor_lookup (WsScheduler  *sched,
   self = g_hash_table_lookup (sched->local_executors, context);
   if (self == NULL)
     {
-      self = g_new0 (WsLocalExecutor, 1);
+      self = g_aligned_alloc0 (1, sizeof (WsLocalExecutor), 64); /* members on lines of their own */
       atomic_init (&self->ref_count, 1);     /* the table's */
       self->host.klass = &local_host_class;
       self->host.owned = &self->owned;

@@ -22,19 +22,25 @@ typedef struct
 } WsOwnedShard;
 
 /* Counters of one slot; a thread always uses the same slot, so that two
- * workers counting never share a cache line (the padding). */
+ * workers counting never share a cache line (the padding). All only ever
+ * grow, so sums read slot by slot never wrap. A foreign spawn enters and
+ * leaves the spawn gate (ws-owned-tasks.c) and is counted by leaving it,
+ * so that the gate costs no more atomic operations than counting did. */
 typedef struct
 {
-  _Atomic gint64   alive;     /* accepted minus completed, by this slot's threads */
-  _Atomic guint64  spawned;
-  _Atomic guint64  in_flight; /* spawns between the gate and their push */
-  gchar            padding[64 - 3 * sizeof (gint64)];
+  _Atomic guint64  gate_entered; /* foreign spawns that entered the gate */
+  _Atomic guint64  gate_left;    /* ... and left it, accepted or refused */
+  _Atomic guint64  refused;      /* ... refused at the gate */
+  _Atomic guint64  accepted;     /* spawns accepted without the gate */
+  _Atomic guint64  completed;    /* accepted tasks that completed */
+  gchar            padding[64 - 5 * sizeof (guint64)];
 } WsOwnedCounters;
 
 struct _WsOwnedTasks
 {
+  /* Read on every spawn, written once: not on a line with shard 0's lock. */
   _Atomic gboolean closed;
-  WsOwnedShard     shards[WS_OWNED_SHARDS];
+  _Alignas (64) WsOwnedShard shards[WS_OWNED_SHARDS];
   WsOwnedCounters  counters[WS_OWNED_SHARDS];
 };
 
@@ -56,30 +62,23 @@ guint64  ws_owned_tasks_spawned       (WsOwnedTasks *self);
 
 guint    ws_owned_tasks_current_slot  (void);
 
-/* A task was accepted by its host (ws_raw_task_mark_counted) / counted
- * as spawned / completed (complete()). Relaxed increments: the push that
- * publishes the task is a release. Release on completion: whoever reads
- * a slot with acquire and sees the decrement also sees the destroy
- * notify that ran before it (shutdown's "TRUE means every destroy notify
- * has run and its effects are visible"). */
+/* A task was accepted without the gate (a worker's own spawn, a host
+ * that binds at spawn) / an accepted task completed (complete()).
+ * Relaxed on acceptance: the push that publishes the task is a release.
+ * Release on completion: whoever reads the slot with acquire and sees the
+ * count also sees the destroy notify that ran before it (shutdown's "TRUE
+ * means every destroy notify has run and its effects are visible"). */
 static inline void
-ws_owned_tasks_count_created (WsOwnedTasks *self)
+ws_owned_tasks_count_accepted (WsOwnedTasks *self)
 {
-  atomic_fetch_add_explicit (&self->counters[ws_owned_tasks_current_slot ()].alive,
-                             1, memory_order_relaxed);
-}
-
-static inline void
-ws_owned_tasks_count_spawned (WsOwnedTasks *self)
-{
-  atomic_fetch_add_explicit (&self->counters[ws_owned_tasks_current_slot ()].spawned,
+  atomic_fetch_add_explicit (&self->counters[ws_owned_tasks_current_slot ()].accepted,
                              1, memory_order_relaxed);
 }
 
 static inline void
 ws_owned_tasks_count_completed (WsOwnedTasks *self)
 {
-  atomic_fetch_sub_explicit (&self->counters[ws_owned_tasks_current_slot ()].alive,
+  atomic_fetch_add_explicit (&self->counters[ws_owned_tasks_current_slot ()].completed,
                              1, memory_order_release);
 }
 

@@ -15,17 +15,18 @@
  *
  * The spawn gate. A host that binds late has no lock on its spawn path,
  * so "refused, or reachable by shutdown" is kept by a gate instead: a
- * spawner enters (in_flight + 1, seq_cst), then reads `closed` (seq_cst);
- * if closed it leaves and refuses the task; otherwise the task is counted
- * and pushed before the spawner leaves (in_flight - 1, release).
- * Shutdown stores `closed` (seq_cst) and then waits until every slot
- * reads 0 (seq_cst). This is a Dekker pair: in the single total order of
- * seq_cst operations either the spawner's read of `closed` follows the
- * close (it refuses), or its increment precedes shutdown's read of its
- * slot (shutdown waits for it, and its acquire of the decrement makes
- * the push visible). A slot never goes below 0, since every thread
- * enters before it leaves, on its own slot; so "every slot read 0" means
- * no accepted spawn is between the gate and its queue.
+ * spawner enters (gate_entered + 1, seq_cst), then reads `closed`
+ * (seq_cst); if closed it leaves (refused + 1, gate_left + 1) and refuses
+ * the task; otherwise it pushes the task and then leaves (gate_left + 1,
+ * release), which also counts the task as accepted. Shutdown stores
+ * `closed` (seq_cst), then, slot by slot, reads gate_entered (seq_cst) and
+ * waits until gate_left (acquire) has caught up with what it read. This
+ * is a Dekker pair: in the single total order of seq_cst operations either
+ * the spawner's read of `closed` follows the close (it refuses), or its
+ * increment precedes shutdown's read of its slot (shutdown waits for it to
+ * leave, and its acquire of gate_left makes the push visible). A spawner
+ * that enters after shutdown read its slot sees `closed` and pushes
+ * nothing.
  */
 
 #include "config.h"
@@ -59,9 +60,11 @@ ws_owned_tasks_init (WsOwnedTasks *self)
     {
       ws_lock_init (&self->shards[i].lock);
       self->shards[i].head = NULL;
-      atomic_init (&self->counters[i].alive, 0);
-      atomic_init (&self->counters[i].spawned, 0);
-      atomic_init (&self->counters[i].in_flight, 0);
+      atomic_init (&self->counters[i].gate_entered, 0);
+      atomic_init (&self->counters[i].gate_left, 0);
+      atomic_init (&self->counters[i].refused, 0);
+      atomic_init (&self->counters[i].accepted, 0);
+      atomic_init (&self->counters[i].completed, 0);
     }
 }
 
@@ -197,19 +200,35 @@ ws_owned_tasks_shutdown_all (WsOwnedTasks *self)
     }
 }
 
+/* Accepted spawns of one slot; acquire loads, gate_left before refused
+ * (a refusal counts `refused` before it leaves). */
+static guint64
+slot_accepted (WsOwnedCounters *c)
+{
+  guint64 left = atomic_load_explicit (&c->gate_left, memory_order_acquire);
+  guint64 refused = atomic_load_explicit (&c->refused, memory_order_acquire);
+
+  return left - refused + atomic_load_explicit (&c->accepted, memory_order_acquire);
+}
+
 /* Tasks accepted by this host that have not completed. The slots are
- * read one by one while other threads count, so a task accepted on one
- * slot and completed on another can make the running sum dip below the
- * truth; it is clamped at 0 and exact once the threads that accepted and
- * completed the tasks are done, or ordered before the caller. Acquire:
- * see ws_owned_tasks_count_completed. */
+ * read one by one while other threads count, and a foreign spawn is
+ * counted when it leaves the gate, after its push, so a running sum can
+ * dip below the truth; it is clamped at 0, and exact once the threads that
+ * spawned and completed the tasks are done, or ordered before the caller.
+ * Acquire: see ws_owned_tasks_count_completed. */
 gint64
 ws_owned_tasks_count (WsOwnedTasks *self)
 {
   gint64 n = 0;
 
   for (guint i = 0; i < WS_OWNED_SHARDS; i++)
-    n += atomic_load_explicit (&self->counters[i].alive, memory_order_acquire);
+    {
+      WsOwnedCounters *c = &self->counters[i];
+      guint64 completed = atomic_load_explicit (&c->completed, memory_order_acquire);
+
+      n += (gint64) (slot_accepted (c) - completed);
+    }
   return MAX (n, 0);
 }
 
@@ -219,25 +238,27 @@ ws_owned_tasks_count (WsOwnedTasks *self)
 gboolean
 ws_owned_tasks_enter_spawn (WsOwnedTasks *self)
 {
-  _Atomic guint64 *in_flight = &self->counters[ws_owned_tasks_current_slot ()].in_flight;
+  WsOwnedCounters *c = &self->counters[ws_owned_tasks_current_slot ()];
 
   /* SeqCst RMW, then a seq_cst load: the spawner's side of the Dekker
    * pair with ws_owned_tasks_close () and ws_owned_tasks_wait_spawns (). */
-  atomic_fetch_add_explicit (in_flight, 1, memory_order_seq_cst);
+  atomic_fetch_add_explicit (&c->gate_entered, 1, memory_order_seq_cst);
   if G_UNLIKELY (atomic_load_explicit (&self->closed, memory_order_seq_cst))
     {
-      atomic_fetch_sub_explicit (in_flight, 1, memory_order_release);
+      atomic_fetch_add_explicit (&c->refused, 1, memory_order_relaxed);
+      atomic_fetch_add_explicit (&c->gate_left, 1, memory_order_release);
       return FALSE;
     }
   return TRUE;
 }
 
+/* Leaves the gate and counts the task accepted. */
 void
 ws_owned_tasks_leave_spawn (WsOwnedTasks *self)
 {
-  /* Release: the push (and the count) before it are visible to the
-   * shutdown that reads this slot as 0. */
-  atomic_fetch_sub_explicit (&self->counters[ws_owned_tasks_current_slot ()].in_flight,
+  /* Release: the push before it is visible to the shutdown that sees
+   * this slot caught up. */
+  atomic_fetch_add_explicit (&self->counters[ws_owned_tasks_current_slot ()].gate_left,
                              1, memory_order_release);
 }
 
@@ -253,8 +274,11 @@ ws_owned_tasks_wait_spawns (WsOwnedTasks *self,
 
   for (guint i = 0; i < WS_OWNED_SHARDS; i++)
     {
+      WsOwnedCounters *c = &self->counters[i];
       /* SeqCst: shutdown's side of the Dekker pair. */
-      while (atomic_load_explicit (&self->counters[i].in_flight, memory_order_seq_cst) != 0)
+      guint64 entered = atomic_load_explicit (&c->gate_entered, memory_order_seq_cst);
+
+      while (atomic_load_explicit (&c->gate_left, memory_order_acquire) < entered)
         {
           if (deadline >= 0 && g_get_monotonic_time () >= deadline)
             return FALSE;
@@ -270,6 +294,6 @@ ws_owned_tasks_spawned (WsOwnedTasks *self)
   guint64 n = 0;
 
   for (guint i = 0; i < WS_OWNED_SHARDS; i++)
-    n += atomic_load_explicit (&self->counters[i].spawned, memory_order_relaxed);
+    n += slot_accepted (&self->counters[i]);
   return n;
 }

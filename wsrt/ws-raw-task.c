@@ -147,14 +147,14 @@ ws_raw_task_new (WsTaskHost     *host,
   return task;
 }
 
-/* The host accepted the task: count it alive until complete (). Called by
- * the spawner before the task is published (the push that publishes it is
- * a release, and complete () runs after an acquire of that push). */
+/* The host accepted the task, which its owned set counts (the spawner
+ * counts it, see ws-owned-tasks.c), so complete () must count its end.
+ * Called before the task is published (the push that publishes it is a
+ * release, and complete () runs after an acquire of that push). */
 void
 ws_raw_task_mark_counted (WsRawTask *task)
 {
   task->counted = TRUE;
-  ws_owned_tasks_count_created (task->host->owned);
 }
 
 /* A spawn its host refused (the host is shut down): the task was never

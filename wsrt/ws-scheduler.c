@@ -120,7 +120,7 @@ static const WsTaskHostClass pool_host_class = {
 WsScheduler *
 ws_scheduler_new (const WsSchedulerConfig *config)
 {
-  WsScheduler *self = g_new0 (WsScheduler, 1);
+  WsScheduler *self = g_aligned_alloc0 (1, sizeof (WsScheduler), 64); /* members on lines of their own */
   guint n = config->n_workers;
 
   if (n == 0)
@@ -215,7 +215,7 @@ scheduler_free (WsScheduler *self)
     if (self->config.hooks[i].destroy != NULL)
       self->config.hooks[i].destroy (self->config.hooks[i].data);
   g_free (self->config.thread_name_prefix);
-  g_free (self);
+  g_aligned_free (self);
 }
 
 /* Hooks can be set until the first thread starts; they are read without a
@@ -415,7 +415,7 @@ ws_scheduler_spawn (WsScheduler    *self,
       if G_UNLIKELY (ws_owned_tasks_is_closed (&self->owned))
         return refuse (task, join_interest);
       ws_raw_task_mark_counted (task);
-      ws_owned_tasks_count_spawned (&self->owned);
+      ws_owned_tasks_count_accepted (&self->owned);
       ws_worker_schedule_local (w, task, FALSE);
       return join_interest ? task : NULL;
     }
@@ -425,9 +425,8 @@ ws_scheduler_spawn (WsScheduler    *self,
   if G_UNLIKELY (!ws_owned_tasks_enter_spawn (&self->owned))
     return refuse (task, join_interest);
   ws_raw_task_mark_counted (task);
-  ws_owned_tasks_count_spawned (&self->owned);
   /* The spawner's caller holds the runtime, so the pool outlives the push
-   * without a task reference of ours. */
+   * without a task reference of ours. Leaving the gate counts the task. */
   push_remote (self, task);
   ws_owned_tasks_leave_spawn (&self->owned);
 
@@ -451,7 +450,7 @@ ws_task_host_spawn (WsTaskHost     *host,
     return refuse (task, join_interest);
 
   ws_raw_task_mark_counted (task);
-  ws_owned_tasks_count_spawned (host->owned);
+  ws_owned_tasks_count_accepted (host->owned);
   host->klass->schedule (host, task, FALSE);
   return join_interest ? task : NULL;
 }
