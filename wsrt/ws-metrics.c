@@ -59,7 +59,7 @@ ws_metrics_new_snapshot (WsScheduler *sched)
 
   g_atomic_ref_count_init (&self->ref_count);
   self->n_workers = sched->n_workers;
-  self->alive_tasks = (guint) ws_scheduler_alive_tasks (sched);
+  self->alive_tasks = (guint) CLAMP (ws_scheduler_alive_tasks (sched), 0, G_MAXUINT);
   self->spawned_tasks = ws_owned_tasks_spawned (&sched->owned)
                         + ws_owned_tasks_spawned (ws_blocking_pool_get_owned (sched->blocking));
   self->remote_schedules = atomic_load_explicit (&sched->remote_schedules, memory_order_relaxed);
@@ -157,8 +157,11 @@ GETTER (guint, n_workers, n_workers, "")
  * ws_metrics_get_alive_tasks:
  * @self: a #WsMetrics
  *
- * Counts the tasks that were spawned on the workers and have not ended
- * yet.
+ * Counts the tasks that were spawned on the workers and in the blocking
+ * pool and have not ended yet. The count is read without stopping the
+ * threads that start and end tasks, so while they run it can lag behind
+ * by the tasks that started or ended during the read; it is never
+ * negative, and exact once nothing starts or ends.
  *
  * Returns: the number of tasks spawned that have not ended
  */

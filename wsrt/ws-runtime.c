@@ -635,16 +635,32 @@ ws_runtime_spawn_local_detached (WsRuntime      *self,
  * Shuts the runtime down: no task starts any more, every task that has not
  * ended is cancelled (its destroy notify runs), queued blocking jobs are
  * cancelled and running ones waited for. Later spawns return tasks that
- * are already cancelled.
+ * are already cancelled, and their destroy notifies run before the spawn
+ * returns (for [method@Ws.Runtime.spawn_local], on the thread that owns
+ * the context: at once if the calling thread can acquire it, otherwise
+ * when the owner next dispatches it).
  *
  * Local tasks are cancelled on their own context: if the calling thread
  * can acquire that context, this call runs those cancellations itself;
- * otherwise they happen when the context next runs.
+ * otherwise it waits, up to @timeout_usec, for the thread that owns the
+ * context to run them.
  *
- * Called from one of the runtime's own threads, the call cannot wait for
- * that thread and returns %FALSE.
+ * Completions owed to a worker's context ([method@Ws.Task.wait_async]
+ * started inside a task) are delivered before this call returns.
  *
- * Returns: %TRUE if every task ended (and its destroy notify ran) in time
+ * Called from one of the runtime's own threads (a worker, a blocking job,
+ * a function run by [func@Ws.block_in_place], a local task, a destroy
+ * notify that shutdown itself runs), the call starts the shutdown and
+ * returns %FALSE at once: it cannot wait for the thread it runs on. Call
+ * it again from another thread to wait.
+ *
+ * It is safe to drop the last reference to @self right after this call,
+ * even while other threads still hold [struct@Ws.Waker]s or
+ * [class@Ws.Task]s of its tasks: each task keeps what it needs alive.
+ *
+ * Returns: %TRUE if every task ended and every destroy notify ran (their
+ *   effects are visible to the caller) within @timeout_usec; with -1 it
+ *   returns %TRUE unless called from one of the runtime's own threads
  */
 gboolean
 ws_runtime_shutdown (WsRuntime *self,
