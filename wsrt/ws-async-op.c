@@ -116,24 +116,25 @@ ws_async_op_ref (WsAsyncOp *self)
 void
 ws_async_op_unref (WsAsyncOp *self)
 {
+  GCancellable *cancellable = NULL;
   gint prev;
 
   g_return_if_fail (self != NULL);
 
+  /* If the one reference left after ours will be GIO's callback data,
+   * nobody waits for the result any more: cancel the call. Look before
+   * dropping our reference (after it, another thread may drop the last
+   * one and free the op), and keep the cancellable for the cancel. */
+  ws_lock_lock (&self->lock);
+  if (self->started && self->result == NULL)
+    cancellable = g_object_ref (self->cancellable);
+  ws_lock_unlock (&self->lock);
+
   /* AcqRel: the usual pairing before a free. */
   prev = atomic_fetch_sub_explicit (&self->ref_count, 1, memory_order_acq_rel);
-  if (prev == 2)
-    {
-      gboolean in_flight;
-
-      /* If the one reference left is GIO's callback data, nobody waits
-       * for the result any more: cancel the call. */
-      ws_lock_lock (&self->lock);
-      in_flight = self->started && self->result == NULL;
-      ws_lock_unlock (&self->lock);
-      if (in_flight)
-        g_cancellable_cancel (self->cancellable);
-    }
+  if (prev == 2 && cancellable != NULL)
+    g_cancellable_cancel (cancellable);
+  g_clear_object (&cancellable);
   if (prev != 1)
     return;
 

@@ -16,7 +16,9 @@ WsOwnedTasks   *ws_blocking_pool_get_owned  (WsBlockingPool *self);
 void            ws_blocking_pool_close      (WsBlockingPool *self);
 gboolean        ws_blocking_pool_shutdown   (WsBlockingPool *self,
                                              gint64          deadline);
-void            ws_blocking_pool_adopt_current_thread (WsBlockingPool *self);
+gboolean        ws_blocking_pool_try_adopt  (WsBlockingPool *self);
+void            ws_blocking_pool_run_adopted (WsBlockingPool *self);
+void            ws_blocking_pool_drop_adopted_context (void);
 void            ws_blocking_pool_set_adopted_context  (GMainContext   *context);
 void            ws_blocking_pool_get_counts (WsBlockingPool *self,
                                              guint          *n_threads,

@@ -237,8 +237,6 @@ thread_loop (WsBlockingPool *self)
 
 out:
   tls_pool = NULL;
-  self->n_threads--;
-  ws_cond_broadcast (&self->exit_cond);
   ws_lock_unlock (&self->lock);
 
   /* Dispatch what is still owed to this thread's context. */
@@ -246,6 +244,15 @@ out:
     ;
   g_main_context_pop_thread_default (slot.context);
   g_main_context_unref (slot.context);
+
+  /* While still counted: shutdown waits for the count, and may release
+   * the hooks after it. */
+  ws_hook_run (&sched->config.hooks[WS_HOOK_THREAD_STOP]);
+
+  ws_lock_lock (&self->lock);
+  self->n_threads--;
+  ws_cond_broadcast (&self->exit_cond);
+  ws_lock_unlock (&self->lock);
 }
 
 static gpointer
@@ -260,46 +267,51 @@ blocking_thread_main (gpointer data)
   ws_lock_lock (&self->lock);
   thread_loop (self);
 
-  ws_hook_run (&sched->config.hooks[WS_HOOK_THREAD_STOP]);
   ws_scheduler_set_current (NULL);
   ws_scheduler_unref (sched);
   return NULL;
 }
 
-/* A worker thread that gave its core away joins the pool, with the
- * context it took as its thread default (ws_blocking_pool_set_adopted_context).
- * It already ran the start hook as a worker; the stop hook runs when it
- * leaves. */
-void
-ws_blocking_pool_adopt_current_thread (WsBlockingPool *self)
+/* A worker thread that gave its core away (ws_block_in_place) joins the
+ * pool, with the context it took as its thread default
+ * (ws_blocking_pool_set_adopted_context), unless the pool is full or
+ * closed. Called while the thread still counts as a pool thread of the
+ * scheduler; returns TRUE if the pool now counts it, and then the thread
+ * calls ws_blocking_pool_run_adopted (). */
+gboolean
+ws_blocking_pool_try_adopt (WsBlockingPool *self)
 {
-  WsScheduler *sched = self->sched;
+  gboolean adopted;
 
-  ws_scheduler_ref (sched);
   ws_lock_lock (&self->lock);
-  if (self->closed || self->n_threads >= sched->config.max_blocking_threads)
-    {
-      /* The pool is full (or closing): this thread just leaves, after
-       * dispatching what its context still holds. */
-      GMainContext *context = g_steal_pointer (&tls_adopted_context);
+  adopted = !self->closed && self->n_threads < self->sched->config.max_blocking_threads;
+  if (adopted)
+    self->n_threads++;
+  ws_lock_unlock (&self->lock);
 
-      ws_lock_unlock (&self->lock);
-      if (context != NULL)
-        {
-          while (g_main_context_iteration (context, FALSE))
-            ;
-          g_main_context_pop_thread_default (context);
-          g_main_context_unref (context);
-        }
-    }
-  else
-    {
-      self->n_threads++;
-      thread_loop (self);
-    }
+  return adopted;
+}
 
-  ws_hook_run (&sched->config.hooks[WS_HOOK_THREAD_STOP]);
-  ws_scheduler_unref (sched);
+void
+ws_blocking_pool_run_adopted (WsBlockingPool *self)
+{
+  ws_lock_lock (&self->lock);
+  thread_loop (self);
+}
+
+/* A thread that was not adopted: dispatch what its context still holds
+ * and let the context go. */
+void
+ws_blocking_pool_drop_adopted_context (void)
+{
+  GMainContext *context = g_steal_pointer (&tls_adopted_context);
+
+  if (context == NULL)
+    return;
+  while (g_main_context_iteration (context, FALSE))
+    ;
+  g_main_context_pop_thread_default (context);
+  g_main_context_unref (context);
 }
 
 static void

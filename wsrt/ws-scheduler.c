@@ -621,6 +621,25 @@ dispatch_worker_contexts (WsScheduler *self)
     }
 }
 
+/* Once no thread of the runtime runs (each ran its stop hook while still
+ * counted), the hooks' data is released: a hook's data may own tasks of
+ * this runtime (a closure's captured scope), which hold the scheduler, so
+ * keeping it until the scheduler is freed would keep both for ever. */
+static void
+release_hooks (WsScheduler *self)
+{
+  WsHook hooks[WS_N_HOOKS];
+
+  ws_lock_lock (&self->lock);
+  memcpy (hooks, self->config.hooks, sizeof hooks);
+  memset (self->config.hooks, 0, sizeof self->config.hooks);
+  ws_lock_unlock (&self->lock);
+
+  for (guint i = 0; i < WS_N_HOOKS; i++)
+    if (hooks[i].destroy != NULL)
+      hooks[i].destroy (hooks[i].data);
+}
+
 /* The entry point of the shutdown protocol (top of this file). */
 gboolean
 ws_scheduler_shutdown (WsScheduler *self,
@@ -662,6 +681,9 @@ ws_scheduler_shutdown (WsScheduler *self,
   dispatch_worker_contexts (self);
   ws_scheduler_set_current (prev_current);
   ws_lock_unlock (&self->sweep_lock);
+
+  if (done)
+    release_hooks (self);
 
   return done && ws_scheduler_alive_tasks (self) == 0;
 }

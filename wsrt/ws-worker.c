@@ -531,8 +531,8 @@ ws_worker_thread_main (gpointer data)
 {
   WsWorker *w = data;
   WsScheduler *s = w->sched;
-
   gboolean kept_core;
+  gboolean adopted;
 
   tls_worker = w;
   tls_sched = s;
@@ -555,23 +555,27 @@ ws_worker_thread_main (gpointer data)
       tls_worker = NULL;
     }
 
+  /* After ws_block_in_place () handed our core to another thread, this
+   * thread carries on as an ordinary blocking thread if the pool takes it.
+   * Otherwise it leaves, and runs the stop hook while still counted (the
+   * hooks' data may be released once shutdown has seen every thread
+   * go). */
+  adopted = !kept_core && ws_blocking_pool_try_adopt (s->blocking);
+  if (!adopted)
+    {
+      if (!kept_core)
+        ws_blocking_pool_drop_adopted_context ();
+      ws_hook_run (&s->config.hooks[WS_HOOK_THREAD_STOP]);
+    }
+
   ws_lock_lock (&s->lock);
   s->n_running_threads--;
   ws_cond_broadcast (&s->cond);
   ws_lock_unlock (&s->lock);
 
-  if (!kept_core)
-    {
-      /* DESIGN 6: after ws_block_in_place() handed our core to another
-       * thread, this thread carries on as an ordinary blocking thread (it
-       * runs the stop hook when it finally exits there). */
-      ws_blocking_pool_adopt_current_thread (s->blocking);
-      tls_sched = NULL;
-      ws_scheduler_unref (s);
-      return NULL;
-    }
+  if (adopted)
+    ws_blocking_pool_run_adopted (s->blocking);
 
-  ws_hook_run (&s->config.hooks[WS_HOOK_THREAD_STOP]);
   tls_sched = NULL;
   ws_scheduler_unref (s);
   return NULL;
