@@ -27,6 +27,7 @@ struct _WsBlockingPool
   guint          queue_len;
   guint          n_threads;
   guint          n_idle;
+  guint          n_exiting;      /* left the loop, stop hook not yet run */
   gboolean       closed;
   GHashTable    *pinned;         /* WsRawTask* -> BlockingSlot*: jobs being polled */
 };
@@ -237,6 +238,11 @@ thread_loop (WsBlockingPool *self)
 
 out:
   tls_pool = NULL;
+  /* No longer serving jobs (a job queued from now on starts or wakes
+   * another thread), but still counted for shutdown until the stop hook
+   * has run. */
+  self->n_threads--;
+  self->n_exiting++;
   ws_lock_unlock (&self->lock);
 
   /* Dispatch what is still owed to this thread's context. */
@@ -250,7 +256,7 @@ out:
   ws_hook_run (&sched->config.hooks[WS_HOOK_THREAD_STOP]);
 
   ws_lock_lock (&self->lock);
-  self->n_threads--;
+  self->n_exiting--;
   ws_cond_broadcast (&self->exit_cond);
   ws_lock_unlock (&self->lock);
 }
@@ -464,10 +470,10 @@ ws_blocking_pool_shutdown (WsBlockingPool *self,
     self_threads = 1;
 
   ws_lock_lock (&self->lock);
-  while (self->n_threads > self_threads)
+  while (self->n_threads + self->n_exiting > self_threads)
     if (!ws_cond_wait_until (&self->exit_cond, &self->lock, deadline))
       break;
-  done = self->n_threads <= self_threads;
+  done = self->n_threads + self->n_exiting <= self_threads;
   ws_lock_unlock (&self->lock);
 
   return done && self_threads == 0;

@@ -18,6 +18,11 @@ G_BEGIN_DECLS
 WsLocalExecutor *ws_local_executor_lookup      (WsScheduler  *sched,
                                                 GMainContext *context);
 void             ws_local_executor_unref       (WsLocalExecutor *self);
+WsRawTask       *ws_local_executor_spawn       (WsLocalExecutor *self,
+                                                WsTaskFunc       func,
+                                                gpointer         data,
+                                                GDestroyNotify   destroy,
+                                                gboolean         join_interest);
 WsRawTask       *ws_local_executor_refuse_spawn (WsScheduler   *sched,
                                                  GMainContext  *context,
                                                  WsTaskFunc     func,

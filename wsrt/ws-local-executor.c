@@ -328,35 +328,55 @@ ws_local_executor_lookup (WsScheduler  *sched,
   return self;
 }
 
-static gboolean
-refuse_on_owner (gpointer data)
+typedef struct
 {
-  WsRawTask *task = data;
+  WsRawTask *task;      /* NULL once ended */
+} Refusal;
 
-  /* Acquire: pairs with the release in ws_local_executor_refuse_spawn. */
+static void
+end_refused (Refusal *r)
+{
+  WsRawTask *task = g_steal_pointer (&r->task);
+
+  /* Acquire: pairs with the release in refuse_on_owner_thread. */
   (void) atomic_load_explicit (&task->state, memory_order_acquire);
 
-  /* Takes the task and cancels it here, on the context's owner (the
-   * destroy notify runs now); drops the queued reference otherwise. */
+  /* Takes the task and cancels it here (the destroy notify runs now);
+   * drops the queued reference otherwise. */
   if (!ws_raw_task_shutdown (task))
     ws_raw_task_unref (task);
+}
+
+static gboolean
+refusal_dispatch (gpointer data)
+{
+  end_refused (data);
   return G_SOURCE_REMOVE;
 }
 
-/* spawn_local after shutdown. The destroy notify of local data runs on
- * the thread that owns the context: at once when the spawner can acquire
- * the context (it is the owner, or nobody is), otherwise from a source
- * dispatched by the owner; the task returned ends then. The task is never
- * counted. */
-WsRawTask *
-ws_local_executor_refuse_spawn (WsScheduler    *sched,
-                                GMainContext   *context,
-                                WsTaskFunc      func,
-                                gpointer        data,
-                                GDestroyNotify  destroy,
-                                gboolean        join_interest)
+static void
+refusal_free (gpointer data)
 {
-  WsRawTask *task = ws_raw_task_new (&sched->host, func, data, destroy, join_interest);
+  Refusal *r = data;
+
+  /* Destroyed without a dispatch (the context went away): the owner will
+   * never run it, so end it here rather than leak it. */
+  if (r->task != NULL)
+    end_refused (r);
+  g_free (r);
+}
+
+/* A local spawn refused because the runtime is shut down. The destroy
+ * notify of local data runs on the thread that owns the context: at once
+ * when the spawner can acquire the context (it is the owner, or nobody
+ * is), otherwise from a source that the owner dispatches; the task
+ * returned ends then. The task is never counted. */
+static WsRawTask *
+refuse_on_owner_thread (GMainContext *context,
+                        WsRawTask    *task,
+                        gboolean      join_interest)
+{
+  Refusal *r;
   GSource *source;
 
   if (g_main_context_acquire (context))
@@ -366,18 +386,52 @@ ws_local_executor_refuse_spawn (WsScheduler    *sched,
       return join_interest ? task : NULL;
     }
 
+  /* The source holds the queued reference; the handle's, if any, is the
+   * caller's. Release: the owner takes the task with an acquire, which
+   * makes what we wrote to it visible there in C11 terms rather than
+   * through GLib's own locks only. */
+  atomic_fetch_add_explicit (&task->state, 0, memory_order_release);
+  r = g_new0 (Refusal, 1);
+  r->task = task;
   source = g_idle_source_new ();
   g_source_set_priority (source, G_PRIORITY_DEFAULT);
   g_source_set_static_name (source, "[wsrt] refused local task");
-  /* The source holds the queued reference; the handle's, if any, is the
-   * caller's. Release: the owner takes the task with an acquire CAS on
-   * the state word, and this makes what we wrote to it visible there in
-   * C11 terms rather than through GLib's own locks only. */
-  atomic_fetch_add_explicit (&task->state, 0, memory_order_release);
-  g_source_set_callback (source, refuse_on_owner, task, NULL);
+  g_source_set_callback (source, refusal_dispatch, r, refusal_free);
   g_source_attach (source, context);
   g_source_unref (source);
 
+  return join_interest ? task : NULL;
+}
+
+/* spawn_local after shutdown began (no executor). */
+WsRawTask *
+ws_local_executor_refuse_spawn (WsScheduler    *sched,
+                                GMainContext   *context,
+                                WsTaskFunc      func,
+                                gpointer        data,
+                                GDestroyNotify  destroy,
+                                gboolean        join_interest)
+{
+  WsRawTask *task = ws_raw_task_new (&sched->host, func, data, destroy, join_interest);
+
+  return refuse_on_owner_thread (context, task, join_interest);
+}
+
+/* Binding at spawn counts the task under the set's lock; a spawn that
+ * meets the closed set is refused on the owner thread. */
+WsRawTask *
+ws_local_executor_spawn (WsLocalExecutor *self,
+                         WsTaskFunc       func,
+                         gpointer         data,
+                         GDestroyNotify   destroy,
+                         gboolean         join_interest)
+{
+  WsRawTask *task = ws_raw_task_new (&self->host, func, data, destroy, join_interest);
+
+  if (!ws_owned_tasks_bind (&self->owned, task))
+    return refuse_on_owner_thread (self->context, task, join_interest);
+
+  local_schedule (&self->host, task, FALSE);
   return join_interest ? task : NULL;
 }
 
@@ -417,7 +471,7 @@ ws_local_executors_close (WsScheduler *sched)
   ws_lock_lock (&sched->lock);
   g_hash_table_iter_init (&iter, sched->local_executors);
   while (g_hash_table_iter_next (&iter, NULL, &value))
-    g_ptr_array_add (execs, value);
+    g_ptr_array_add (execs, executor_ref (value));
   ws_lock_unlock (&sched->lock);
 
   for (guint i = 0; i < execs->len; i++)
@@ -426,73 +480,100 @@ ws_local_executors_close (WsScheduler *sched)
 
       ws_owned_tasks_close (&self->owned);
       cancel_all (self);
+      ws_local_executor_unref (self);
     }
   g_ptr_array_unref (execs);
 }
 
-static gint64
-count_alive (GPtrArray *execs)
-{
-  gint64 n = 0;
-
-  for (guint i = 0; i < execs->len; i++)
-    n += ws_owned_tasks_count (&((WsLocalExecutor *) execs->pdata[i])->owned);
-  return n;
-}
-
-/* After close: takes every executor out of the scheduler's table, runs
- * the cancellations of those whose context this thread can acquire, and
- * waits until @deadline (monotonic, -1: for ever) for the owners of the
- * others to run theirs. Returns TRUE if no local task is left: then every
- * destroy notify has run, and the acquire loads of the counters make its
- * effects visible here. */
+/* After close: moves every executor from the scheduler's table to its
+ * list of detached executors, and until @deadline (monotonic, -1: for
+ * ever) runs the cancellations of those whose context this thread can
+ * acquire and waits for the owners of the others to run theirs; an
+ * executor leaves the list once it has no task left. Later calls (a
+ * second caller, a call after a timeout) go on with what is left.
+ * Returns TRUE if no local task is left: then every destroy notify has
+ * run, and the acquire loads of the counters make its effects visible
+ * here. */
 gboolean
 ws_local_executors_shutdown (WsScheduler *sched,
                              gint64       deadline)
 {
-  GPtrArray *execs = g_ptr_array_new ();
   GHashTableIter iter;
   gpointer value;
   gboolean all_done;
 
-  /* The table's references become ours. */
   ws_lock_lock (&sched->lock);
   g_hash_table_iter_init (&iter, sched->local_executors);
   while (g_hash_table_iter_next (&iter, NULL, &value))
-    g_ptr_array_add (execs, value);
+    {
+      /* The table's reference moves to the list. */
+      atomic_store_explicit (&((WsLocalExecutor *) value)->detached, TRUE, memory_order_release);
+      g_ptr_array_add (sched->detached_executors, value);
+    }
   g_hash_table_remove_all (sched->local_executors);
   ws_lock_unlock (&sched->lock);
 
-  for (guint i = 0; i < execs->len; i++)
+  for (;;)
     {
-      WsLocalExecutor *self = execs->pdata[i];
+      GPtrArray *execs = g_ptr_array_new ();
+      GPtrArray *finished = g_ptr_array_new ();
+      gint64 now;
 
-      atomic_store_explicit (&self->detached, TRUE, memory_order_release);
-      if (g_main_context_acquire (self->context))
+      ws_lock_lock (&sched->lock);
+      for (guint i = 0; i < sched->detached_executors->len; i++)
+        g_ptr_array_add (execs, executor_ref (sched->detached_executors->pdata[i]));
+      ws_lock_unlock (&sched->lock);
+
+      /* Run what this thread can run; make the owners of the rest
+       * dispatch (a wake or spawn may have come after their last slice). */
+      for (guint i = 0; i < execs->len; i++)
         {
-          while (run_slice (self, -1, G_MAXUINT))
-            ;
-          g_main_context_release (self->context);
+          WsLocalExecutor *self = execs->pdata[i];
+
+          if (ws_owned_tasks_count (&self->owned) == 0)
+            continue;
+          if (g_main_context_acquire (self->context))
+            {
+              while (run_slice (self, -1, G_MAXUINT))
+                ;
+              g_main_context_release (self->context);
+            }
+          if (ws_owned_tasks_count (&self->owned) > 0)
+            g_source_set_ready_time (self->source, 0);
         }
-      if (ws_owned_tasks_count (&self->owned) > 0)
+
+      ws_lock_lock (&sched->lock);
+      for (guint i = 0; i < sched->detached_executors->len;)
         {
-          /* The owner has yet to run the cancellations: make it dispatch. */
-          g_source_set_ready_time (self->source, 0);
+          WsLocalExecutor *self = sched->detached_executors->pdata[i];
+
+          if (ws_owned_tasks_count (&self->owned) == 0)
+            g_ptr_array_add (finished, g_ptr_array_steal_index_fast (sched->detached_executors, i));
+          else
+            i++;
         }
+      all_done = sched->detached_executors->len == 0;
+      now = g_get_monotonic_time ();
+      if (!all_done && (deadline < 0 || now < deadline))
+        {
+          /* Each dispatch of a detached executor signals the condition;
+           * wake now and then all the same, to retry the acquire (the
+           * owner may have stopped iterating its context). */
+          gint64 until = now + 10 * G_TIME_SPAN_MILLISECOND;
+
+          ws_cond_wait_until (&sched->cond, &sched->lock,
+                              deadline < 0 ? until : MIN (until, deadline));
+        }
+      ws_lock_unlock (&sched->lock);
+
+      g_ptr_array_foreach (finished, (GFunc) ws_local_executor_unref, NULL);
+      g_ptr_array_unref (finished);
+      g_ptr_array_foreach (execs, (GFunc) ws_local_executor_unref, NULL);
+      g_ptr_array_unref (execs);
+
+      if (all_done || (deadline >= 0 && now >= deadline))
+        return all_done;
     }
-
-  ws_lock_lock (&sched->lock);
-  while (count_alive (execs) > 0)
-    if (!ws_cond_wait_until (&sched->cond, &sched->lock, deadline))
-      break;
-  all_done = count_alive (execs) == 0;
-  ws_lock_unlock (&sched->lock);
-
-  for (guint i = 0; i < execs->len; i++)
-    ws_local_executor_unref (execs->pdata[i]);
-  g_ptr_array_unref (execs);
-
-  return all_done;
 }
 
 gint64
@@ -506,6 +587,8 @@ ws_local_executors_count_alive (WsScheduler *sched)
   g_hash_table_iter_init (&iter, sched->local_executors);
   while (g_hash_table_iter_next (&iter, NULL, &value))
     n += ws_owned_tasks_count (&((WsLocalExecutor *) value)->owned);
+  for (guint i = 0; i < sched->detached_executors->len; i++)
+    n += ws_owned_tasks_count (&((WsLocalExecutor *) sched->detached_executors->pdata[i])->owned);
   ws_lock_unlock (&sched->lock);
 
   return n;

@@ -22,18 +22,17 @@ typedef struct
 } WsOwnedShard;
 
 /* Counters of one slot; a thread always uses the same slot, so that two
- * workers counting never share a cache line (the padding). All only ever
- * grow, so sums read slot by slot never wrap. A foreign spawn enters and
+ * workers counting never share a cache line (the padding). A foreign spawn enters and
  * leaves the spawn gate (ws-owned-tasks.c) and is counted by leaving it,
- * so that the gate costs no more atomic operations than counting did. */
+ * so that the gate costs no more atomic operations than counting did.
+ * All but gate_entered (which a refusal takes back) only ever grow. */
 typedef struct
 {
-  _Atomic guint64  gate_entered; /* foreign spawns that entered the gate */
-  _Atomic guint64  gate_left;    /* ... and left it, accepted or refused */
-  _Atomic guint64  refused;      /* ... refused at the gate */
+  _Atomic guint64  gate_entered; /* foreign spawns in or past the gate, less refusals */
+  _Atomic guint64  gate_left;    /* ... accepted and pushed */
   _Atomic guint64  accepted;     /* spawns accepted without the gate */
   _Atomic guint64  completed;    /* accepted tasks that completed */
-  gchar            padding[64 - 5 * sizeof (guint64)];
+  gchar            padding[64 - 4 * sizeof (guint64)];
 } WsOwnedCounters;
 
 struct _WsOwnedTasks

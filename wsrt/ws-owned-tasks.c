@@ -16,17 +16,19 @@
  * The spawn gate. A host that binds late has no lock on its spawn path,
  * so "refused, or reachable by shutdown" is kept by a gate instead: a
  * spawner enters (gate_entered + 1, seq_cst), then reads `closed`
- * (seq_cst); if closed it leaves (refused + 1, gate_left + 1) and refuses
- * the task; otherwise it pushes the task and then leaves (gate_left + 1,
- * release), which also counts the task as accepted. Shutdown stores
- * `closed` (seq_cst), then, slot by slot, reads gate_entered (seq_cst) and
- * waits until gate_left (acquire) has caught up with what it read. This
- * is a Dekker pair: in the single total order of seq_cst operations either
- * the spawner's read of `closed` follows the close (it refuses), or its
- * increment precedes shutdown's read of its slot (shutdown waits for it to
- * leave, and its acquire of gate_left makes the push visible). A spawner
- * that enters after shutdown read its slot sees `closed` and pushes
- * nothing.
+ * (seq_cst); if closed it takes its entry back (gate_entered - 1) and
+ * refuses the task; otherwise it pushes the task and then leaves
+ * (gate_left + 1, release), which also counts the task as accepted.
+ * Shutdown stores `closed` (seq_cst), then, slot by slot, waits until
+ * gate_left (acquire) has caught up with gate_entered (seq_cst), reading
+ * both afresh each time. This is a Dekker pair: in the single total order
+ * of seq_cst operations either the spawner's read of `closed` follows the
+ * close (it refuses and takes its entry back), or its increment precedes
+ * shutdown's reads of its slot (shutdown waits for it to leave, and its
+ * acquire of gate_left makes the push visible). Threads share a slot
+ * when there are more than WS_OWNED_SHARDS of them; a refusal on a shared
+ * slot takes back its own entry, so it never stands in for the leave of
+ * an accepted spawn still in flight on that slot.
  */
 
 #include "config.h"
@@ -62,7 +64,6 @@ ws_owned_tasks_init (WsOwnedTasks *self)
       self->shards[i].head = NULL;
       atomic_init (&self->counters[i].gate_entered, 0);
       atomic_init (&self->counters[i].gate_left, 0);
-      atomic_init (&self->counters[i].refused, 0);
       atomic_init (&self->counters[i].accepted, 0);
       atomic_init (&self->counters[i].completed, 0);
     }
@@ -101,6 +102,14 @@ ws_owned_tasks_bind (WsOwnedTasks *self,
     }
 
   ws_raw_task_ref (task);
+  if (!task->counted)
+    {
+      /* A host that binds at spawn counts the task here, under the lock
+       * that the shutdown walk takes: a walk that finds the task finds it
+       * counted, and its completion is counted too. */
+      task->counted = TRUE;
+      ws_owned_tasks_count_accepted (self);
+    }
   task->bound = TRUE;
   task->owned_shard = idx;
   task->owned_linked = TRUE;
@@ -200,15 +209,12 @@ ws_owned_tasks_shutdown_all (WsOwnedTasks *self)
     }
 }
 
-/* Accepted spawns of one slot; acquire loads, gate_left before refused
- * (a refusal counts `refused` before it leaves). */
+/* Accepted spawns of one slot (acquire loads). */
 static guint64
 slot_accepted (WsOwnedCounters *c)
 {
-  guint64 left = atomic_load_explicit (&c->gate_left, memory_order_acquire);
-  guint64 refused = atomic_load_explicit (&c->refused, memory_order_acquire);
-
-  return left - refused + atomic_load_explicit (&c->accepted, memory_order_acquire);
+  return atomic_load_explicit (&c->gate_left, memory_order_acquire)
+         + atomic_load_explicit (&c->accepted, memory_order_acquire);
 }
 
 /* Tasks accepted by this host that have not completed. The slots are
@@ -245,8 +251,8 @@ ws_owned_tasks_enter_spawn (WsOwnedTasks *self)
   atomic_fetch_add_explicit (&c->gate_entered, 1, memory_order_seq_cst);
   if G_UNLIKELY (atomic_load_explicit (&self->closed, memory_order_seq_cst))
     {
-      atomic_fetch_add_explicit (&c->refused, 1, memory_order_relaxed);
-      atomic_fetch_add_explicit (&c->gate_left, 1, memory_order_release);
+      /* Take our entry back; we push nothing, so nothing to publish. */
+      atomic_fetch_sub_explicit (&c->gate_entered, 1, memory_order_relaxed);
       return FALSE;
     }
   return TRUE;
@@ -275,10 +281,11 @@ ws_owned_tasks_wait_spawns (WsOwnedTasks *self,
   for (guint i = 0; i < WS_OWNED_SHARDS; i++)
     {
       WsOwnedCounters *c = &self->counters[i];
-      /* SeqCst: shutdown's side of the Dekker pair. */
-      guint64 entered = atomic_load_explicit (&c->gate_entered, memory_order_seq_cst);
 
-      while (atomic_load_explicit (&c->gate_left, memory_order_acquire) < entered)
+      /* SeqCst on gate_entered: shutdown's side of the Dekker pair. Read
+       * afresh each time: a refusal on this slot takes its entry back. */
+      while (atomic_load_explicit (&c->gate_left, memory_order_acquire)
+             < atomic_load_explicit (&c->gate_entered, memory_order_seq_cst))
         {
           if (deadline >= 0 && g_get_monotonic_time () >= deadline)
             return FALSE;

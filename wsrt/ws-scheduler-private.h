@@ -150,11 +150,13 @@ struct _WsScheduler
   WsCond             cond;
   gboolean           started;
   gboolean           shutdown_begun;
+  gboolean           closing_done;    /* step 1 of shutdown is over */
   guint              n_running_threads; /* workers, and a thread inside
                                           * ws_block_in_place () until its
                                           * poll returns */
   guint              n_shutdown_workers;
   GHashTable        *local_executors; /* GMainContext* -> WsLocalExecutor* */
+  GPtrArray         *detached_executors; /* shut down, with tasks left (refs) */
 };
 
 /* Where the calling thread is, for spawn, wake and ws_handle_get_current. */

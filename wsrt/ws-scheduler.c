@@ -145,6 +145,7 @@ ws_scheduler_new (const WsSchedulerConfig *config)
   ws_lock_init (&self->sweep_lock);
   ws_cond_init (&self->cond);
   self->local_executors = g_hash_table_new (NULL, NULL);
+  self->detached_executors = g_ptr_array_new ();
   self->blocking = ws_blocking_pool_new (self);
 
   self->workers = g_new0 (WsWorker *, n);
@@ -204,6 +205,8 @@ scheduler_free (WsScheduler *self)
 
   g_assert (g_hash_table_size (self->local_executors) == 0);
   g_hash_table_unref (self->local_executors);
+  g_assert (self->detached_executors->len == 0);
+  g_ptr_array_unref (self->detached_executors);
   ws_blocking_pool_free (self->blocking);
   ws_owned_tasks_clear (&self->owned);
   ws_inject_queue_clear (&self->inject);
@@ -446,11 +449,10 @@ ws_task_host_spawn (WsTaskHost     *host,
   WsRawTask *task = ws_raw_task_new (host, func, data, destroy, join_interest);
 
   g_assert (!host->bind_on_pending);
+  /* Binding counts the task, under the set's lock. */
   if (!ws_owned_tasks_bind (host->owned, task))
     return refuse (task, join_interest);
 
-  ws_raw_task_mark_counted (task);
-  ws_owned_tasks_count_accepted (host->owned);
   host->klass->schedule (host, task, FALSE);
   return join_interest ? task : NULL;
 }
@@ -480,16 +482,19 @@ ws_scheduler_spawn_local (WsScheduler    *self,
     return ws_local_executor_refuse_spawn (self, context, func, data, destroy, join_interest);
 
   /* The lookup's executor reference keeps it alive across the push. */
-  task = ws_task_host_spawn ((WsTaskHost *) exec, func, data, destroy, join_interest);
+  task = ws_local_executor_spawn (exec, func, data, destroy, join_interest);
   ws_local_executor_unref (exec);
   return task;
 }
 
-/* Step 1 of shutdown: close every way in, then raise the flag and wake
- * every worker. Idempotent. */
+/* Step 1 of shutdown: close every way in, raise the flag and wake every
+ * worker. Idempotent; a later caller waits (if @wait) until the first one
+ * is through, so that every caller proceeds with everything closed. */
 static void
-begin_shutdown (WsScheduler *self)
+begin_shutdown (WsScheduler *self,
+                gboolean     wait)
 {
+  WsScheduler *prev_current = ws_scheduler_get_current ();
   gboolean first;
 
   ws_lock_lock (&self->lock);
@@ -502,17 +507,19 @@ begin_shutdown (WsScheduler *self)
       self->started = TRUE;
       atomic_store_explicit (&self->started_flag, TRUE, memory_order_release);
     }
-  ws_lock_unlock (&self->lock);
-
   if (!first)
-    return;
+    {
+      while (wait && !self->closing_done)
+        ws_cond_wait (&self->cond, &self->lock);
+      ws_lock_unlock (&self->lock);
+      return;
+    }
+  ws_lock_unlock (&self->lock);
 
   /* Close the set (and with it the spawn gate) before workers can see the
    * flag: a worker that sees it walks the set, which must be closed by
    * then so that no task binds behind the walk. */
   ws_owned_tasks_close (&self->owned);
-  ws_blocking_pool_close (self->blocking);
-  ws_local_executors_close (self);
 
   /* Release: pairs with the acquire in ws_scheduler_is_shutdown(). */
   atomic_store_explicit (&self->shutdown, TRUE, memory_order_release);
@@ -520,6 +527,18 @@ begin_shutdown (WsScheduler *self)
   /* Release in unpark: each worker sees the flag after waking. */
   for (guint i = 0; i < self->n_workers; i++)
     ws_parker_unpark (&self->workers[i]->parker);
+
+  /* These run destroy notifies of queued blocking jobs: the runtime's
+   * code, so a shutdown called from one returns at once. */
+  ws_scheduler_set_current (self);
+  ws_blocking_pool_close (self->blocking);
+  ws_local_executors_close (self);
+  ws_scheduler_set_current (prev_current);
+
+  ws_lock_lock (&self->lock);
+  self->closing_done = TRUE;
+  ws_cond_broadcast (&self->cond);
+  ws_lock_unlock (&self->lock);
 }
 
 /* Waits until no thread of the pool runs: the workers, and a thread that
@@ -649,7 +668,7 @@ ws_scheduler_shutdown (WsScheduler *self,
   WsScheduler *prev_current = ws_scheduler_get_current ();
   gboolean done;
 
-  begin_shutdown (self);
+  begin_shutdown (self, prev_current != self);
 
   /* A thread that runs the runtime's code (a worker, a blocking thread, a
    * thread inside ws_block_in_place (), a local executor's dispatch, a
