@@ -190,9 +190,10 @@ ws_runtime_dispose (GObject *object)
 {
   WsRuntime *self = WS_RUNTIME (object);
 
-  /* DESIGN 7: disposing shuts the runtime down. From one of its own
-   * workers, the scheduler does not wait for (join) the calling thread. */
-  if (self->sched != NULL && !ws_scheduler_is_shutdown (self->sched))
+  /* Disposing shuts the runtime down, or finishes a shutdown that
+   * returned early (a timeout). From one of its own threads the call
+   * returns at once, and the last pool thread ends the tasks. */
+  if (self->sched != NULL && !ws_scheduler_is_finished (self->sched))
     ws_scheduler_shutdown (self->sched, -1);
 
   g_clear_object (&self->handle);

@@ -141,6 +141,7 @@ struct _WsScheduler
   WsBlockingPool    *blocking;
 
   _Atomic gboolean   shutdown;        /* set once, before workers are woken */
+  _Atomic gboolean   finished;        /* a shutdown call saw every task end */
   _Atomic gboolean   started_flag;    /* lock-free check for lazy start */
   _Atomic guint64    remote_schedules;
   _Atomic guint64    local_polls;     /* polls made by local executors */
@@ -188,6 +189,8 @@ WsRawTask   *ws_scheduler_spawn_local    (WsScheduler *self,
 gboolean     ws_scheduler_shutdown       (WsScheduler *self,
                                           gint64       timeout_usec);
 gboolean     ws_scheduler_is_shutdown    (WsScheduler *self);
+gboolean     ws_scheduler_is_finished    (WsScheduler *self);
+void         ws_scheduler_finish_from_last_thread (WsScheduler *self);
 gboolean     ws_scheduler_set_hook       (WsScheduler *self,
                                           WsHookKind   kind,
                                           void       (*func) (gpointer),

@@ -258,6 +258,8 @@ ws_scheduler_unref (WsScheduler *self)
   /* AcqRel: the usual reference-count pairing before a free. */
   if (atomic_fetch_sub_explicit (&self->ref_count, 1, memory_order_acq_rel) == 1)
     {
+      /* No task and no thread holds us any more: a shutdown that began has
+       * nothing left to wait for. */
       if (!ws_scheduler_is_shutdown (self))
         ws_scheduler_shutdown (self, -1);
       scheduler_free (self);
@@ -304,6 +306,13 @@ ws_scheduler_start (WsScheduler *self,
     ws_scheduler_shutdown (self, -1);
 
   return ok;
+}
+
+/* TRUE once a shutdown call has seen every task end. */
+gboolean
+ws_scheduler_is_finished (WsScheduler *self)
+{
+  return atomic_load_explicit (&self->finished, memory_order_acquire);
 }
 
 gboolean
@@ -566,7 +575,7 @@ wait_for_pool_threads (WsScheduler *self,
       GThread *t;
 
       ws_lock_lock (&self->lock);
-      t = g_steal_pointer (&w->thread);
+      t = w->thread != g_thread_self () ? g_steal_pointer (&w->thread) : NULL;
       ws_lock_unlock (&self->lock);
       if (t != NULL)
         g_thread_join (t);
@@ -640,6 +649,41 @@ dispatch_worker_contexts (WsScheduler *self)
     }
 }
 
+/* Steps 4 to 6, once no pool thread runs: by the shutdown caller, or by
+ * the last pool thread to stop, so that a shutdown started from a
+ * runtime thread (which returns at once) still ends every task. */
+static void
+sweep (WsScheduler *self,
+       WsScheduler *prev_current)
+{
+  ws_lock_lock (&self->sweep_lock);
+  ws_scheduler_set_current (self);
+  final_sweep (self);
+  dispatch_worker_contexts (self);
+  ws_scheduler_set_current (prev_current);
+  ws_lock_unlock (&self->sweep_lock);
+}
+
+/* Called by a pool thread that has just stopped counting, when it was
+ * the last one and shutdown has begun. */
+void
+ws_scheduler_finish_from_last_thread (WsScheduler *self)
+{
+  gboolean closed;
+
+  ws_owned_tasks_wait_spawns (&self->owned, -1);
+  sweep (self, ws_scheduler_get_current ());
+
+  /* Local executors: what this thread can run now, no waiting; and only
+   * once step 1 has queued their cancellations (the caller of step 1 is
+   * not a pool thread, and takes care of them otherwise). */
+  ws_lock_lock (&self->lock);
+  closed = self->closing_done;
+  ws_lock_unlock (&self->lock);
+  if (closed)
+    ws_local_executors_shutdown (self, g_get_monotonic_time ());
+}
+
 /* Once no thread of the runtime runs (each ran its stop hook while still
  * counted), the hooks' data is released: a hook's data may own tasks of
  * this runtime (a closure's captured scope), which hold the scheduler, so
@@ -683,12 +727,7 @@ ws_scheduler_shutdown (WsScheduler *self,
 
   /* One sweep at a time; the destroy notifies it runs count as the
    * runtime's code (see above). */
-  ws_lock_lock (&self->sweep_lock);
-  ws_scheduler_set_current (self);
-  final_sweep (self);
-  dispatch_worker_contexts (self);
-  ws_scheduler_set_current (prev_current);
-  ws_lock_unlock (&self->sweep_lock);
+  sweep (self, prev_current);
 
   done = ws_blocking_pool_shutdown (self->blocking, deadline);
   done = ws_local_executors_shutdown (self, deadline) && done;
@@ -701,8 +740,12 @@ ws_scheduler_shutdown (WsScheduler *self,
   ws_scheduler_set_current (prev_current);
   ws_lock_unlock (&self->sweep_lock);
 
+  done = done && ws_scheduler_alive_tasks (self) == 0;
   if (done)
-    release_hooks (self);
-
-  return done && ws_scheduler_alive_tasks (self) == 0;
+    {
+      release_hooks (self);
+      /* Release: pairs with ws_scheduler_is_finished (). */
+      atomic_store_explicit (&self->finished, TRUE, memory_order_release);
+    }
+  return done;
 }

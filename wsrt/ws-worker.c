@@ -533,6 +533,7 @@ ws_worker_thread_main (gpointer data)
   WsScheduler *s = w->sched;
   gboolean kept_core;
   gboolean adopted;
+  gboolean last;
 
   tls_worker = w;
   tls_sched = s;
@@ -569,9 +570,15 @@ ws_worker_thread_main (gpointer data)
     }
 
   ws_lock_lock (&s->lock);
-  s->n_running_threads--;
+  last = --s->n_running_threads == 0 && s->shutdown_begun;
   ws_cond_broadcast (&s->cond);
   ws_lock_unlock (&s->lock);
+
+  /* The last pool thread ends what the workers' drains could not reach
+   * (a spawn that was in flight, a task re-queued after ws_block_in_place),
+   * in case no shutdown caller waits to do it. */
+  if (last)
+    ws_scheduler_finish_from_last_thread (s);
 
   if (adopted)
     ws_blocking_pool_run_adopted (s->blocking);
