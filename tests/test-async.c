@@ -642,6 +642,24 @@ reset_sleeper_wait_woken (ResetSleeper *s)
  * and the task being different reads. */
 #define RESET_SLACK_USEC (1 * G_TIME_SPAN_MILLISECOND)
 
+/* The task woke, not before @deadline, and ends; then the runtime. */
+static void
+reset_sleeper_finish (WsRuntime    *rt,
+                      WsTask       *task,
+                      ResetSleeper *s,
+                      gint64        deadline)
+{
+  gint64 woke_at = reset_sleeper_wait_woken (s);
+
+  g_assert_cmpint (woke_at, !=, 0);
+  g_assert_cmpint (woke_at, >=, deadline - RESET_SLACK_USEC);
+  g_test_message ("woke %" G_GINT64_FORMAT " us after the deadline", woke_at - deadline);
+
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  ws_sleep_unref (s->nap);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 static void
 test_sleep_reset_earlier_from_another_thread (void)
 {
@@ -649,20 +667,12 @@ test_sleep_reset_earlier_from_another_thread (void)
   ResetSleeper s = { .nap = ws_sleep_new (10 * G_USEC_PER_SEC) };
   g_autoptr(WsTask) task = ws_runtime_spawn (rt, reset_sleeper_func, &s, NULL);
   gint64 deadline;
-  gint64 woke_at;
 
   reset_sleeper_wait_awaiting (&s);
   deadline = g_get_monotonic_time () + 50 * G_TIME_SPAN_MILLISECOND;
   ws_sleep_reset (s.nap, deadline);
 
-  woke_at = reset_sleeper_wait_woken (&s);
-  g_assert_cmpint (woke_at, !=, 0);
-  g_assert_cmpint (woke_at, >=, deadline - RESET_SLACK_USEC);
-  g_test_message ("woke %" G_GINT64_FORMAT " us after the new deadline", woke_at - deadline);
-
-  g_assert_true (ws_task_wait (task, NULL, NULL));
-  ws_sleep_unref (s.nap);
-  g_assert_true (ws_runtime_shutdown (rt, -1));
+  reset_sleeper_finish (rt, task, &s, deadline);
 }
 
 static void
@@ -673,7 +683,6 @@ test_sleep_reset_later_then_earlier (void)
   g_autoptr(WsTask) task = ws_runtime_spawn (rt, reset_sleeper_func, &s, NULL);
   gint64 first = ws_sleep_get_deadline (s.nap);
   gint64 deadline;
-  gint64 woke_at;
 
   reset_sleeper_wait_awaiting (&s);
   ws_sleep_reset (s.nap, g_get_monotonic_time () + 10 * G_USEC_PER_SEC);
@@ -686,14 +695,7 @@ test_sleep_reset_later_then_earlier (void)
   deadline = g_get_monotonic_time () + 50 * G_TIME_SPAN_MILLISECOND;
   ws_sleep_reset (s.nap, deadline);
 
-  woke_at = reset_sleeper_wait_woken (&s);
-  g_assert_cmpint (woke_at, !=, 0);
-  g_assert_cmpint (woke_at, >=, deadline - RESET_SLACK_USEC);
-  g_test_message ("woke %" G_GINT64_FORMAT " us after the last deadline", woke_at - deadline);
-
-  g_assert_true (ws_task_wait (task, NULL, NULL));
-  ws_sleep_unref (s.nap);
-  g_assert_true (ws_runtime_shutdown (rt, -1));
+  reset_sleeper_finish (rt, task, &s, deadline);
 }
 
 static void

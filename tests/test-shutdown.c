@@ -999,24 +999,33 @@ gio_await_clear (GioAwait *g)
   g_clear_pointer (&g->contents, g_free);
 }
 
+/* Waits for @task, which awaits a GIO call, from this thread, which does
+ * not iterate the global default context: a callback sent there would
+ * never run, and the watchdog would fire. */
+static void
+check_gio_await (WsRuntime *rt,
+                 WsTask    *task,
+                 GioAwait  *g)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (ws_task_wait (task, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_false (g->global_default);
+  g_assert_nonnull (strstr (g->contents, "test-shutdown.c"));
+  g_object_unref (task);
+  gio_await_clear (g);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_object_unref (rt);
+}
+
 static void
 test_gio_after_block_in_place (void)
 {
   WsRuntime *rt = ws_runtime_new (2);
   GioAwait g = { NULL, };
-  g_autoptr(GError) error = NULL;
-  WsTask *task = ws_runtime_spawn (rt, gio_after_block_in_place, &g, NULL);
 
-  /* This thread does not iterate the global default context: a callback
-   * sent there would never run, and the watchdog would fire. */
-  g_assert_true (ws_task_wait (task, NULL, &error));
-  g_assert_no_error (error);
-  g_assert_false (g.global_default);
-  g_assert_nonnull (strstr (g.contents, "test-shutdown.c"));
-  g_object_unref (task);
-  gio_await_clear (&g);
-  g_assert_true (ws_runtime_shutdown (rt, -1));
-  g_object_unref (rt);
+  check_gio_await (rt, ws_runtime_spawn (rt, gio_after_block_in_place, &g, NULL), &g);
 }
 
 static void
@@ -1024,17 +1033,8 @@ test_gio_in_blocking_job (void)
 {
   WsRuntime *rt = ws_runtime_new (1);
   GioAwait g = { NULL, };
-  g_autoptr(GError) error = NULL;
-  WsTask *task = ws_runtime_spawn_blocking (rt, gio_in_blocking_job, &g, NULL);
 
-  g_assert_true (ws_task_wait (task, NULL, &error));
-  g_assert_no_error (error);
-  g_assert_false (g.global_default);
-  g_assert_nonnull (strstr (g.contents, "test-shutdown.c"));
-  g_object_unref (task);
-  gio_await_clear (&g);
-  g_assert_true (ws_runtime_shutdown (rt, -1));
-  g_object_unref (rt);
+  check_gio_await (rt, ws_runtime_spawn_blocking (rt, gio_in_blocking_job, &g, NULL), &g);
 }
 
 int
