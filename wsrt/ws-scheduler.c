@@ -669,19 +669,12 @@ sweep (WsScheduler *self,
 void
 ws_scheduler_finish_from_last_thread (WsScheduler *self)
 {
-  gboolean closed;
-
   ws_owned_tasks_wait_spawns (&self->owned, -1);
   sweep (self, ws_scheduler_get_current ());
-
-  /* Local executors: what this thread can run now, no waiting; and only
-   * once step 1 has queued their cancellations (the caller of step 1 is
-   * not a pool thread, and takes care of them otherwise). */
-  ws_lock_lock (&self->lock);
-  closed = self->closing_done;
-  ws_lock_unlock (&self->lock);
-  if (closed)
-    ws_local_executors_shutdown (self, g_get_monotonic_time ());
+  /* Not the local executors: a pool thread could acquire an application
+   * context between two of its owner's iterations, and local data's
+   * destroy notifies must run on the owner. Those are left to a shutdown
+   * called from outside the runtime, or to dispose. */
 }
 
 /* Once no thread of the runtime runs (each ran its stop hook while still
