@@ -59,7 +59,7 @@
  *     visible.
  *  4. The caller waits until the spawn gate is empty
  *     (ws_owned_tasks_wait_spawns): every foreign spawn that was accepted
- *     has been pushed. The gate is a Dekker pair on (closed, in_flight),
+ *     has been pushed. The gate is a Dekker pair on (closed, gate_entered),
  *     argued in ws-owned-tasks.c: a spawner either sees the set closed and
  *     refuses, or is seen in flight and waited for.
  *  5. The last sweep (final_sweep): walk the set again, drain every run
@@ -86,6 +86,11 @@
  * Refused spawns never reach complete (), so they are never counted; the
  * alive count read at the end is exact because every thread that counted
  * has been joined or synchronised with (D).
+ *
+ * A shutdown that returns early (from a runtime thread, (T), or at a
+ * timeout) leaves steps 4 to 6 to the last pool thread to stop
+ * (ws_scheduler_finish_from_last_thread), and step 7 to a later call:
+ * dispose calls again until a shutdown saw every task end.
  *
  * Without the gate, a spawn that read "open" and was then descheduled
  * would push after the last sweep, and its destroy notify would run after
