@@ -145,9 +145,11 @@ shutdown_thread (gpointer data)
 
 typedef struct
 {
-  Counts  counts;
-  Gate   *gate;
+  Counts   counts;
+  Gate    *gate;
+  GThread *spawner;
   _Atomic gint refused_seen;
+  _Atomic gint destroyed_on_spawner;
 } RefuseProbe;
 
 static void
@@ -164,6 +166,8 @@ refuse_probe_destroy (gpointer data)
       gate_release (p->gate);
       g_usleep (200 * 1000);
     }
+  if (g_thread_self () == p->spawner)
+    atomic_store (&p->destroyed_on_spawner, 1);
   atomic_fetch_add (&p->counts.destroyed, 1);
 }
 
@@ -172,6 +176,7 @@ test_refused_spawn_not_counted (void)
 {
   WsRuntime *rt = ws_runtime_new (2);
   ShutdownCall call = { rt, -1, 0, FALSE };
+  GPtrArray *probes = g_ptr_array_new_with_free_func (g_free);
   Gate gate;
   GThread *t;
   guint n = 0;
@@ -182,30 +187,31 @@ test_refused_spawn_not_counted (void)
 
   t = g_thread_new ("shutdown", shutdown_thread, &call);
 
-  /* Spawn from this (foreign) thread until one is refused. */
+  /* Spawn from this (foreign) thread until one is refused. An accepted
+   * probe may wait in a queue until shutdown's last sweep, which waits
+   * for the gate job, which waits for a refusal: keep the accepted ones
+   * and check them once shutdown has returned. */
   for (;;)
     {
       RefuseProbe *p = g_new0 (RefuseProbe, 1);
-      gboolean refused;
 
       p->gate = &gate;
+      p->spawner = g_thread_self ();
+      g_ptr_array_add (probes, p);
       ws_runtime_spawn_detached (rt, ready_at_once, p, refuse_probe_destroy);
-      refused = atomic_load (&p->refused_seen);
       n++;
-      if (refused)
-        {
-          g_free (p);
-          break;
-        }
-      /* Not refused: it runs (or ran) on a worker; leak nothing. */
-      while (atomic_load (&p->counts.destroyed) == 0)
-        g_usleep (100);
-      g_free (p);
+      /* Refused: destroyed here, before the spawn returned. */
+      if (atomic_load (&p->destroyed_on_spawner))
+        break;
+      g_usleep (100);
     }
 
   g_thread_join (t);
   g_test_message ("%u spawns until one was refused", n);
   g_assert_true (call.result);
+  for (guint i = 0; i < probes->len; i++)
+    g_assert_cmpint (atomic_load (&((RefuseProbe *) probes->pdata[i])->counts.destroyed), ==, 1);
+  g_ptr_array_unref (probes);
   g_object_unref (rt);
   gate_clear (&gate);
 }
