@@ -450,9 +450,10 @@ ws_scheduler_spawn (WsScheduler    *self,
   return join_interest ? task : NULL;
 }
 
-/* Hosts that bind at spawn (the blocking pool, local executors): the
- * owned set's lock decides, so a spawn is refused (never counted) or in
- * the set that shutdown walks. */
+/* A host that binds at spawn (the blocking pool; local executors have
+ * their own, ws_local_executor_spawn, which refuses on the owner thread):
+ * the owned set's lock decides, so a spawn is refused (never counted) or
+ * in the set that shutdown walks. */
 WsRawTask *
 ws_task_host_spawn (WsTaskHost     *host,
                     WsTaskFunc      func,
