@@ -97,20 +97,35 @@ ws_context_return_pointer (WsContext      *self,
  * bindings see it with its type (a task that returns the integer 42 gives
  * `42` to JavaScript).
  */
+static void
+value_free (gpointer data)
+{
+  GValue *value = data;
+
+  g_value_unset (value);
+  g_free (value);
+}
+
 void
 ws_context_return_value (WsContext    *self,
                          const GValue *value)
 {
+  GValue *copy;
+
   g_return_if_fail (self != NULL && self->task != NULL);
   g_return_if_fail (G_IS_VALUE (value));
 
   if (!check_no_result (self))
     return;
 
-  self->result.kind = WS_RESULT_VALUE;
-  memset (&self->result.u.value, 0, sizeof (GValue));
-  g_value_init (&self->result.u.value, G_VALUE_TYPE (value));
-  g_value_copy (value, &self->result.u.value);
+  /* The core keeps results it cannot look into as a payload pointer and
+   * the function that clears it: the copy lives on the heap. */
+  copy = g_new0 (GValue, 1);
+  g_value_init (copy, G_VALUE_TYPE (value));
+  g_value_copy (value, copy);
+  self->result.kind = WS_RESULT_PAYLOAD;
+  self->result.u.pointer.data = copy;
+  self->result.u.pointer.destroy = value_free;
 }
 
 /**

@@ -200,7 +200,7 @@ outcome_locked (WsTask  *self,
       return FALSE;
     case WS_RESULT_NONE:
     case WS_RESULT_POINTER:
-    case WS_RESULT_VALUE:
+    case WS_RESULT_PAYLOAD:
     default:
       return TRUE;
     }
@@ -492,8 +492,8 @@ ws_task_get_value (WsTask *self)
 
   ws_lock_lock (&self->lock);
   finish_locked (self);
-  if (self->finished && self->result.kind == WS_RESULT_VALUE)
-    value = &self->result.u.value;
+  if (self->finished && self->result.kind == WS_RESULT_PAYLOAD)
+    value = self->result.u.pointer.data;
   ws_lock_unlock (&self->lock);
 
   return value;

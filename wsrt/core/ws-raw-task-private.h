@@ -12,7 +12,7 @@
 
 #include <stdatomic.h>
 
-#include <glib-object.h>
+#include <glib.h>
 
 #include "ws-types.h"
 
@@ -81,12 +81,14 @@ typedef enum
 {
   WS_RESULT_NONE,        /* READY without a result */
   WS_RESULT_POINTER,
-  WS_RESULT_VALUE,
+  WS_RESULT_PAYLOAD,     /* opaque to the core: the face's GValue */
   WS_RESULT_ERROR,
   WS_RESULT_CANCELLED,
 } WsResultKind;
 
-/* The outcome of a task. 24 bytes of payload: a GValue fits exactly. */
+/* The outcome of a task. POINTER and PAYLOAD both keep a pointer and the
+ * function that clears it: the core never looks inside a payload (the
+ * GObject face stores a GValue there), so it links against GLib alone. */
 typedef struct
 {
   WsResultKind kind;
@@ -97,7 +99,6 @@ typedef struct
       gpointer       data;
       GDestroyNotify destroy;
     } pointer;
-    GValue  value;
     GError *error;
   } u;
 } WsResult;
@@ -150,7 +151,6 @@ struct _WsRawTask
       gpointer       data;
       GDestroyNotify destroy;
     } pointer;
-    GValue  value;
     GError *error;
   } u;
 };

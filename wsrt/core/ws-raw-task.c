@@ -37,8 +37,6 @@
 
 #include "config.h"
 
-#include <gio/gio.h>
-
 #include "ws-raw-task-private.h"
 #include "ws-owned-tasks-private.h"
 #include "ws-task-allocator-private.h"
@@ -100,11 +98,9 @@ ws_result_clear (WsResult *result)
   switch (result->kind)
     {
     case WS_RESULT_POINTER:
+    case WS_RESULT_PAYLOAD:
       if (result->u.pointer.destroy != NULL && result->u.pointer.data != NULL)
         result->u.pointer.destroy (result->u.pointer.data);
-      break;
-    case WS_RESULT_VALUE:
-      g_value_unset (&result->u.value);
       break;
     case WS_RESULT_ERROR:
       g_clear_error (&result->u.error);
@@ -282,7 +278,8 @@ store_result (WsRawTask *task,
 {
   g_assert (task->stage == WS_STAGE_CONSUMED);
   task->result_kind = result->kind;
-  memcpy (&task->u, &result->u, sizeof task->u);
+  G_STATIC_ASSERT (sizeof result->u <= sizeof task->u);
+  memcpy (&task->u, &result->u, sizeof result->u);
   task->stage = WS_STAGE_FINISHED;
   result->kind = WS_RESULT_NONE;
   memset (&result->u, 0, sizeof result->u);

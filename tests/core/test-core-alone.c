@@ -1,0 +1,87 @@
+/* test-core-alone.c: the scheduler core without the GObject face
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * This program links the core library and GLib only (no GObject, no
+ * GIO): if the core called into either, it would not link. It runs the
+ * core's own API: spawn from outside and from a worker, wake, shutdown.
+ */
+
+#include "config.h"
+
+#include "ws-scheduler-private.h"
+#include "../ws-test-util.h"
+
+typedef struct
+{
+  _Atomic guint  polls;
+  _Atomic guint  destroyed;
+  WsScheduler   *sched;
+} Counter;
+
+static void
+counter_destroy (gpointer data)
+{
+  Counter *c = data;
+
+  atomic_fetch_add (&c->destroyed, 1);
+}
+
+static WsPoll
+count_once (WsContext *cx,
+            gpointer   data)
+{
+  Counter *c = data;
+
+  atomic_fetch_add (&c->polls, 1);
+  return WS_POLL_READY;
+}
+
+/* Spawns ten children from the worker, then ends. */
+static WsPoll
+spawn_children (WsContext *cx,
+                gpointer   data)
+{
+  Counter *c = data;
+
+  for (guint i = 0; i < 10; i++)
+    ws_scheduler_spawn (c->sched, count_once, c, counter_destroy, FALSE);
+  return WS_POLL_READY;
+}
+
+static void
+test_spawn_and_shutdown (void)
+{
+  WsSchedulerConfig config = { .n_workers = 2, .global_queue_interval = 31,
+                               .event_interval = 61, .budget = 128,
+                               .max_blocking_threads = 4,
+                               .blocking_keep_alive = G_USEC_PER_SEC,
+                               .local_slice = 1000 };
+  Counter c = { 0, };
+  WsScheduler *sched = ws_scheduler_new (&config);
+
+  c.sched = sched;
+  g_assert_true (ws_scheduler_start (sched, NULL));
+  for (guint i = 0; i < 100; i++)
+    ws_scheduler_spawn (sched, spawn_children, &c, counter_destroy, FALSE);
+
+  /* Each of the 100 parents and 1,000 children ends, then its destroy
+   * notify runs; shutdown returns TRUE only after every one of them. */
+  while (atomic_load (&c.destroyed) < 1100)
+    g_usleep (1000);
+  g_assert_true (ws_scheduler_shutdown (sched, -1));
+  g_assert_cmpuint (atomic_load (&c.polls), ==, 1000);
+  g_assert_cmpuint (atomic_load (&c.destroyed), ==, 1100);
+  g_assert_cmpint (ws_scheduler_alive_tasks (sched), ==, 0);
+  ws_scheduler_unref (sched);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  ws_test_init (&argc, &argv);
+  ws_test_add_func ("/core/alone/spawn-and-shutdown", test_spawn_and_shutdown);
+  return g_test_run ();
+}
