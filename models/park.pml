@@ -6,9 +6,9 @@
  * NW workers and one remote producer. Mirrors:
  *  - worker_run, steal_work, run_task, transition_from_searching, park
  *    (wsrt/ws-worker.c);
- *  - ws_idle_transition_to_searching, ws_idle_transition_from_searching,
- *    ws_idle_transition_to_parked, ws_idle_worker_to_notify,
- *    ws_idle_is_parked (wsrt/ws-idle.c): the state word with its
+ *  - ws_sleepers_transition_to_searching, ws_sleepers_transition_from_searching,
+ *    ws_sleepers_transition_to_parked, ws_sleepers_worker_to_notify,
+ *    ws_sleepers_is_parked (wsrt/ws-sleepers.c): the state word with its
  *    searching and unparked counts, and the sleeper stack under its lock;
  *  - ws_parker_park / ws_parker_unpark (wsrt/ws-parker.c): EMPTY, PARKED,
  *    NOTIFIED; a sleeping worker blocks until NOTIFIED (the eventfd wakeup
@@ -66,11 +66,11 @@
 #define PARKED   1
 #define NOTIFIED 2
 
-/* WsIdle.state, split in its two halves (one word in C: every change
+/* WsSleepers.state, split in its two halves (one word in C: every change
  * below is one atomic RMW or load of it). */
 byte searching = 0;
 byte unparked = NW;
-/* Under WsIdle.lock. */
+/* Under WsSleepers.lock. */
 bool idle_lock = false;
 byte sleepers[NW];
 byte n_sleepers = 0;
@@ -97,7 +97,7 @@ inline should_wake (result)
   result = (searching == 0 && unparked < NW)
 }
 
-/* ws_scheduler_notify_parked = ws_idle_worker_to_notify + unpark */
+/* ws_scheduler_notify_parked = ws_sleepers_worker_to_notify + unpark */
 inline notify_parked ()
 {
   bool wake;
@@ -289,7 +289,7 @@ park_again:
 end_park:
            atomic { parker[me] != PARKED -> parker[me] = EMPTY };
            lock ();
-           found = is_sleeping[me];               /* ws_idle_is_parked */
+           found = is_sleeping[me];               /* ws_sleepers_is_parked */
            unlock ();
            if
            :: !found -> is_searching = true       /* woken by notify */

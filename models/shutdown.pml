@@ -23,10 +23,10 @@
  *  - the worker: pops the injection queue or its local queue and runs the
  *    task (transition_to_running, the poll, transition_to_idle; a wake
  *    during the poll re-queues it on the local queue). The first PENDING
- *    binds the task to the owned set (ws_owned_tasks_bind, under the
+ *    binds the task to the owned set (ws_task_registry_bind, under the
  *    set's lock); a closed set refuses and the poller cancels the task. A
  *    task that ends in its first poll is never bound. On the shutdown
- *    flag: ws_owned_tasks_shutdown_all (ws_raw_task_shutdown: idle ones are
+ *    flag: ws_task_registry_shutdown_all (ws_raw_task_shutdown: idle ones are
  *    taken (RUNNING) and destroyed here, running ones are marked CANCELLED
  *    and destroyed by their poller), drain the local queue
  *    (ws_raw_task_drop_queued), exit;
@@ -203,7 +203,7 @@ inline finish (t)
     assert (t_running[t] && !t_complete[t]);
     assert (t_destroyed[t] == 0);
     t_destroyed[t]++;
-    check_host ();                     /* ws_owned_tasks_remove, the counters */
+    check_host ();                     /* ws_task_registry_remove, the counters */
     n_unref = 1;
     if
     :: t_linked[t] -> t_linked[t] = false; n_owned--; n_unref = 2
@@ -240,7 +240,7 @@ inline shutdown_task (t)
   fi
 }
 
-/* ws_owned_tasks_shutdown_all: unlink each task under the set's lock; its
+/* ws_task_registry_shutdown_all: unlink each task under the set's lock; its
  * reference is ours. */
 inline walk_owned ()
 {
@@ -338,7 +338,7 @@ inline run_task (t)
      :: !pending -> finish (t)         /* READY */
      :: else ->
         pending = false;
-        /* The first PENDING binds the task (ws_owned_tasks_bind, under
+        /* The first PENDING binds the task (ws_task_registry_bind, under
          * the set's lock), or cancels it if the set is closed. */
         atomic {
           check_task (t);

@@ -59,7 +59,7 @@ byte stage = FUTURE;
  * returns PENDING (WsTaskHost.bind_on_pending); a task queued but never
  * polled is reached at shutdown by the queue drain instead. */
 bool bound = false;          /* task->bound */
-bool owned_linked = false;   /* in the owned-task set */
+bool registry_linked = false;   /* in the owned-task set */
 bool closed = false;         /* the owned set's closed flag */
 bool freed = false;
 
@@ -115,11 +115,11 @@ inline complete_task ()
 
   n_unref = 1;
 #ifndef BROKEN_ALIVE
-  /* ws_owned_tasks_remove, under the set's lock */
+  /* ws_task_registry_remove, under the set's lock */
   atomic {
     assert (running);
     if
-    :: owned_linked -> owned_linked = false; n_unref = 2
+    :: registry_linked -> registry_linked = false; n_unref = 2
     :: else -> skip
     fi
   }
@@ -137,7 +137,7 @@ inline complete_task ()
   /* the order before the fix: the set is left after COMPLETE is out */
   atomic {
     if
-    :: owned_linked -> owned_linked = false; n_unref = 2
+    :: registry_linked -> registry_linked = false; n_unref = 2
     :: else -> skip
     fi
   }
@@ -288,7 +288,7 @@ end:
              check_alive ();
              if
              :: !bound && closed -> bind_failed = true
-             :: !bound && !closed -> bound = true; owned_linked = true; refs++
+             :: !bound && !closed -> bound = true; registry_linked = true; refs++
              :: else -> skip
              fi
            }
@@ -375,7 +375,7 @@ proctype handle ()
      }
      /* The alive count is right once a handle sees the end: the task
       * has left the owned set (ws_metrics_get_alive_tasks). */
-     assert (!complete || !owned_linked);
+     assert (!complete || !registry_linked);
      if
      :: registered -> handle_woken   /* blocks until the completer wakes it */
      :: else -> skip
@@ -405,8 +405,8 @@ proctype handle ()
   handle_done = true
 }
 
-/* Runtime shutdown: close the set (ws_owned_tasks_close), then
- * (ws_owned_tasks_shutdown_all, ws_raw_task_shutdown) unlink the task
+/* Runtime shutdown: close the set (ws_task_registry_close), then
+ * (ws_task_registry_shutdown_all, ws_raw_task_shutdown) unlink the task
  * from the owned set, mark it cancelled and, if it is idle, take RUNNING
  * and destroy it here; the set's reference then plays the poller's. A
  * queued instance left behind is run or drained by the worker that pops
@@ -418,7 +418,7 @@ proctype shutdown ()
   if
   :: skip
   :: closed = true;
-     atomic { linked = owned_linked; owned_linked = false }
+     atomic { linked = registry_linked; registry_linked = false }
      if
      :: linked ->
         atomic {

@@ -34,7 +34,7 @@ test_capacity_and_overflow (void)
   for (guint i = 0; i < CAP; i++)
     {
       tasks[i] = new_fake_task ();
-      overflows += ws_local_queue_push_back (q, tasks[i], &inject);
+      overflows += ws_local_queue_push_back_or_overflow (q, tasks[i], &inject);
     }
   g_assert_cmpuint (overflows, ==, 0);
   g_assert_cmpuint (ws_local_queue_len (q), ==, CAP);
@@ -43,7 +43,7 @@ test_capacity_and_overflow (void)
   /* The next push overflows once: half the queue plus the new task move to
    * the injection queue in one batch, oldest first. */
   tasks[CAP] = new_fake_task ();
-  overflows += ws_local_queue_push_back (q, tasks[CAP], &inject);
+  overflows += ws_local_queue_push_back_or_overflow (q, tasks[CAP], &inject);
   g_assert_cmpuint (overflows, ==, 1);
   g_assert_cmpuint (ws_local_queue_len (q), ==, CAP / 2);
   g_assert_cmpuint (ws_inject_queue_len (&inject), ==, CAP / 2 + 1);
@@ -88,7 +88,7 @@ test_steal_half (void)
   ws_inject_queue_init (&inject);
 
   for (guint i = 0; i < n_tasks; i++)
-    ws_local_queue_push_back (src, new_fake_task (), &inject);
+    ws_local_queue_push_back_or_overflow (src, new_fake_task (), &inject);
 
   t = ws_local_queue_steal_into (src, dst, &n_stolen);
   g_assert_nonnull (t);
@@ -193,7 +193,7 @@ test_stress_concurrent_steal (void)
             record (&d, t);
             popped++;
           }
-      g_assert_false (ws_local_queue_push_back (d.src, fake (i), &inject));
+      g_assert_false (ws_local_queue_push_back_or_overflow (d.src, fake (i), &inject));
       if (i % 3 == 0 && (t = ws_local_queue_pop (d.src)) != NULL)
         {
           record (&d, t);

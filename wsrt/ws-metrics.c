@@ -60,8 +60,8 @@ ws_metrics_new_snapshot (WsScheduler *sched)
   g_atomic_ref_count_init (&self->ref_count);
   self->n_workers = sched->n_workers;
   self->alive_tasks = (guint) CLAMP (ws_scheduler_alive_tasks (sched), 0, G_MAXUINT);
-  self->spawned_tasks = ws_owned_tasks_spawned (&sched->owned)
-                        + ws_owned_tasks_spawned (ws_blocking_pool_get_owned (sched->blocking));
+  self->spawned_tasks = ws_task_registry_spawned (&sched->registry)
+                        + ws_task_registry_spawned (ws_blocking_pool_get_registry (sched->blocking));
   self->remote_schedules = atomic_load_explicit (&sched->remote_schedules, memory_order_relaxed);
   self->injection_queue_depth = (guint) ws_inject_queue_len (&sched->inject);
   ws_blocking_pool_get_counts (sched->blocking, &self->blocking_threads,

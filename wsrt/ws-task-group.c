@@ -14,7 +14,7 @@
 
 #include "ws-task-group.h"
 #include "ws-context.h"
-#include "ws-completion-private.h"
+#include "ws-async-wait-private.h"
 #include "ws-lock-private.h"
 #include "ws-raw-task-private.h"
 #include "ws-scheduler-private.h"

@@ -11,7 +11,7 @@
 #include "ws-context.h"
 #include "ws-lock-private.h"
 #include "ws-scheduler-private.h"
-#include "ws-completion-private.h"
+#include "ws-async-wait-private.h"
 
 /**
  * WsTask:

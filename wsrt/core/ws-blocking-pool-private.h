@@ -12,7 +12,7 @@ G_BEGIN_DECLS
 
 WsBlockingPool *ws_blocking_pool_new        (WsScheduler    *sched);
 void            ws_blocking_pool_free       (WsBlockingPool *self);
-WsOwnedTasks   *ws_blocking_pool_get_owned  (WsBlockingPool *self);
+WsTaskRegistry   *ws_blocking_pool_get_registry  (WsBlockingPool *self);
 void            ws_blocking_pool_close      (WsBlockingPool *self);
 gboolean        ws_blocking_pool_shutdown   (WsBlockingPool *self,
                                              gint64          deadline);

@@ -17,7 +17,7 @@ typedef struct _BlockingSlot BlockingSlot;
 struct _WsBlockingPool
 {
   WsTaskHost     host;           /* first */
-  WsOwnedTasks   owned;
+  WsTaskRegistry   registry;
   WsScheduler   *sched;          /* not a reference: the scheduler owns us */
   WsLock         lock;
   WsCond         exit_cond;      /* shutdown waits here */
@@ -49,7 +49,7 @@ blocking_unref (WsTaskHost *host)
   ws_scheduler_unref (((WsBlockingPool *) host)->sched);
 }
 
-static const WsTaskHostClass blocking_host_class = {
+static const WsTaskHostVTable blocking_host_class = {
   blocking_schedule,
   blocking_ref,
   blocking_unref,
@@ -64,9 +64,9 @@ ws_blocking_pool_new (WsScheduler *sched)
 {
   WsBlockingPool *self = g_aligned_alloc0 (1, sizeof (WsBlockingPool), 64); /* members on lines of their own */
 
-  self->host.klass = &blocking_host_class;
-  self->host.owned = &self->owned;
-  ws_owned_tasks_init (&self->owned);
+  self->host.vtable = &blocking_host_class;
+  self->host.registry = &self->registry;
+  ws_task_registry_init (&self->registry);
   self->sched = sched;
   ws_lock_init (&self->lock);
   ws_cond_init (&self->exit_cond);
@@ -79,16 +79,16 @@ ws_blocking_pool_free (WsBlockingPool *self)
 {
   g_assert (self->head == NULL);
   g_hash_table_unref (self->pinned);
-  ws_owned_tasks_clear (&self->owned);
+  ws_task_registry_clear (&self->registry);
   ws_lock_clear (&self->lock);
   ws_cond_clear (&self->exit_cond);
   g_aligned_free (self);
 }
 
-WsOwnedTasks *
-ws_blocking_pool_get_owned (WsBlockingPool *self)
+WsTaskRegistry *
+ws_blocking_pool_get_registry (WsBlockingPool *self)
 {
-  return &self->owned;
+  return &self->registry;
 }
 
 /* One per thread of the pool, on its stack. A thread polls tasks, so it
@@ -419,7 +419,7 @@ ws_blocking_pool_close (WsBlockingPool *self)
 {
   WsRawTask *queued;
 
-  ws_owned_tasks_close (&self->owned);
+  ws_task_registry_close (&self->registry);
 
   ws_lock_lock (&self->lock);
   self->closed = TRUE;
@@ -446,7 +446,7 @@ ws_blocking_pool_close (WsBlockingPool *self)
 
   /* DESIGN 7 step 4: queued jobs are cancelled (their destroy notifies run
    * here); running ones are waited for in shutdown. */
-  ws_owned_tasks_shutdown_all (&self->owned);
+  ws_task_registry_shutdown_all (&self->registry);
   while (queued != NULL)
     {
       WsRawTask *next = queued->queue_next;

@@ -57,7 +57,7 @@ static inline gsize
 ws_inject_queue_len (WsInjectQueue *self)
 {
   /* SeqCst: this load is the second half of the Dekker pattern between a
-   * worker going to sleep and a producer (see ws-idle.c). */
+   * worker going to sleep and a producer (see ws-sleepers.c). */
   return atomic_load_explicit (&self->len, memory_order_seq_cst);
 }
 

@@ -39,7 +39,7 @@
 struct _WsLocalExecutor
 {
   WsTaskHost     host;            /* first */
-  WsOwnedTasks   owned;
+  WsTaskRegistry   registry;
   _Atomic gint   ref_count;
   WsScheduler   *sched;           /* strong: dropped by the finalize */
   GMainContext  *context;         /* strong: dropped by the finalize */
@@ -77,7 +77,7 @@ static void local_schedule (WsTaskHost *host,
 static void local_ref      (WsTaskHost *host);
 static void local_unref    (WsTaskHost *host);
 
-static const WsTaskHostClass local_host_class = {
+static const WsTaskHostVTable local_host_class = {
   local_schedule,
   local_ref,
   local_unref,
@@ -163,7 +163,7 @@ local_source_finalize (GSource *source)
   g_assert (atomic_load_explicit (&self->ref_count, memory_order_acquire) == 0);
   g_assert (self->head == NULL);
   g_main_context_unref (self->context);
-  ws_owned_tasks_clear (&self->owned);
+  ws_task_registry_clear (&self->registry);
   ws_lock_clear (&self->lock);
   g_aligned_free (self);
   ws_scheduler_unref (sched);
@@ -246,7 +246,7 @@ local_source_dispatch (GSource     *source,
       ws_lock_lock (&sched->lock);
       ws_cond_broadcast (&sched->cond);
       ws_lock_unlock (&sched->lock);
-      if (ws_owned_tasks_count (&self->owned) == 0)
+      if (ws_task_registry_count (&self->registry) == 0)
         ret = G_SOURCE_REMOVE;
     }
 
@@ -309,9 +309,9 @@ ws_local_executor_lookup (WsScheduler  *sched,
     {
       self = g_aligned_alloc0 (1, sizeof (WsLocalExecutor), 64); /* members on lines of their own */
       atomic_init (&self->ref_count, 1);     /* the table's */
-      self->host.klass = &local_host_class;
-      self->host.owned = &self->owned;
-      ws_owned_tasks_init (&self->owned);
+      self->host.vtable = &local_host_class;
+      self->host.registry = &self->registry;
+      ws_task_registry_init (&self->registry);
       self->sched = ws_scheduler_ref (sched);
       self->context = g_main_context_ref (context);
       ws_lock_init (&self->lock);
@@ -428,7 +428,7 @@ ws_local_executor_spawn (WsLocalExecutor *self,
 {
   WsRawTask *task = ws_raw_task_new (&self->host, func, data, destroy, join_interest);
 
-  if (!ws_owned_tasks_bind (&self->owned, task))
+  if (!ws_task_registry_bind (&self->registry, task))
     return refuse_on_owner_thread (self->context, task, join_interest);
 
   local_schedule (&self->host, task, FALSE);
@@ -440,11 +440,11 @@ cancel_all (WsLocalExecutor *self)
 {
   for (guint i = 0; i < WS_OWNED_SHARDS; i++)
     {
-      WsOwnedShard *shard = &self->owned.shards[i];
+      WsRegistryShard *shard = &self->registry.shards[i];
       GPtrArray *tasks = g_ptr_array_new ();
 
       ws_lock_lock (&shard->lock);
-      for (WsRawTask *t = shard->head; t != NULL; t = t->owned_next)
+      for (WsRawTask *t = shard->head; t != NULL; t = t->registry_next)
         {
           ws_raw_task_ref (t);
           g_ptr_array_add (tasks, t);
@@ -478,7 +478,7 @@ ws_local_executors_close (WsScheduler *sched)
     {
       WsLocalExecutor *self = execs->pdata[i];
 
-      ws_owned_tasks_close (&self->owned);
+      ws_task_registry_close (&self->registry);
       cancel_all (self);
       ws_local_executor_unref (self);
     }
@@ -530,7 +530,7 @@ ws_local_executors_shutdown (WsScheduler *sched,
         {
           WsLocalExecutor *self = execs->pdata[i];
 
-          if (ws_owned_tasks_count (&self->owned) == 0)
+          if (ws_task_registry_count (&self->registry) == 0)
             continue;
           if (g_main_context_acquire (self->context))
             {
@@ -538,7 +538,7 @@ ws_local_executors_shutdown (WsScheduler *sched,
                 ;
               g_main_context_release (self->context);
             }
-          if (ws_owned_tasks_count (&self->owned) > 0)
+          if (ws_task_registry_count (&self->registry) > 0)
             g_source_set_ready_time (self->source, 0);
         }
 
@@ -547,7 +547,7 @@ ws_local_executors_shutdown (WsScheduler *sched,
         {
           WsLocalExecutor *self = sched->detached_executors->pdata[i];
 
-          if (ws_owned_tasks_count (&self->owned) == 0)
+          if (ws_task_registry_count (&self->registry) == 0)
             g_ptr_array_add (finished, g_ptr_array_steal_index_fast (sched->detached_executors, i));
           else
             i++;
@@ -586,9 +586,9 @@ ws_local_executors_count_alive (WsScheduler *sched)
   ws_lock_lock (&sched->lock);
   g_hash_table_iter_init (&iter, sched->local_executors);
   while (g_hash_table_iter_next (&iter, NULL, &value))
-    n += ws_owned_tasks_count (&((WsLocalExecutor *) value)->owned);
+    n += ws_task_registry_count (&((WsLocalExecutor *) value)->registry);
   for (guint i = 0; i < sched->detached_executors->len; i++)
-    n += ws_owned_tasks_count (&((WsLocalExecutor *) sched->detached_executors->pdata[i])->owned);
+    n += ws_task_registry_count (&((WsLocalExecutor *) sched->detached_executors->pdata[i])->registry);
   ws_lock_unlock (&sched->lock);
 
   return n;

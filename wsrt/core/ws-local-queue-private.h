@@ -42,7 +42,7 @@ void       ws_local_queue_init       (WsLocalQueue  *self);
 guint      ws_local_queue_len        (WsLocalQueue  *self);
 gboolean   ws_local_queue_has_tasks  (WsLocalQueue  *self);
 guint      ws_local_queue_remaining  (WsLocalQueue  *self);
-gboolean   ws_local_queue_push_back  (WsLocalQueue  *self,
+gboolean   ws_local_queue_push_back_or_overflow  (WsLocalQueue  *self,
                                       WsRawTask     *task,
                                       WsInjectQueue *overflow);
 WsRawTask *ws_local_queue_pop        (WsLocalQueue  *self);

@@ -116,7 +116,7 @@ push_overflow (WsLocalQueue  *self,
 
 /* Owner only. Returns TRUE if the queue overflowed into @overflow. */
 gboolean
-ws_local_queue_push_back (WsLocalQueue  *self,
+ws_local_queue_push_back_or_overflow (WsLocalQueue  *self,
                           WsRawTask     *task,
                           WsInjectQueue *overflow)
 {
@@ -192,7 +192,7 @@ ws_local_queue_pop (WsLocalQueue *self)
 /* Claims half of @src's tasks and copies them to @dst's buffer (not yet
  * published). Returns how many. */
 static guint32
-steal_into2 (WsLocalQueue *src,
+steal_half_into (WsLocalQueue *src,
              WsLocalQueue *dst,
              guint32       dst_tail)
 {
@@ -274,7 +274,7 @@ ws_local_queue_steal_into (WsLocalQueue *src,
   if (dst_tail - unpack_steal (dst_head) > CAPACITY / 2)
     return NULL;
 
-  n = steal_into2 (src, dst, dst_tail);
+  n = steal_half_into (src, dst, dst_tail);
   if (n == 0)
     return NULL;
 

@@ -27,7 +27,7 @@ G_BEGIN_DECLS
 
 typedef struct _WsRawTask      WsRawTask;
 typedef struct _WsTaskHost     WsTaskHost;
-typedef struct _WsOwnedTasks   WsOwnedTasks;
+typedef struct _WsOwnedTasks   WsTaskRegistry;
 typedef struct _WsWorker       WsWorker;
 
 /* A waker is anything with this vtable as its first member. A task is its
@@ -63,12 +63,12 @@ typedef struct
                     gboolean    is_yield);
   void (*ref)      (WsTaskHost *host);
   void (*unref)    (WsTaskHost *host);
-} WsTaskHostClass;
+} WsTaskHostVTable;
 
 struct _WsTaskHost
 {
-  const WsTaskHostClass *klass;
-  WsOwnedTasks          *owned;
+  const WsTaskHostVTable *vtable;
+  WsTaskRegistry          *registry;
   /* Bind a task to the owned set when its first poll returns PENDING, not
    * at spawn. Only for a host whose spawns pass the owned set's spawn
    * gate and whose queues shutdown drains with ws_raw_task_drop_queued
@@ -129,12 +129,12 @@ struct _WsRawTask
   _Atomic guint64  state;
   WsTaskHost      *host;
   WsRawTask       *queue_next;       /* injection / local-executor lists */
-  WsRawTask       *owned_prev;       /* owned-task list, under its lock */
-  WsRawTask       *owned_next;
+  WsRawTask       *registry_prev;       /* owned-task list, under its lock */
+  WsRawTask       *registry_next;
   WsWaker         *join_waker;       /* guarded by WS_STATE_JOIN_WAKER */
-  guint16          owned_shard;
-  guint8           owned_linked;     /* under the shard lock */
-  guint8           bound;            /* in the owned set once; see ws_owned_tasks_bind */
+  guint16          registry_shard;
+  guint8           registry_linked;     /* under the shard lock */
+  guint8           bound;            /* in the owned set once; see ws_task_registry_bind */
   guint8           stage;            /* WsStage, owned by whoever holds RUNNING */
   guint8           result_kind;      /* WsResultKind once FINISHED */
   guint8           counted;          /* accepted: counted alive until complete() */

@@ -38,7 +38,7 @@
 #include "config.h"
 
 #include "ws-raw-task-private.h"
-#include "ws-owned-tasks-private.h"
+#include "ws-task-registry-private.h"
 #include "ws-task-allocator-private.h"
 #include "ws-chaos-private.h"
 
@@ -124,7 +124,7 @@ ws_raw_task_new (WsTaskHost     *host,
   WsRawTask *task = ws_task_allocator_alloc0 ();
   guint64 refs = join_interest ? 2 : 1;   /* notified (+ handle); bind adds the set's */
 
-  host->klass->ref (host);
+  host->vtable->ref (host);
   task->waker.vtable = &task_waker_vtable;
   task->host = host;
   task->stage = WS_STAGE_FUTURE;
@@ -144,7 +144,7 @@ ws_raw_task_new (WsTaskHost     *host,
 }
 
 /* The host accepted the task, which its owned set counts (the spawner
- * counts it, see ws-owned-tasks.c), so complete () must count its end.
+ * counts it, see ws-task-registry.c), so complete () must count its end.
  * Called before the task is published (the push that publishes it is a
  * release, and complete () runs after an acquire of that push). */
 void
@@ -221,7 +221,7 @@ dealloc (WsRawTask *task)
   ws_task_allocator_free (task);
 
   /* Last: this may free the host, and with it the runtime's memory. */
-  host->klass->unref (host);
+  host->vtable->unref (host);
 }
 
 void
@@ -267,7 +267,7 @@ static void
 schedule (WsRawTask *task,
           gboolean   is_yield)
 {
-  task->host->klass->schedule (task->host, task, is_yield);
+  task->host->vtable->schedule (task->host, task, is_yield);
 }
 
 /* ---- completion ------------------------------------------------------ */
@@ -304,9 +304,9 @@ complete (WsRawTask *task)
    * host outlives the task (the task holds a reference on it). */
   if (task->counted)
     {
-      if (ws_owned_tasks_remove (host->owned, task))
+      if (ws_task_registry_remove (host->registry, task))
         n_unref++;
-      ws_owned_tasks_count_completed (host->owned);
+      ws_task_registry_count_completed (host->registry);
     }
 
   /* AcqRel: release publishes the stage (outcome) and the removal to the
@@ -496,7 +496,7 @@ ws_raw_task_run (WsRawTask *task,
    * or destroy it while we bind. If the set is closed, shutdown has
    * begun (and may have walked the set already): cancel it here. */
   if (!task->bound && task->host->bind_on_pending
-      && !ws_owned_tasks_bind (task->host->owned, task))
+      && !ws_task_registry_bind (task->host->registry, task))
     {
       cancel_task (task);
       return;

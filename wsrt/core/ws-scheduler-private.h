@@ -16,9 +16,9 @@
 #include "ws-raw-task-private.h"
 #include "ws-local-queue-private.h"
 #include "ws-inject-queue-private.h"
-#include "ws-idle-private.h"
+#include "ws-sleepers-private.h"
 #include "ws-parker-private.h"
-#include "ws-owned-tasks-private.h"
+#include "ws-task-registry-private.h"
 #include "ws-lock-private.h"
 
 G_BEGIN_DECLS
@@ -136,8 +136,8 @@ struct _WsScheduler
    * tick. */
   _Alignas (64) _Atomic gint ref_count;
   _Alignas (64) WsInjectQueue inject;
-  WsIdle             idle;
-  WsOwnedTasks       owned;
+  WsSleepers             sleepers;
+  WsTaskRegistry       registry;
   WsBlockingPool    *blocking;
 
   _Atomic gboolean   shutdown;        /* set once, before workers are woken */

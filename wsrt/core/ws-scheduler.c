@@ -58,9 +58,9 @@
  *     workers: every poll has returned, and what the workers did is
  *     visible.
  *  4. The caller waits until the spawn gate is empty
- *     (ws_owned_tasks_wait_spawns): every foreign spawn that was accepted
+ *     (ws_task_registry_wait_spawns): every foreign spawn that was accepted
  *     has been pushed. The gate is a Dekker pair on (closed, gate_entered),
- *     argued in ws-owned-tasks.c: a spawner either sees the set closed and
+ *     argued in ws-task-registry.c: a spawner either sees the set closed and
  *     refuses, or is seen in flight and waited for.
  *  5. The last sweep (final_sweep): walk the set again, drain every run
  *     queue, and pop the injection queue until it is empty, sealing it in
@@ -116,7 +116,7 @@ static void pool_schedule (WsTaskHost *host,
 static void pool_ref      (WsTaskHost *host);
 static void pool_unref    (WsTaskHost *host);
 
-static const WsTaskHostClass pool_host_class = {
+static const WsTaskHostVTable pool_host_class = {
   pool_schedule,
   pool_ref,
   pool_unref,
@@ -131,8 +131,8 @@ ws_scheduler_new (const WsSchedulerConfig *config)
   if (n == 0)
     n = g_get_num_processors ();
 
-  self->host.klass = &pool_host_class;
-  self->host.owned = &self->owned;
+  self->host.vtable = &pool_host_class;
+  self->host.registry = &self->registry;
   self->host.bind_on_pending = TRUE;
   atomic_init (&self->ref_count, 1);
   self->config = *config;
@@ -140,8 +140,8 @@ ws_scheduler_new (const WsSchedulerConfig *config)
   self->config.thread_name_prefix = g_strdup (config->thread_name_prefix ? config->thread_name_prefix : "ws");
   self->n_workers = n;
   ws_inject_queue_init (&self->inject);
-  ws_idle_init (&self->idle, n);
-  ws_owned_tasks_init (&self->owned);
+  ws_sleepers_init (&self->sleepers, n);
+  ws_task_registry_init (&self->registry);
   atomic_init (&self->shutdown, FALSE);
   atomic_init (&self->remote_schedules, 0);
   atomic_init (&self->local_polls, 0);
@@ -213,9 +213,9 @@ scheduler_free (WsScheduler *self)
   g_assert (self->detached_executors->len == 0);
   g_ptr_array_unref (self->detached_executors);
   ws_blocking_pool_free (self->blocking);
-  ws_owned_tasks_clear (&self->owned);
+  ws_task_registry_clear (&self->registry);
   ws_inject_queue_clear (&self->inject);
-  ws_idle_clear (&self->idle);
+  ws_sleepers_clear (&self->sleepers);
   ws_lock_clear (&self->lock);
   ws_lock_clear (&self->sweep_lock);
   ws_cond_clear (&self->cond);
@@ -329,15 +329,15 @@ ws_scheduler_is_shutdown (WsScheduler *self)
 gint64
 ws_scheduler_alive_tasks (WsScheduler *self)
 {
-  return ws_owned_tasks_count (&self->owned)
-         + ws_owned_tasks_count (ws_blocking_pool_get_owned (self->blocking))
+  return ws_task_registry_count (&self->registry)
+         + ws_task_registry_count (ws_blocking_pool_get_registry (self->blocking))
          + ws_local_executors_count_alive (self);
 }
 
 void
 ws_scheduler_notify_parked (WsScheduler *self)
 {
-  gint idx = ws_idle_worker_to_notify (&self->idle);
+  gint idx = ws_sleepers_worker_to_notify (&self->sleepers);
 
   if (idx >= 0)
     ws_parker_unpark (&self->workers[idx]->parker);
@@ -429,23 +429,23 @@ ws_scheduler_spawn (WsScheduler    *self,
       /* A worker's own spawn needs no gate: shutdown reaches its queues
        * after the worker stopped, on a thread it joins. Refused once
        * closed all the same (acquire: pairs with the seq_cst close). */
-      if G_UNLIKELY (ws_owned_tasks_is_closed (&self->owned))
+      if G_UNLIKELY (ws_task_registry_is_closed (&self->registry))
         return refuse (task, join_interest);
       ws_raw_task_mark_counted (task);
-      ws_owned_tasks_count_accepted (&self->owned);
+      ws_task_registry_count_accepted (&self->registry);
       ws_worker_schedule_local (w, task, FALSE);
       return join_interest ? task : NULL;
     }
 
-  /* Any other thread passes the spawn gate (ws-owned-tasks.c): refused
+  /* Any other thread passes the spawn gate (ws-task-registry.c): refused
    * once closed, or counted and pushed before shutdown's last sweep. */
-  if G_UNLIKELY (!ws_owned_tasks_enter_spawn (&self->owned))
+  if G_UNLIKELY (!ws_task_registry_enter_spawn (&self->registry))
     return refuse (task, join_interest);
   ws_raw_task_mark_counted (task);
   /* The spawner's caller holds the runtime, so the pool outlives the push
    * without a task reference of ours. Leaving the gate counts the task. */
   push_remote (self, task);
-  ws_owned_tasks_leave_spawn (&self->owned);
+  ws_task_registry_leave_spawn (&self->registry);
 
   return join_interest ? task : NULL;
 }
@@ -465,10 +465,10 @@ ws_task_host_spawn (WsTaskHost     *host,
 
   g_assert (!host->bind_on_pending);
   /* Binding counts the task, under the set's lock. */
-  if (!ws_owned_tasks_bind (host->owned, task))
+  if (!ws_task_registry_bind (host->registry, task))
     return refuse (task, join_interest);
 
-  host->klass->schedule (host, task, FALSE);
+  host->vtable->schedule (host, task, FALSE);
   return join_interest ? task : NULL;
 }
 
@@ -534,7 +534,7 @@ begin_shutdown (WsScheduler *self,
   /* Close the set (and with it the spawn gate) before workers can see the
    * flag: a worker that sees it walks the set, which must be closed by
    * then so that no task binds behind the walk. */
-  ws_owned_tasks_close (&self->owned);
+  ws_task_registry_close (&self->registry);
 
   /* Release: pairs with the acquire in ws_scheduler_is_shutdown(). */
   atomic_store_explicit (&self->shutdown, TRUE, memory_order_release);
@@ -625,7 +625,7 @@ final_sweep (WsScheduler *self)
 {
   WsRawTask *t;
 
-  ws_owned_tasks_shutdown_all (&self->owned);
+  ws_task_registry_shutdown_all (&self->registry);
   drain_worker_queues (self);
   while ((t = ws_inject_queue_pop_or_seal (&self->inject)) != NULL)
     ws_raw_task_drop_queued (t);
@@ -675,7 +675,7 @@ sweep (WsScheduler *self,
 void
 ws_scheduler_finish_from_last_thread (WsScheduler *self)
 {
-  ws_owned_tasks_wait_spawns (&self->owned, -1);
+  ws_task_registry_wait_spawns (&self->registry, -1);
   sweep (self, ws_scheduler_get_current ());
   /* Not the local executors: a pool thread could acquire an application
    * context between two of its owner's iterations, and local data's
@@ -721,7 +721,7 @@ ws_scheduler_shutdown (WsScheduler *self,
     return FALSE;
 
   if (!wait_for_pool_threads (self, deadline)
-      || !ws_owned_tasks_wait_spawns (&self->owned, deadline))
+      || !ws_task_registry_wait_spawns (&self->registry, deadline))
     return FALSE;
 
   /* One sweep at a time; the destroy notifies it runs count as the

@@ -59,7 +59,7 @@ typedef struct
 
 static _Thread_local ThreadCache tls_cache WS_TLS_INITIAL_EXEC;
 
-/* Full magazines, linked through the owned_next of their first task (a
+/* Full magazines, linked through the registry_next of their first task (a
  * free task is in no owned set). */
 static WsLock     depot_lock = WS_LOCK_INIT;
 static WsRawTask *depot;
@@ -84,7 +84,7 @@ depot_put (WsRawTask *magazine)
   ws_lock_lock (&depot_lock);
   if (n_depot < WS_TASK_DEPOT_MAX)
     {
-      magazine->owned_next = depot;
+      magazine->registry_next = depot;
       depot = magazine;
       n_depot++;
       magazine = NULL;
@@ -103,8 +103,8 @@ depot_get (void)
   magazine = depot;
   if (magazine != NULL)
     {
-      depot = magazine->owned_next;
-      magazine->owned_next = NULL;
+      depot = magazine->registry_next;
+      magazine->registry_next = NULL;
       n_depot--;
     }
   ws_lock_unlock (&depot_lock);

@@ -87,7 +87,7 @@ static void
 push_local_or_overflow (WsWorker  *w,
                         WsRawTask *task)
 {
-  if (ws_local_queue_push_back (&w->queue, task, &w->sched->inject))
+  if (ws_local_queue_push_back_or_overflow (&w->queue, task, &w->sched->inject))
     WS_STAT_INC (w, overflows);
 }
 
@@ -238,7 +238,7 @@ transition_from_searching (WsWorker *w)
   w->is_searching = FALSE;
   /* The last searcher to find work wakes another one: there may be more
    * work where this came from. */
-  if (ws_idle_transition_from_searching (&w->sched->idle))
+  if (ws_sleepers_transition_from_searching (&w->sched->sleepers))
     ws_scheduler_notify_parked (w->sched);
 }
 
@@ -288,7 +288,7 @@ steal_work (WsWorker *w)
 
   if (!w->is_searching)
     {
-      if (!ws_idle_transition_to_searching (&s->idle))
+      if (!ws_sleepers_transition_to_searching (&s->sleepers))
         return NULL;
       w->is_searching = TRUE;
     }
@@ -368,17 +368,17 @@ park (WsWorker *w)
   if (w->lifo != NULL || ws_local_queue_has_tasks (&w->queue))
     return;
 
-  is_last_searcher = ws_idle_transition_to_parked (&s->idle, w->index, w->is_searching);
+  is_last_searcher = ws_sleepers_transition_to_parked (&s->sleepers, w->index, w->is_searching);
   w->is_searching = FALSE;
 
   /* Between announcing the park and the re-check (the Dekker window). */
   WS_CHAOS_POINT ();
 
-  /* The parker's side of the Dekker pair of ws-idle.c: the seq_cst RMW
+  /* The parker's side of the Dekker pair of ws-sleepers.c: the seq_cst RMW
    * above and the queue reads below must not be reordered, but the local
    * queues are read with acquire loads, and an acquire load after a
    * seq_cst RMW is not ordered by C11 on every architecture. The fence
-   * pairs with the producer's fence in ws_idle_worker_to_notify (). */
+   * pairs with the producer's fence in ws_sleepers_worker_to_notify (). */
   atomic_thread_fence (memory_order_seq_cst);
 
   /* The last searcher re-checks every queue before it sleeps; everyone
@@ -395,7 +395,7 @@ park (WsWorker *w)
   for (;;)
     {
       ws_parker_park (&w->parker);
-      if (!ws_idle_is_parked (&s->idle, w->index))
+      if (!ws_sleepers_is_parked (&s->sleepers, w->index))
         {
           /* Woken by notify: we count as searching now. */
           w->is_searching = TRUE;
@@ -442,14 +442,14 @@ worker_shutdown (WsWorker *w)
 
   /* Cancel every owned task: idle ones are destroyed here (their destroy
    * notifies run), running ones when their poll returns. */
-  ws_owned_tasks_shutdown_all (&s->owned);
+  ws_task_registry_shutdown_all (&s->registry);
 
   /* If we were listed as a sleeper, leave the list. */
-  ws_idle_unpark_worker_by_id (&s->idle, w->index);
+  ws_sleepers_unpark_worker_by_id (&s->sleepers, w->index);
   if (w->is_searching)
     {
       w->is_searching = FALSE;
-      ws_idle_transition_from_searching (&s->idle);
+      ws_sleepers_transition_from_searching (&s->sleepers);
     }
 
   drain_local (w);

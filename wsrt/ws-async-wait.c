@@ -1,4 +1,4 @@
-/* ws-completion.c: batched delivery of async completions to main contexts
+/* ws-async-wait.c: batched delivery of async completions to main contexts
  *
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -18,7 +18,7 @@
 
 #include <stdatomic.h>
 
-#include "ws-completion-private.h"
+#include "ws-async-wait-private.h"
 #include "ws-lock-private.h"
 #include "ws-raw-task-private.h"
 

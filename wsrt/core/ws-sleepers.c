@@ -1,4 +1,4 @@
-/* ws-idle.c: idle coordination between workers
+/* ws-sleepers.c: idle coordination between workers
  *
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -24,7 +24,7 @@
 
 #include "config.h"
 
-#include "ws-idle-private.h"
+#include "ws-sleepers-private.h"
 #include "ws-chaos-private.h"
 
 #define SEARCH_MASK    0xffffu
@@ -32,7 +32,7 @@
 #define UNPARK_ONE     (1u << UNPARK_SHIFT)
 
 void
-ws_idle_init (WsIdle *self,
+ws_sleepers_init (WsSleepers *self,
               guint   n_workers)
 {
   g_assert (n_workers > 0 && n_workers < SEARCH_MASK);
@@ -47,7 +47,7 @@ ws_idle_init (WsIdle *self,
 }
 
 void
-ws_idle_clear (WsIdle *self)
+ws_sleepers_clear (WsSleepers *self)
 {
   ws_lock_clear (&self->lock);
   g_free (self->sleepers);
@@ -55,13 +55,13 @@ ws_idle_clear (WsIdle *self)
 }
 
 guint
-ws_idle_n_searching (WsIdle *self)
+ws_sleepers_n_searching (WsSleepers *self)
 {
   return atomic_load_explicit (&self->state, memory_order_seq_cst) & SEARCH_MASK;
 }
 
 gboolean
-ws_idle_transition_to_searching (WsIdle *self)
+ws_sleepers_transition_to_searching (WsSleepers *self)
 {
   guint32 state = atomic_load_explicit (&self->state, memory_order_seq_cst);
 
@@ -79,7 +79,7 @@ ws_idle_transition_to_searching (WsIdle *self)
 /* Returns TRUE if the caller was the last searcher: it must then wake
  * another worker if there may be work left. */
 gboolean
-ws_idle_transition_from_searching (WsIdle *self)
+ws_sleepers_transition_from_searching (WsSleepers *self)
 {
   guint32 prev;
 
@@ -92,7 +92,7 @@ ws_idle_transition_from_searching (WsIdle *self)
 
 /* Returns TRUE if the caller was the last searcher. */
 gboolean
-ws_idle_transition_to_parked (WsIdle   *self,
+ws_sleepers_transition_to_parked (WsSleepers   *self,
                               guint     worker,
                               gboolean  is_searching)
 {
@@ -123,7 +123,7 @@ should_wake (guint32 state,
  * made a task visible; the seq_cst fence orders that store before our
  * read of the state. Returns the worker index or -1. */
 gint
-ws_idle_worker_to_notify (WsIdle *self)
+ws_sleepers_worker_to_notify (WsSleepers *self)
 {
   gint worker = -1;
 
@@ -150,7 +150,7 @@ ws_idle_worker_to_notify (WsIdle *self)
 }
 
 gboolean
-ws_idle_is_parked (WsIdle *self,
+ws_sleepers_is_parked (WsSleepers *self,
                    guint   worker)
 {
   gboolean sleeping;
@@ -166,7 +166,7 @@ ws_idle_is_parked (WsIdle *self,
  * work by itself while listed). Returns TRUE if it was listed; it then
  * counts as unparked and not searching. */
 gboolean
-ws_idle_unpark_worker_by_id (WsIdle *self,
+ws_sleepers_unpark_worker_by_id (WsSleepers *self,
                              guint   worker)
 {
   gboolean found = FALSE;

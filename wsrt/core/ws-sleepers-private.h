@@ -1,4 +1,4 @@
-/* ws-idle-private.h: which workers sleep, how many search
+/* ws-sleepers-private.h: which workers sleep, how many search
  *
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -21,21 +21,21 @@ typedef struct
   guint            *sleepers;      /* a stack, under lock */
   guint             n_sleepers;
   _Atomic gboolean *is_sleeping;   /* per worker; written under lock */
-} WsIdle;
+} WsSleepers;
 
-void     ws_idle_init                 (WsIdle   *self,
+void     ws_sleepers_init                 (WsSleepers   *self,
                                        guint     n_workers);
-void     ws_idle_clear                (WsIdle   *self);
-gboolean ws_idle_transition_to_searching   (WsIdle *self);
-gboolean ws_idle_transition_from_searching (WsIdle *self);
-gboolean ws_idle_transition_to_parked (WsIdle   *self,
+void     ws_sleepers_clear                (WsSleepers   *self);
+gboolean ws_sleepers_transition_to_searching   (WsSleepers *self);
+gboolean ws_sleepers_transition_from_searching (WsSleepers *self);
+gboolean ws_sleepers_transition_to_parked (WsSleepers   *self,
                                        guint     worker,
                                        gboolean  is_searching);
-gint     ws_idle_worker_to_notify     (WsIdle   *self);
-gboolean ws_idle_is_parked            (WsIdle   *self,
+gint     ws_sleepers_worker_to_notify     (WsSleepers   *self);
+gboolean ws_sleepers_is_parked            (WsSleepers   *self,
                                        guint     worker);
-gboolean ws_idle_unpark_worker_by_id  (WsIdle   *self,
+gboolean ws_sleepers_unpark_worker_by_id  (WsSleepers   *self,
                                        guint     worker);
-guint    ws_idle_n_searching          (WsIdle   *self);
+guint    ws_sleepers_n_searching          (WsSleepers   *self);
 
 G_END_DECLS

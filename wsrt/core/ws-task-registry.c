@@ -1,4 +1,4 @@
-/* ws-owned-tasks.c: the set of live tasks of one host, with a closed bit
+/* ws-task-registry.c: the set of live tasks of one host, with a closed bit
  *
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -33,14 +33,14 @@
 
 #include "config.h"
 
-#include "ws-owned-tasks-private.h"
+#include "ws-task-registry-private.h"
 
 /* The slot of this thread, 1-based (0: not assigned yet). */
 static _Thread_local guint tls_slot WS_TLS_INITIAL_EXEC;
 static _Atomic guint next_slot;
 
 guint
-ws_owned_tasks_current_slot (void)
+ws_task_registry_current_slot (void)
 {
   guint slot = tls_slot;
 
@@ -55,7 +55,7 @@ ws_owned_tasks_current_slot (void)
 }
 
 void
-ws_owned_tasks_init (WsOwnedTasks *self)
+ws_task_registry_init (WsTaskRegistry *self)
 {
   atomic_init (&self->closed, FALSE);
   for (guint i = 0; i < WS_OWNED_SHARDS; i++)
@@ -70,7 +70,7 @@ ws_owned_tasks_init (WsOwnedTasks *self)
 }
 
 void
-ws_owned_tasks_clear (WsOwnedTasks *self)
+ws_task_registry_clear (WsTaskRegistry *self)
 {
   for (guint i = 0; i < WS_OWNED_SHARDS; i++)
     {
@@ -85,11 +85,11 @@ ws_owned_tasks_clear (WsOwnedTasks *self)
  * bind on the first PENDING): either way no other thread reads `bound`
  * until an acquire that follows this write. */
 gboolean
-ws_owned_tasks_bind (WsOwnedTasks *self,
+ws_task_registry_bind (WsTaskRegistry *self,
                      WsRawTask    *task)
 {
-  guint idx = ws_owned_tasks_current_slot ();
-  WsOwnedShard *shard = &self->shards[idx];
+  guint idx = ws_task_registry_current_slot ();
+  WsRegistryShard *shard = &self->shards[idx];
 
   ws_lock_lock (&shard->lock);
 
@@ -108,15 +108,15 @@ ws_owned_tasks_bind (WsOwnedTasks *self,
        * that the shutdown walk takes: a walk that finds the task finds it
        * counted, and its completion is counted too. */
       task->counted = TRUE;
-      ws_owned_tasks_count_accepted (self);
+      ws_task_registry_count_accepted (self);
     }
   task->bound = TRUE;
-  task->owned_shard = idx;
-  task->owned_linked = TRUE;
-  task->owned_prev = NULL;
-  task->owned_next = shard->head;
+  task->registry_shard = idx;
+  task->registry_linked = TRUE;
+  task->registry_prev = NULL;
+  task->registry_next = shard->head;
   if (shard->head != NULL)
-    shard->head->owned_prev = task;
+    shard->head->registry_prev = task;
   shard->head = task;
   ws_lock_unlock (&shard->lock);
 
@@ -124,17 +124,17 @@ ws_owned_tasks_bind (WsOwnedTasks *self,
 }
 
 static void
-unlink_locked (WsOwnedShard *shard,
+unlink_locked (WsRegistryShard *shard,
                WsRawTask    *task)
 {
-  if (task->owned_prev != NULL)
-    task->owned_prev->owned_next = task->owned_next;
+  if (task->registry_prev != NULL)
+    task->registry_prev->registry_next = task->registry_next;
   else
-    shard->head = task->owned_next;
-  if (task->owned_next != NULL)
-    task->owned_next->owned_prev = task->owned_prev;
-  task->owned_prev = task->owned_next = NULL;
-  task->owned_linked = FALSE;
+    shard->head = task->registry_next;
+  if (task->registry_next != NULL)
+    task->registry_next->registry_prev = task->registry_prev;
+  task->registry_prev = task->registry_next = NULL;
+  task->registry_linked = FALSE;
 }
 
 /* Returns TRUE if the task was in the set (its reference is now the
@@ -142,18 +142,18 @@ unlink_locked (WsOwnedShard *shard,
  * was never bound (it ended in its first poll, or was cancelled before
  * it) costs no lock here. */
 gboolean
-ws_owned_tasks_remove (WsOwnedTasks *self,
+ws_task_registry_remove (WsTaskRegistry *self,
                        WsRawTask    *task)
 {
-  WsOwnedShard *shard;
+  WsRegistryShard *shard;
   gboolean linked;
 
   if (!task->bound)
     return FALSE;
 
-  shard = &self->shards[task->owned_shard];
+  shard = &self->shards[task->registry_shard];
   ws_lock_lock (&shard->lock);
-  linked = task->owned_linked;
+  linked = task->registry_linked;
   if (linked)
     unlink_locked (shard, task);
   ws_lock_unlock (&shard->lock);
@@ -162,7 +162,7 @@ ws_owned_tasks_remove (WsOwnedTasks *self,
 }
 
 void
-ws_owned_tasks_close (WsOwnedTasks *self)
+ws_task_registry_close (WsTaskRegistry *self)
 {
   /* Every reader reads the flag under a shard lock, which shutdown_all
    * takes after this store; seq_cst also orders it before the shutdown
@@ -171,7 +171,7 @@ ws_owned_tasks_close (WsOwnedTasks *self)
 }
 
 gboolean
-ws_owned_tasks_is_closed (WsOwnedTasks *self)
+ws_task_registry_is_closed (WsTaskRegistry *self)
 {
   return atomic_load_explicit (&self->closed, memory_order_acquire);
 }
@@ -179,13 +179,13 @@ ws_owned_tasks_is_closed (WsOwnedTasks *self)
 /* Cancels every task in the set. Tasks idle now are destroyed by this
  * thread; running ones see CANCELLED when their poll returns. */
 void
-ws_owned_tasks_shutdown_all (WsOwnedTasks *self)
+ws_task_registry_shutdown_all (WsTaskRegistry *self)
 {
-  g_assert (ws_owned_tasks_is_closed (self));
+  g_assert (ws_task_registry_is_closed (self));
 
   for (guint i = 0; i < WS_OWNED_SHARDS; i++)
     {
-      WsOwnedShard *shard = &self->shards[i];
+      WsRegistryShard *shard = &self->shards[i];
 
       for (;;)
         {
@@ -222,9 +222,9 @@ slot_accepted (WsOwnedCounters *c)
  * counted when it leaves the gate, after its push, so a running sum can
  * dip below the truth; it is clamped at 0, and exact once the threads that
  * spawned and completed the tasks are done, or ordered before the caller.
- * Acquire: see ws_owned_tasks_count_completed. */
+ * Acquire: see ws_task_registry_count_completed. */
 gint64
-ws_owned_tasks_count (WsOwnedTasks *self)
+ws_task_registry_count (WsTaskRegistry *self)
 {
   gint64 n = 0;
 
@@ -242,12 +242,12 @@ ws_owned_tasks_count (WsOwnedTasks *self)
  * FALSE if the set is closed: the caller has left the gate already and
  * must refuse the task. */
 gboolean
-ws_owned_tasks_enter_spawn (WsOwnedTasks *self)
+ws_task_registry_enter_spawn (WsTaskRegistry *self)
 {
-  WsOwnedCounters *c = &self->counters[ws_owned_tasks_current_slot ()];
+  WsOwnedCounters *c = &self->counters[ws_task_registry_current_slot ()];
 
   /* SeqCst RMW, then a seq_cst load: the spawner's side of the Dekker
-   * pair with ws_owned_tasks_close () and ws_owned_tasks_wait_spawns (). */
+   * pair with ws_task_registry_close () and ws_task_registry_wait_spawns (). */
   atomic_fetch_add_explicit (&c->gate_entered, 1, memory_order_seq_cst);
   if G_UNLIKELY (atomic_load_explicit (&self->closed, memory_order_seq_cst))
     {
@@ -260,11 +260,11 @@ ws_owned_tasks_enter_spawn (WsOwnedTasks *self)
 
 /* Leaves the gate and counts the task accepted. */
 void
-ws_owned_tasks_leave_spawn (WsOwnedTasks *self)
+ws_task_registry_leave_spawn (WsTaskRegistry *self)
 {
   /* Release: the push before it is visible to the shutdown that sees
    * this slot caught up. */
-  atomic_fetch_add_explicit (&self->counters[ws_owned_tasks_current_slot ()].gate_left,
+  atomic_fetch_add_explicit (&self->counters[ws_task_registry_current_slot ()].gate_left,
                              1, memory_order_release);
 }
 
@@ -273,10 +273,10 @@ ws_owned_tasks_leave_spawn (WsOwnedTasks *self)
  * there, so this yields rather than sleeps. Returns FALSE if @deadline
  * (monotonic time, -1 for none) passed first. */
 gboolean
-ws_owned_tasks_wait_spawns (WsOwnedTasks *self,
+ws_task_registry_wait_spawns (WsTaskRegistry *self,
                             gint64        deadline)
 {
-  g_assert (ws_owned_tasks_is_closed (self));
+  g_assert (ws_task_registry_is_closed (self));
 
   for (guint i = 0; i < WS_OWNED_SHARDS; i++)
     {
@@ -296,7 +296,7 @@ ws_owned_tasks_wait_spawns (WsOwnedTasks *self,
 }
 
 guint64
-ws_owned_tasks_spawned (WsOwnedTasks *self)
+ws_task_registry_spawned (WsTaskRegistry *self)
 {
   guint64 n = 0;
 

@@ -1,4 +1,4 @@
-/* ws-owned-tasks-private.h: the set of live tasks of one host
+/* ws-task-registry-private.h: the set of live tasks of one host
  *
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -19,11 +19,11 @@ typedef struct
 {
   WsLock           lock;
   WsRawTask       *head;
-} WsOwnedShard;
+} WsRegistryShard;
 
 /* Counters of one slot; a thread always uses the same slot, so that two
  * workers counting never share a cache line (the padding). A foreign spawn enters and
- * leaves the spawn gate (ws-owned-tasks.c) and is counted by leaving it,
+ * leaves the spawn gate (ws-task-registry.c) and is counted by leaving it,
  * so that the gate costs no more atomic operations than counting did.
  * All but gate_entered (which a refusal takes back) only ever grow. */
 typedef struct
@@ -39,27 +39,27 @@ struct _WsOwnedTasks
 {
   /* Read on every spawn, written once: not on a line with shard 0's lock. */
   _Atomic gboolean closed;
-  _Alignas (64) WsOwnedShard shards[WS_OWNED_SHARDS];
+  _Alignas (64) WsRegistryShard shards[WS_OWNED_SHARDS];
   WsOwnedCounters  counters[WS_OWNED_SHARDS];
 };
 
-void     ws_owned_tasks_init          (WsOwnedTasks *self);
-void     ws_owned_tasks_clear         (WsOwnedTasks *self);
-gboolean ws_owned_tasks_bind          (WsOwnedTasks *self,
+void     ws_task_registry_init          (WsTaskRegistry *self);
+void     ws_task_registry_clear         (WsTaskRegistry *self);
+gboolean ws_task_registry_bind          (WsTaskRegistry *self,
                                        WsRawTask    *task);
-gboolean ws_owned_tasks_remove        (WsOwnedTasks *self,
+gboolean ws_task_registry_remove        (WsTaskRegistry *self,
                                        WsRawTask    *task);
-void     ws_owned_tasks_close         (WsOwnedTasks *self);
-gboolean ws_owned_tasks_is_closed     (WsOwnedTasks *self);
-void     ws_owned_tasks_shutdown_all  (WsOwnedTasks *self);
-gint64   ws_owned_tasks_count         (WsOwnedTasks *self);
-gboolean ws_owned_tasks_enter_spawn   (WsOwnedTasks *self);
-void     ws_owned_tasks_leave_spawn   (WsOwnedTasks *self);
-gboolean ws_owned_tasks_wait_spawns   (WsOwnedTasks *self,
+void     ws_task_registry_close         (WsTaskRegistry *self);
+gboolean ws_task_registry_is_closed     (WsTaskRegistry *self);
+void     ws_task_registry_shutdown_all  (WsTaskRegistry *self);
+gint64   ws_task_registry_count         (WsTaskRegistry *self);
+gboolean ws_task_registry_enter_spawn   (WsTaskRegistry *self);
+void     ws_task_registry_leave_spawn   (WsTaskRegistry *self);
+gboolean ws_task_registry_wait_spawns   (WsTaskRegistry *self,
                                        gint64        deadline);
-guint64  ws_owned_tasks_spawned       (WsOwnedTasks *self);
+guint64  ws_task_registry_spawned       (WsTaskRegistry *self);
 
-guint    ws_owned_tasks_current_slot  (void);
+guint    ws_task_registry_current_slot  (void);
 
 /* A task was accepted without the gate (a worker's own spawn, a host
  * that binds at spawn) / an accepted task completed (complete()).
@@ -68,16 +68,16 @@ guint    ws_owned_tasks_current_slot  (void);
  * count also sees the destroy notify that ran before it (shutdown's "TRUE
  * means every destroy notify has run and its effects are visible"). */
 static inline void
-ws_owned_tasks_count_accepted (WsOwnedTasks *self)
+ws_task_registry_count_accepted (WsTaskRegistry *self)
 {
-  atomic_fetch_add_explicit (&self->counters[ws_owned_tasks_current_slot ()].accepted,
+  atomic_fetch_add_explicit (&self->counters[ws_task_registry_current_slot ()].accepted,
                              1, memory_order_relaxed);
 }
 
 static inline void
-ws_owned_tasks_count_completed (WsOwnedTasks *self)
+ws_task_registry_count_completed (WsTaskRegistry *self)
 {
-  atomic_fetch_add_explicit (&self->counters[ws_owned_tasks_current_slot ()].completed,
+  atomic_fetch_add_explicit (&self->counters[ws_task_registry_current_slot ()].completed,
                              1, memory_order_release);
 }
 

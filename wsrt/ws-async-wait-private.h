@@ -1,4 +1,4 @@
-/* ws-completion-private.h: batched delivery of async completions
+/* ws-async-wait-private.h: batched delivery of async completions
  *
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
