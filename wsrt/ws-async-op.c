@@ -17,7 +17,9 @@
 #include "ws-async-op.h"
 #include "ws-context.h"
 #include "ws-lock-private.h"
-#include "ws-scheduler-private.h"
+#include "ws-context-budget-private.h"
+#include "ws-runtime-core-private.h"
+#include "ws-worker-private.h"
 
 struct _WsAsyncOp
 {

@@ -19,7 +19,8 @@
 #include "ws-context.h"
 #include "ws-error.h"
 #include "ws-lock-private.h"
-#include "ws-scheduler-private.h"
+#include "ws-context-budget-private.h"
+#include "ws-worker-private.h"
 
 struct _WsChannel
 {

@@ -7,11 +7,11 @@
 #pragma once
 
 #include "ws-handle.h"
-#include "ws-scheduler-private.h"
+#include "ws-runtime-core-private.h"
 
 G_BEGIN_DECLS
 
-WsHandle    *ws_handle_new_for_scheduler (WsScheduler *sched);
-WsScheduler *ws_handle_get_scheduler     (WsHandle    *self);
+WsHandle    *ws_handle_new_for_core (WsRuntimeCore *sched);
+WsRuntimeCore *ws_handle_get_scheduler     (WsHandle    *self);
 
 G_END_DECLS

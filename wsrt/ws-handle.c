@@ -22,7 +22,7 @@
 struct _WsHandle
 {
   GObject      parent_instance;
-  WsScheduler *sched;
+  WsRuntimeCore *sched;
 };
 
 G_DEFINE_FINAL_TYPE (WsHandle, ws_handle, G_TYPE_OBJECT)
@@ -32,7 +32,7 @@ ws_handle_finalize (GObject *object)
 {
   WsHandle *self = WS_HANDLE (object);
 
-  g_clear_pointer (&self->sched, ws_scheduler_unref);
+  g_clear_pointer (&self->sched, ws_runtime_core_unref);
 
   G_OBJECT_CLASS (ws_handle_parent_class)->finalize (object);
 }
@@ -49,15 +49,15 @@ ws_handle_init (WsHandle *self)
 }
 
 WsHandle *
-ws_handle_new_for_scheduler (WsScheduler *sched)
+ws_handle_new_for_core (WsRuntimeCore *sched)
 {
   WsHandle *self = g_object_new (WS_TYPE_HANDLE, NULL);
 
-  self->sched = ws_scheduler_ref (sched);
+  self->sched = ws_runtime_core_ref (sched);
   return self;
 }
 
-WsScheduler *
+WsRuntimeCore *
 ws_handle_get_scheduler (WsHandle *self)
 {
   return self->sched;
@@ -75,11 +75,11 @@ ws_handle_get_scheduler (WsHandle *self)
 WsHandle *
 ws_handle_get_current (void)
 {
-  WsScheduler *sched = ws_scheduler_get_current ();
+  WsRuntimeCore *sched = ws_runtime_core_get_current ();
 
   if (sched == NULL)
     return NULL;
-  return ws_handle_new_for_scheduler (sched);
+  return ws_handle_new_for_core (sched);
 }
 
 /**
@@ -110,6 +110,6 @@ ws_handle_spawn (WsHandle       *self,
       g_return_val_if_fail (func != NULL, NULL);
     }
 
-  raw = ws_scheduler_spawn (self->sched, func, user_data, destroy, TRUE);
+  raw = ws_runtime_core_spawn (self->sched, func, user_data, destroy, TRUE);
   return ws_task_new_for_raw (raw);
 }

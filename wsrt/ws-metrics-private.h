@@ -7,10 +7,10 @@
 #pragma once
 
 #include "ws-metrics.h"
-#include "ws-scheduler-private.h"
+#include "ws-runtime-core-private.h"
 
 G_BEGIN_DECLS
 
-WsMetrics *ws_metrics_new_snapshot (WsScheduler *sched);
+WsMetrics *ws_metrics_new_snapshot (WsRuntimeCore *sched);
 
 G_END_DECLS

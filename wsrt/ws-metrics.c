@@ -8,6 +8,7 @@
 
 #include "ws-metrics-private.h"
 #include "ws-blocking-pool-private.h"
+#include "ws-worker-private.h"
 
 /**
  * WsMetrics:
@@ -50,27 +51,27 @@ struct _WsMetrics
 
 G_DEFINE_BOXED_TYPE (WsMetrics, ws_metrics, ws_metrics_ref, ws_metrics_unref)
 
-#define LOAD(w, f) atomic_load_explicit (&(w)->stats.f, memory_order_relaxed)
+#define LOAD(w, f) atomic_load_explicit (&(w)->core.stats.f, memory_order_relaxed)
 
 WsMetrics *
-ws_metrics_new_snapshot (WsScheduler *sched)
+ws_metrics_new_snapshot (WsRuntimeCore *sched)
 {
   WsMetrics *self = g_new0 (WsMetrics, 1);
 
   g_atomic_ref_count_init (&self->ref_count);
-  self->n_workers = sched->n_workers;
-  self->alive_tasks = (guint) CLAMP (ws_scheduler_alive_tasks (sched), 0, G_MAXUINT);
-  self->spawned_tasks = ws_task_registry_spawned (&sched->registry)
+  self->n_workers = sched->pool->n_workers;
+  self->alive_tasks = (guint) CLAMP (ws_runtime_core_alive_tasks (sched), 0, G_MAXUINT);
+  self->spawned_tasks = ws_task_registry_spawned (&sched->pool->registry)
                         + ws_task_registry_spawned (ws_blocking_pool_get_registry (sched->blocking));
-  self->remote_schedules = atomic_load_explicit (&sched->remote_schedules, memory_order_relaxed);
-  self->injection_queue_depth = (guint) ws_inject_queue_len (&sched->inject);
+  self->remote_schedules = atomic_load_explicit (&sched->pool->remote_schedules, memory_order_relaxed);
+  self->injection_queue_depth = (guint) ws_inject_queue_len (&sched->pool->inject);
   ws_blocking_pool_get_counts (sched->blocking, &self->blocking_threads,
                                &self->idle_blocking_threads, &self->blocking_queue_depth);
 
-  self->workers = g_new0 (WorkerMetrics, sched->n_workers);
-  for (guint i = 0; i < sched->n_workers; i++)
+  self->workers = g_new0 (WorkerMetrics, sched->pool->n_workers);
+  for (guint i = 0; i < sched->pool->n_workers; i++)
     {
-      WsWorker *w = sched->workers[i];
+      WsWorker *w = sched->pool->workers[i];
       WorkerMetrics *m = &self->workers[i];
 
       m->polls = LOAD (w, polls);
@@ -83,7 +84,7 @@ ws_metrics_new_snapshot (WsScheduler *sched)
       m->overflows = LOAD (w, overflows);
       m->forced_yields = LOAD (w, forced_yields);
       m->busy_usec = LOAD (w, busy_usec);
-      m->queue_depth = ws_local_queue_len (&w->queue);
+      m->queue_depth = ws_local_queue_len (&w->core.queue);
     }
 
   return self;

@@ -12,7 +12,8 @@
 #include "ws-error.h"
 #include "ws-handle-private.h"
 #include "ws-metrics-private.h"
-#include "ws-scheduler-private.h"
+#include "ws-runtime-core-private.h"
+#include "ws-worker-private.h"
 #include "ws-task-private.h"
 #include "ws-local-executor-private.h"
 
@@ -48,8 +49,8 @@
 struct _WsRuntime
 {
   GObject            parent_instance;
-  WsSchedulerConfig  config;
-  WsScheduler       *sched;
+  WsConfig  config;
+  WsRuntimeCore       *sched;
   WsHandle          *handle;
   gboolean           initialized;
 };
@@ -102,11 +103,11 @@ validate (WsRuntime  *self,
  * otherwise g_initable_init() reports the error, and a runtime made with
  * plain g_object_new() falls back to defaults here, with a critical, on
  * first use. */
-static WsScheduler *
-ensure_scheduler (WsRuntime *self)
+static WsRuntimeCore *
+ensure_core (WsRuntime *self)
 {
-  WsScheduler *sched = g_atomic_pointer_get (&self->sched);
-  WsSchedulerConfig config;
+  WsRuntimeCore *sched = g_atomic_pointer_get (&self->sched);
+  WsConfig config;
 
   if G_LIKELY (sched != NULL)
     return sched;
@@ -119,12 +120,12 @@ ensure_scheduler (WsRuntime *self)
       config.thread_name_prefix = (gchar *) "ws";
     }
 
-  sched = ws_scheduler_new (&config);
+  sched = ws_runtime_core_new (&config);
   if (!g_atomic_pointer_compare_and_exchange (&self->sched, NULL, sched))
     {
       /* Another thread got there first. */
-      ws_scheduler_shutdown (sched, -1);
-      ws_scheduler_unref (sched);
+      ws_runtime_core_shutdown (sched, -1);
+      ws_runtime_core_unref (sched);
       return g_atomic_pointer_get (&self->sched);
     }
   return sched;
@@ -137,7 +138,7 @@ ensure_handle (WsRuntime *self)
 
   if (handle == NULL)
     {
-      handle = ws_handle_new_for_scheduler (ensure_scheduler (self));
+      handle = ws_handle_new_for_core (ensure_core (self));
       if (!g_atomic_pointer_compare_and_exchange (&self->handle, NULL, handle))
         {
           g_object_unref (handle);
@@ -160,8 +161,8 @@ ws_runtime_initable_init (GInitable     *initable,
   if (!validate (self, error))
     return FALSE;
 
-  ensure_scheduler (self);
-  if (!ws_scheduler_start (self->sched, error))
+  ensure_core (self);
+  if (!ws_runtime_core_start (self->sched, error))
     return FALSE;
 
   self->initialized = TRUE;
@@ -182,7 +183,7 @@ ws_runtime_constructed (GObject *object)
   G_OBJECT_CLASS (ws_runtime_parent_class)->constructed (object);
 
   if (validate (self, NULL))
-    ensure_scheduler (self);
+    ensure_core (self);
 }
 
 static void
@@ -193,8 +194,8 @@ ws_runtime_dispose (GObject *object)
   /* Disposing shuts the runtime down, or finishes a shutdown that
    * returned early (a timeout). From one of its own threads the call
    * returns at once, and the last pool thread ends the tasks. */
-  if (self->sched != NULL && !ws_scheduler_is_finished (self->sched))
-    ws_scheduler_shutdown (self->sched, -1);
+  if (self->sched != NULL && !ws_runtime_core_is_finished (self->sched))
+    ws_runtime_core_shutdown (self->sched, -1);
 
   g_clear_object (&self->handle);
 
@@ -206,7 +207,7 @@ ws_runtime_finalize (GObject *object)
 {
   WsRuntime *self = WS_RUNTIME (object);
 
-  g_clear_pointer (&self->sched, ws_scheduler_unref);
+  g_clear_pointer (&self->sched, ws_runtime_core_unref);
   g_free (self->config.thread_name_prefix);
 
   G_OBJECT_CLASS (ws_runtime_parent_class)->finalize (object);
@@ -223,7 +224,7 @@ ws_runtime_get_property (GObject    *object,
   switch (prop_id)
     {
     case PROP_N_WORKERS:
-      g_value_set_uint (value, self->sched ? self->sched->n_workers : self->config.n_workers);
+      g_value_set_uint (value, self->sched ? self->sched->config.n_workers : self->config.n_workers);
       break;
     case PROP_THREAD_NAME_PREFIX:
       g_value_set_string (value, self->config.thread_name_prefix);
@@ -510,7 +511,7 @@ ws_runtime_spawn (WsRuntime      *self,
   if (refuse_spawn (self, func, user_data, destroy, G_STRFUNC))
     return NULL;
 
-  raw = ws_scheduler_spawn (ensure_scheduler (self), func, user_data, destroy, TRUE);
+  raw = ws_runtime_core_spawn (ensure_core (self), func, user_data, destroy, TRUE);
   return ws_task_new_for_raw (raw);
 }
 
@@ -533,7 +534,7 @@ ws_runtime_spawn_detached (WsRuntime      *self,
   if (refuse_spawn (self, func, user_data, destroy, G_STRFUNC))
     return;
 
-  ws_scheduler_spawn (ensure_scheduler (self), func, user_data, destroy, FALSE);
+  ws_runtime_core_spawn (ensure_core (self), func, user_data, destroy, FALSE);
 }
 
 /**
@@ -561,7 +562,7 @@ ws_runtime_spawn_blocking (WsRuntime      *self,
   if (refuse_spawn (self, func, user_data, destroy, G_STRFUNC))
     return NULL;
 
-  raw = ws_scheduler_spawn_blocking (ensure_scheduler (self), func, user_data, destroy, TRUE);
+  raw = ws_runtime_core_spawn_blocking (ensure_core (self), func, user_data, destroy, TRUE);
   return ws_task_new_for_raw (raw);
 }
 
@@ -596,7 +597,7 @@ ws_runtime_spawn_local (WsRuntime      *self,
     return NULL;
 
   ctx = context != NULL ? g_main_context_ref (context) : g_main_context_ref_thread_default ();
-  raw = ws_scheduler_spawn_local (ensure_scheduler (self), ctx, func, user_data, destroy, TRUE);
+  raw = ws_runtime_core_spawn_local (ensure_core (self), ctx, func, user_data, destroy, TRUE);
   return ws_task_new_for_raw (raw);
 }
 
@@ -624,7 +625,7 @@ ws_runtime_spawn_local_detached (WsRuntime      *self,
     return;
 
   ctx = context != NULL ? g_main_context_ref (context) : g_main_context_ref_thread_default ();
-  ws_scheduler_spawn_local (ensure_scheduler (self), ctx, func, user_data, destroy, FALSE);
+  ws_runtime_core_spawn_local (ensure_core (self), ctx, func, user_data, destroy, FALSE);
 }
 
 /**
@@ -670,7 +671,7 @@ ws_runtime_shutdown (WsRuntime *self,
   g_return_val_if_fail (WS_IS_RUNTIME (self), FALSE);
   g_return_val_if_fail (timeout_usec >= -1, FALSE);
 
-  return ws_scheduler_shutdown (ensure_scheduler (self), timeout_usec);
+  return ws_runtime_core_shutdown (ensure_core (self), timeout_usec);
 }
 
 /**
@@ -703,7 +704,7 @@ ws_runtime_get_n_workers (WsRuntime *self)
 {
   g_return_val_if_fail (WS_IS_RUNTIME (self), 0);
 
-  return ensure_scheduler (self)->n_workers;
+  return ensure_core (self)->config.n_workers;
 }
 
 /**
@@ -720,7 +721,7 @@ ws_runtime_get_metrics (WsRuntime *self)
 {
   g_return_val_if_fail (WS_IS_RUNTIME (self), NULL);
 
-  return ws_metrics_new_snapshot (ensure_scheduler (self));
+  return ws_metrics_new_snapshot (ensure_core (self));
 }
 
 static void
@@ -739,7 +740,7 @@ set_hook (WsRuntime      *self,
       return;
     }
 
-  if (!ws_scheduler_set_hook (ensure_scheduler (self), kind, func, user_data, destroy))
+  if (!ws_runtime_core_set_hook (ensure_core (self), kind, func, user_data, destroy))
     g_critical ("%s: the runtime has already started its threads; set hooks "
                 "between g_object_new (WS_TYPE_RUNTIME, …) and "
                 "g_initable_init() or the first spawn", strfunc);

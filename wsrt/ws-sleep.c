@@ -22,7 +22,9 @@
 #include "ws-sleep.h"
 #include "ws-context.h"
 #include "ws-lock-private.h"
-#include "ws-scheduler-private.h"
+#include "ws-context-budget-private.h"
+#include "ws-runtime-core-private.h"
+#include "ws-worker-private.h"
 
 /* The timer's state lives in the GSource, which GLib keeps alive while it
  * dispatches: freeing the sleep from one thread while its timer fires on
@@ -272,18 +274,18 @@ static GMainContext *
 timer_context (void)
 {
   WsWorker *w = ws_worker_get_current ();
-  WsScheduler *sched;
+  WsRuntimeCore *sched;
 
   if (w != NULL)
-    return w->context;
+    return w->core.context;
 
   /* Local executor: the application's context is the thread default. */
-  sched = ws_scheduler_get_current ();
+  sched = ws_runtime_core_get_current ();
   if (sched != NULL && g_main_context_get_thread_default () == NULL)
     {
       /* A blocking thread iterates no context: use the first worker's,
        * which its worker dispatches. */
-      return sched->workers[0]->context;
+      return ws_worker_pool_get_context (sched->pool, 0);
     }
   return g_main_context_get_thread_default () ? g_main_context_get_thread_default ()
                                               : g_main_context_default ();

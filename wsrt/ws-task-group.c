@@ -17,7 +17,8 @@
 #include "ws-async-wait-private.h"
 #include "ws-lock-private.h"
 #include "ws-raw-task-private.h"
-#include "ws-scheduler-private.h"
+#include "ws-context-budget-private.h"
+#include "ws-worker-private.h"
 #include "ws-task-private.h"
 
 struct _WsTaskGroup

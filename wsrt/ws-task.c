@@ -10,7 +10,9 @@
 #include "ws-error.h"
 #include "ws-context.h"
 #include "ws-lock-private.h"
-#include "ws-scheduler-private.h"
+#include "ws-context-budget-private.h"
+#include "ws-runtime-core-private.h"
+#include "ws-worker-private.h"
 #include "ws-async-wait-private.h"
 
 /**

@@ -10,14 +10,14 @@
 
 #include "config.h"
 
-#include "ws-scheduler-private.h"
+#include "ws-runtime-core-private.h"
 #include "../ws-test-util.h"
 
 typedef struct
 {
   _Atomic guint  polls;
   _Atomic guint  destroyed;
-  WsScheduler   *sched;
+  WsRuntimeCore   *sched;
 } Counter;
 
 static void
@@ -46,35 +46,35 @@ spawn_children (WsContext *cx,
   Counter *c = data;
 
   for (guint i = 0; i < 10; i++)
-    ws_scheduler_spawn (c->sched, count_once, c, counter_destroy, FALSE);
+    ws_runtime_core_spawn (c->sched, count_once, c, counter_destroy, FALSE);
   return WS_POLL_READY;
 }
 
 static void
 test_spawn_and_shutdown (void)
 {
-  WsSchedulerConfig config = { .n_workers = 2, .global_queue_interval = 31,
+  WsConfig config = { .n_workers = 2, .global_queue_interval = 31,
                                .event_interval = 61, .budget = 128,
                                .max_blocking_threads = 4,
                                .blocking_keep_alive = G_USEC_PER_SEC,
                                .local_slice = 1000 };
   Counter c = { 0, };
-  WsScheduler *sched = ws_scheduler_new (&config);
+  WsRuntimeCore *sched = ws_runtime_core_new (&config);
 
   c.sched = sched;
-  g_assert_true (ws_scheduler_start (sched, NULL));
+  g_assert_true (ws_runtime_core_start (sched, NULL));
   for (guint i = 0; i < 100; i++)
-    ws_scheduler_spawn (sched, spawn_children, &c, counter_destroy, FALSE);
+    ws_runtime_core_spawn (sched, spawn_children, &c, counter_destroy, FALSE);
 
   /* Each of the 100 parents and 1,000 children ends, then its destroy
    * notify runs; shutdown returns TRUE only after every one of them. */
   while (atomic_load (&c.destroyed) < 1100)
     g_usleep (1000);
-  g_assert_true (ws_scheduler_shutdown (sched, -1));
+  g_assert_true (ws_runtime_core_shutdown (sched, -1));
   g_assert_cmpuint (atomic_load (&c.polls), ==, 1000);
   g_assert_cmpuint (atomic_load (&c.destroyed), ==, 1100);
-  g_assert_cmpint (ws_scheduler_alive_tasks (sched), ==, 0);
-  ws_scheduler_unref (sched);
+  g_assert_cmpint (ws_runtime_core_alive_tasks (sched), ==, 0);
+  ws_runtime_core_unref (sched);
 }
 
 int

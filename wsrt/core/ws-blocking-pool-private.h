@@ -6,23 +6,37 @@
 
 #pragma once
 
-#include "ws-scheduler-private.h"
+#include <glib.h>
+
+#include "ws-config-private.h"
+#include "ws-lock-private.h"
+#include "ws-parker-private.h"
+#include "ws-raw-task-private.h"
+#include "ws-runtime-ref-private.h"
+#include "ws-task-registry-private.h"
+#include "ws-thread-private.h"
 
 G_BEGIN_DECLS
 
-WsBlockingPool *ws_blocking_pool_new        (WsScheduler    *sched);
-void            ws_blocking_pool_free       (WsBlockingPool *self);
-WsTaskRegistry   *ws_blocking_pool_get_registry  (WsBlockingPool *self);
-void            ws_blocking_pool_close      (WsBlockingPool *self);
-gboolean        ws_blocking_pool_shutdown   (WsBlockingPool *self,
-                                             gint64          deadline);
-gboolean        ws_blocking_pool_try_adopt  (WsBlockingPool *self);
-void            ws_blocking_pool_run_adopted (WsBlockingPool *self);
-void            ws_blocking_pool_drop_adopted_context (void);
-void            ws_blocking_pool_set_adopted_context  (GMainContext   *context);
-void            ws_blocking_pool_get_counts (WsBlockingPool *self,
-                                             guint          *n_threads,
-                                             guint          *n_idle,
-                                             guint          *queue_depth);
+typedef struct _WsBlockingPool WsBlockingPool;
+
+WsBlockingPool *ws_blocking_pool_new          (const WsConfig *config,
+                                               WsRuntimeRef   *runtime);
+void            ws_blocking_pool_free         (WsBlockingPool *self);
+WsRawTask      *ws_blocking_pool_spawn        (WsBlockingPool *self,
+                                               WsTaskFunc      func,
+                                               gpointer        data,
+                                               GDestroyNotify  destroy,
+                                               gboolean        join_interest);
+WsTaskRegistry *ws_blocking_pool_get_registry (WsBlockingPool *self);
+void            ws_blocking_pool_close        (WsBlockingPool *self);
+gboolean        ws_blocking_pool_shutdown     (WsBlockingPool *self,
+                                               gint64          deadline);
+gboolean        ws_blocking_pool_try_adopt    (WsBlockingPool *self);
+void            ws_blocking_pool_run_adopted  (WsBlockingPool *self);
+void            ws_blocking_pool_get_counts   (WsBlockingPool *self,
+                                               guint          *n_threads,
+                                               guint          *n_idle,
+                                               guint          *queue_depth);
 
 G_END_DECLS

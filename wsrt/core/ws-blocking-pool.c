@@ -18,7 +18,8 @@ struct _WsBlockingPool
 {
   WsTaskHost     host;           /* first */
   WsTaskRegistry   registry;
-  WsScheduler   *sched;          /* not a reference: the scheduler owns us */
+  const WsConfig *config;        /* the runtime's */
+  WsRuntimeRef  *runtime;        /* the count a task holds (H) */
   WsLock         lock;
   WsCond         exit_cond;      /* shutdown waits here */
   BlockingSlot  *idle;           /* idle threads, most recent first */
@@ -36,38 +37,38 @@ static void blocking_schedule (WsTaskHost *host,
                                WsRawTask  *task,
                                gboolean    is_yield);
 
-/* The pool's memory is the scheduler's: a task holds the scheduler. */
+/* The pool's memory is the runtime's: a task holds the runtime. */
 static void
 blocking_ref (WsTaskHost *host)
 {
-  ws_scheduler_ref (((WsBlockingPool *) host)->sched);
+  ws_runtime_ref_acquire (((WsBlockingPool *) host)->runtime);
 }
 
 static void
 blocking_unref (WsTaskHost *host)
 {
-  ws_scheduler_unref (((WsBlockingPool *) host)->sched);
+  ws_runtime_ref_release (((WsBlockingPool *) host)->runtime);
 }
 
 static const WsTaskHostVTable blocking_host_class = {
-  blocking_schedule,
-  blocking_ref,
-  blocking_unref,
+  .schedule = blocking_schedule,
+  .ref = blocking_ref,
+  .unref = blocking_unref,
+  .bind = ws_task_registry_bind_task,
+  .release = ws_task_registry_release_task,
 };
 
-/* Set on threads of the pool (not on local executors, which also set the
- * current scheduler). */
-static _Thread_local WsBlockingPool *tls_pool;
-
 WsBlockingPool *
-ws_blocking_pool_new (WsScheduler *sched)
+ws_blocking_pool_new (const WsConfig *config,
+                      WsRuntimeRef   *runtime)
 {
   WsBlockingPool *self = g_aligned_alloc0 (1, sizeof (WsBlockingPool), 64); /* members on lines of their own */
 
   self->host.vtable = &blocking_host_class;
   self->host.registry = &self->registry;
   ws_task_registry_init (&self->registry);
-  self->sched = sched;
+  self->config = config;
+  self->runtime = runtime;
   ws_lock_init (&self->lock);
   ws_cond_init (&self->exit_cond);
   self->pinned = g_hash_table_new (NULL, NULL);
@@ -107,16 +108,6 @@ struct _BlockingSlot
   gboolean       listed;     /* in the idle list */
 };
 
-/* The context that a thread leaving ws_block_in_place () took as its
- * thread default: the pool adopts it with the thread. */
-static _Thread_local GMainContext *tls_adopted_context;
-
-void
-ws_blocking_pool_set_adopted_context (GMainContext *context)
-{
-  tls_adopted_context = context;
-}
-
 static void
 wait_locked (WsBlockingPool *self,
              BlockingSlot   *slot,
@@ -138,8 +129,6 @@ run_job (WsBlockingPool *self,
          WsContext      *cx,
          WsRawTask      *task)
 {
-  WsScheduler *sched = self->sched;
-
   /* Our own reference, so that we can look at the task after the poll. */
   ws_raw_task_ref (task);
   ws_lock_lock (&self->lock);
@@ -149,7 +138,7 @@ run_job (WsBlockingPool *self,
 
   for (;;)
     {
-      cx->budget = sched->config.budget;
+      cx->budget = self->config->budget;
       ws_raw_task_run (task, cx);
 
       ws_lock_lock (&self->lock);
@@ -187,19 +176,18 @@ unlist_idle_locked (WsBlockingPool *self,
 static void
 thread_loop (WsBlockingPool *self)
 {
-  WsScheduler *sched = self->sched;
   BlockingSlot slot = { NULL, };
   WsContext cx;
 
   memset (&cx, 0, sizeof cx);
-  slot.context = g_steal_pointer (&tls_adopted_context);
+  slot.context = g_steal_pointer (&ws_thread.adopted_context);
   if (slot.context == NULL)
     {
       slot.context = g_main_context_new ();
       g_main_context_push_thread_default (slot.context);
     }
   ws_parker_init (&slot.parker, slot.context);
-  tls_pool = self;
+  ws_thread.blocking_pool = self;
 
   for (;;)
     {
@@ -207,7 +195,7 @@ thread_loop (WsBlockingPool *self)
 
       while (self->head == NULL && !self->closed)
         {
-          gint64 deadline = g_get_monotonic_time () + sched->config.blocking_keep_alive;
+          gint64 deadline = g_get_monotonic_time () + self->config->blocking_keep_alive;
           gboolean notified;
 
           slot.next_idle = self->idle;
@@ -237,7 +225,7 @@ thread_loop (WsBlockingPool *self)
     }
 
 out:
-  tls_pool = NULL;
+  ws_thread.blocking_pool = NULL;
   /* No longer serving jobs (a job queued from now on starts or wakes
    * another thread), but still counted for shutdown until the stop hook
    * has run. */
@@ -253,7 +241,7 @@ out:
 
   /* While still counted: shutdown waits for the count, and may release
    * the hooks after it. */
-  ws_hook_run (&sched->config.hooks[WS_HOOK_THREAD_STOP]);
+  ws_hook_run (&self->config->hooks[WS_HOOK_THREAD_STOP]);
 
   ws_lock_lock (&self->lock);
   self->n_exiting--;
@@ -265,32 +253,32 @@ static gpointer
 blocking_thread_main (gpointer data)
 {
   WsBlockingPool *self = data;
-  WsScheduler *sched = self->sched;
+  WsRuntimeRef *runtime = self->runtime;
 
-  ws_scheduler_set_current (sched);
-  ws_hook_run (&sched->config.hooks[WS_HOOK_THREAD_START]);
+  ws_thread.runtime = runtime;
+  ws_hook_run (&self->config->hooks[WS_HOOK_THREAD_START]);
 
   ws_lock_lock (&self->lock);
   thread_loop (self);
 
-  ws_scheduler_set_current (NULL);
-  ws_scheduler_unref (sched);
+  ws_thread.runtime = NULL;
+  ws_runtime_ref_release (runtime);
   return NULL;
 }
 
 /* A worker thread that gave its core away (ws_block_in_place) joins the
  * pool, with the context it took as its thread default
- * (ws_blocking_pool_set_adopted_context), unless the pool is full or
- * closed. Called while the thread still counts as a pool thread of the
- * scheduler; returns TRUE if the pool now counts it, and then the thread
- * calls ws_blocking_pool_run_adopted (). */
+ * (ws_thread.adopted_context), unless the pool is full or closed. Called
+ * while the thread still counts as a thread of the worker pool; returns
+ * TRUE if this pool now counts it, and then the thread calls
+ * ws_blocking_pool_run_adopted (). */
 gboolean
 ws_blocking_pool_try_adopt (WsBlockingPool *self)
 {
   gboolean adopted;
 
   ws_lock_lock (&self->lock);
-  adopted = !self->closed && self->n_threads < self->sched->config.max_blocking_threads;
+  adopted = !self->closed && self->n_threads < self->config->max_blocking_threads;
   if (adopted)
     self->n_threads++;
   ws_lock_unlock (&self->lock);
@@ -303,21 +291,6 @@ ws_blocking_pool_run_adopted (WsBlockingPool *self)
 {
   ws_lock_lock (&self->lock);
   thread_loop (self);
-}
-
-/* A thread that was not adopted: dispatch what its context still holds
- * and let the context go. */
-void
-ws_blocking_pool_drop_adopted_context (void)
-{
-  GMainContext *context = g_steal_pointer (&tls_adopted_context);
-
-  if (context == NULL)
-    return;
-  while (g_main_context_iteration (context, FALSE))
-    ;
-  g_main_context_pop_thread_default (context);
-  g_main_context_unref (context);
 }
 
 static void
@@ -365,7 +338,7 @@ blocking_schedule (WsTaskHost *host,
       unlist_idle_locked (self, idle);
       ws_parker_unpark (&idle->parker);
     }
-  else if (self->n_threads < self->sched->config.max_blocking_threads)
+  else if (self->n_threads < self->config->max_blocking_threads)
     {
       self->n_threads++;
       spawn = TRUE;
@@ -374,11 +347,11 @@ blocking_schedule (WsTaskHost *host,
 
   if (spawn)
     {
-      g_autofree gchar *name = g_strdup_printf ("%s-blk", self->sched->config.thread_name_prefix);
+      g_autofree gchar *name = g_strdup_printf ("%s-blk", self->config->thread_name_prefix);
       g_autoptr(GError) error = NULL;
       GThread *thread;
 
-      ws_scheduler_ref (self->sched);
+      ws_runtime_ref_acquire (self->runtime);
       thread = g_thread_try_new (name, blocking_thread_main, self, &error);
       if (thread == NULL)
         {
@@ -407,7 +380,7 @@ blocking_schedule (WsTaskHost *host,
               ws_raw_task_run (stranded, &(WsContext) { 0, });  /* ends it here */
               stranded = next;
             }
-          ws_scheduler_unref (self->sched);
+          ws_runtime_ref_release (self->runtime);
         }
       else
         g_thread_unref (thread);
@@ -466,7 +439,7 @@ ws_blocking_pool_shutdown (WsBlockingPool *self,
 
   /* A blocking job that shuts its own runtime down cannot wait for
    * itself. */
-  if (tls_pool == self)
+  if (ws_thread.blocking_pool == self)
     self_threads = 1;
 
   ws_lock_lock (&self->lock);
@@ -490,4 +463,26 @@ ws_blocking_pool_get_counts (WsBlockingPool *self,
   *n_idle = self->n_idle;
   *queue_depth = self->queue_len;
   ws_lock_unlock (&self->lock);
+}
+
+/* Binding at spawn: the registry's lock decides, so a spawn is refused
+ * (never counted, its destroy notify run here) or in the registry that
+ * shutdown walks. */
+WsRawTask *
+ws_blocking_pool_spawn (WsBlockingPool *self,
+                        WsTaskFunc      func,
+                        gpointer        data,
+                        GDestroyNotify  destroy,
+                        gboolean        join_interest)
+{
+  WsRawTask *task = ws_raw_task_new (&self->host, func, data, destroy, join_interest);
+
+  if (!ws_task_registry_bind (&self->registry, task))
+    {
+      ws_raw_task_refuse (task);
+      return join_interest ? task : NULL;
+    }
+
+  blocking_schedule (&self->host, task, FALSE);
+  return join_interest ? task : NULL;
 }

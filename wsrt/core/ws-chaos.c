@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include "ws-chaos-private.h"
+#include "ws-thread-private.h"
 
 #ifdef WS_ENABLE_CHAOS
 
@@ -20,7 +21,6 @@
 
 static guint64 chaos_seed;
 static _Atomic guint64 thread_counter;
-static _Thread_local guint64 rng;
 
 void
 ws_chaos_point (void)
@@ -36,22 +36,22 @@ ws_chaos_point (void)
       g_once_init_leave (&once, 1);
     }
 
-  if (rng == 0)
-    rng = (chaos_seed ^ (0x9e3779b97f4a7c15ull
+  if (ws_thread.chaos_rng == 0)
+    ws_thread.chaos_rng = (chaos_seed ^ (0x9e3779b97f4a7c15ull
                          * (atomic_fetch_add_explicit (&thread_counter, 1, memory_order_relaxed) + 1)))
           | 1;
 
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
+  ws_thread.chaos_rng ^= ws_thread.chaos_rng << 13;
+  ws_thread.chaos_rng ^= ws_thread.chaos_rng >> 7;
+  ws_thread.chaos_rng ^= ws_thread.chaos_rng << 17;
 
-  switch (rng % 16)
+  switch (ws_thread.chaos_rng % 16)
     {
     case 0:
       sched_yield ();
       break;
     case 1:
-      for (volatile int i = 0; i < (int) (rng >> 58); i++)
+      for (volatile int i = 0; i < (int) (ws_thread.chaos_rng >> 58); i++)
         ;
       break;
     default:

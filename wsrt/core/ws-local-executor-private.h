@@ -1,4 +1,4 @@
-/* ws-local-executor-private.h: thread-bound tasks polled on a GMainContext
+/* ws-local-executor-private.h: tasks bound to one GMainContext
  *
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -6,34 +6,49 @@
 
 #pragma once
 
-#include "ws-scheduler-private.h"
+#include <glib.h>
+
+#include "ws-config-private.h"
+#include "ws-lock-private.h"
+#include "ws-raw-task-private.h"
+#include "ws-runtime-ref-private.h"
+#include "ws-task-registry-private.h"
+#include "ws-thread-private.h"
 
 G_BEGIN_DECLS
 
+typedef struct _WsLocalExecutor  WsLocalExecutor;
+typedef struct _WsLocalExecutors WsLocalExecutors;
+
 /* One dispatch polls at most this many tasks and runs at most this long,
- * then returns to the main loop (DESIGN 3). */
+ * then returns to the main loop (doc/architecture.md, "Local tasks"). */
 #define WS_LOCAL_SLICE_USEC      1000
 #define WS_LOCAL_SLICE_MAX_POLLS 256
 
-WsLocalExecutor *ws_local_executor_lookup      (WsScheduler  *sched,
-                                                GMainContext *context);
-void             ws_local_executor_unref       (WsLocalExecutor *self);
-WsRawTask       *ws_local_executor_spawn       (WsLocalExecutor *self,
-                                                WsTaskFunc       func,
-                                                gpointer         data,
-                                                GDestroyNotify   destroy,
-                                                gboolean         join_interest);
-WsRawTask       *ws_local_executor_refuse_spawn (WsScheduler   *sched,
-                                                 GMainContext  *context,
-                                                 WsTaskFunc     func,
-                                                 gpointer       data,
-                                                 GDestroyNotify destroy,
-                                                 gboolean       join_interest);
-void             ws_local_executors_close      (WsScheduler  *sched);
-gboolean         ws_local_executors_shutdown   (WsScheduler  *sched,
-                                                gint64        deadline);
-gint64           ws_local_executors_count_alive (WsScheduler *sched);
-gboolean         ws_local_executor_is_current  (void);
+WsLocalExecutors *ws_local_executors_new        (const WsConfig   *config,
+                                                 WsRuntimeRef     *runtime);
+void              ws_local_executors_free       (WsLocalExecutors *set);
+WsLocalExecutor  *ws_local_executors_lookup     (WsLocalExecutors *set,
+                                                 GMainContext     *context);
+WsRawTask        *ws_local_executors_refuse_spawn (WsLocalExecutors *set,
+                                                 GMainContext     *context,
+                                                 WsTaskFunc        func,
+                                                 gpointer          data,
+                                                 GDestroyNotify    destroy,
+                                                 gboolean          join_interest);
+void              ws_local_executors_close      (WsLocalExecutors *set);
+gboolean          ws_local_executors_shutdown   (WsLocalExecutors *set,
+                                                 gint64            deadline);
+gint64            ws_local_executors_count_alive (WsLocalExecutors *set);
+guint64           ws_local_executors_get_polls  (WsLocalExecutors *set);
+
+void              ws_local_executor_unref       (WsLocalExecutor  *self);
+WsRawTask        *ws_local_executor_spawn       (WsLocalExecutor  *self,
+                                                 WsTaskFunc        func,
+                                                 gpointer          data,
+                                                 GDestroyNotify    destroy,
+                                                 gboolean          join_interest);
+gboolean          ws_local_executor_is_current  (void);
 
 /* The most polls one dispatch made, over the process (for tests). */
 extern _Atomic guint ws_local_executor_max_slice_polls;

@@ -9,8 +9,8 @@
  * never stalls a frame. Cancellation is queued like a wake, so a local
  * task's future is always destroyed on the thread that owns the context.
  *
- * Lifetime. The executor is reference counted: the scheduler's table holds
- * one until shutdown, every task holds one from creation until it is
+ * Lifetime. The executor is reference counted: the table of its set
+ * (WsLocalExecutors) holds one until shutdown, every task holds one from creation until it is
  * freed (a task holds its host), and a spawner or a waker holds one
  * across its push. The memory lives as long as the GSource: when the last
  * reference goes, the source is destroyed and released, and its finalize,
@@ -28,7 +28,7 @@
  * the cancellation of every task, run them at once where the shutting
  * down thread can acquire the context, and otherwise wait (up to the
  * deadline) for the owner to dispatch them; each dispatch of a closed
- * executor signals the scheduler's condition.
+ * executor signals the set's condition.
  */
 
 #include "config.h"
@@ -36,19 +36,36 @@
 #include "ws-local-executor-private.h"
 #include "ws-chaos-private.h"
 
+/* The executors of one runtime: one per GMainContext, in a table until
+ * shutdown, then on the list of detached executors until their tasks have
+ * ended. */
+struct _WsLocalExecutors
+{
+  const WsConfig *config;         /* the runtime's */
+  WsRuntimeRef   *runtime;        /* the count a task holds (H) */
+  WsTaskHost      refused_host;   /* of spawns refused after close */
+  WsTaskRegistry  refused_registry; /* never bound to: refusals are not counted */
+  _Atomic guint64 polls;
+  WsLock          lock;           /* guards what follows */
+  WsCond          cond;           /* a detached executor dispatched */
+  gboolean        closed;
+  GHashTable     *table;          /* GMainContext* -> WsLocalExecutor* */
+  GPtrArray      *detached;       /* shut down, with tasks left (refs) */
+};
+
 struct _WsLocalExecutor
 {
   WsTaskHost     host;            /* first */
   WsTaskRegistry   registry;
   _Atomic gint   ref_count;
-  WsScheduler   *sched;           /* strong: dropped by the finalize */
+  WsLocalExecutors *set;         /* its runtime held: dropped by the finalize */
   GMainContext  *context;         /* strong: dropped by the finalize */
   GSource       *source;          /* strong until the last reference goes */
   WsLock         lock;
   WsRawTask     *head;
   WsRawTask     *tail;
   gboolean       backlogged;      /* owner thread only: source demoted */
-  _Atomic gboolean detached;      /* shut down: out of the scheduler's table */
+  _Atomic gboolean detached;      /* shut down: out of the table */
   _Atomic guint  dispatches;      /* see local_source_finalize */
 };
 
@@ -67,8 +84,6 @@ typedef struct
   WsLocalExecutor *exec;
 } WsLocalSource;
 
-static _Thread_local gboolean tls_in_local_dispatch;
-
 _Atomic guint ws_local_executor_max_slice_polls;
 
 static void local_schedule (WsTaskHost *host,
@@ -78,9 +93,11 @@ static void local_ref      (WsTaskHost *host);
 static void local_unref    (WsTaskHost *host);
 
 static const WsTaskHostVTable local_host_class = {
-  local_schedule,
-  local_ref,
-  local_unref,
+  .schedule = local_schedule,
+  .ref = local_ref,
+  .unref = local_unref,
+  .bind = ws_task_registry_bind_task,
+  .release = ws_task_registry_release_task,
 };
 
 static WsLocalExecutor *
@@ -126,7 +143,7 @@ local_unref (WsTaskHost *host)
 gboolean
 ws_local_executor_is_current (void)
 {
-  return tls_in_local_dispatch;
+  return ws_thread.in_local_dispatch;
 }
 
 static WsRawTask *
@@ -152,7 +169,7 @@ static void
 local_source_finalize (GSource *source)
 {
   WsLocalExecutor *self = ((WsLocalSource *) source)->exec;
-  WsScheduler *sched = self->sched;
+  WsRuntimeRef *runtime = self->set->runtime;
 
   /* GLib runs the finalize after the last dispatch and after the last
    * unref, through its own locks and atomics. Acquire loads that pair with
@@ -166,7 +183,7 @@ local_source_finalize (GSource *source)
   ws_task_registry_clear (&self->registry);
   ws_lock_clear (&self->lock);
   g_aligned_free (self);
-  ws_scheduler_unref (sched);
+  ws_runtime_ref_release (runtime);
 }
 
 /* Polls queued tasks until the queue is empty or the slice is over.
@@ -176,8 +193,8 @@ run_slice (WsLocalExecutor *self,
            gint64           slice_usec,
            guint            max_polls)
 {
-  WsScheduler *prev_sched = ws_scheduler_get_current ();
-  gboolean prev_in_dispatch = tls_in_local_dispatch;
+  const WsRuntimeRef *prev_runtime = ws_thread.runtime;
+  gboolean prev_in_dispatch = ws_thread.in_local_dispatch;
   gint64 start = g_get_monotonic_time ();
   guint polls = 0;
   WsContext cx;
@@ -185,8 +202,8 @@ run_slice (WsLocalExecutor *self,
 
   memset (&cx, 0, sizeof cx);
 
-  ws_scheduler_set_current (self->sched);
-  tls_in_local_dispatch = TRUE;
+  ws_thread.runtime = self->set->runtime;
+  ws_thread.in_local_dispatch = TRUE;
 
   for (;;)
     {
@@ -194,10 +211,10 @@ run_slice (WsLocalExecutor *self,
 
       if (t == NULL)
         break;
-      cx.budget = self->sched->config.budget;
+      cx.budget = self->set->config->budget;
       ws_raw_task_run (t, &cx);
       polls++;
-      atomic_fetch_add_explicit (&self->sched->local_polls, 1, memory_order_relaxed);
+      atomic_fetch_add_explicit (&self->set->polls, 1, memory_order_relaxed);
       if (polls >= max_polls
           || (slice_usec >= 0 && g_get_monotonic_time () - start >= slice_usec))
         break;
@@ -207,8 +224,8 @@ run_slice (WsLocalExecutor *self,
   if (polls > atomic_load_explicit (&ws_local_executor_max_slice_polls, memory_order_relaxed))
     atomic_store_explicit (&ws_local_executor_max_slice_polls, polls, memory_order_relaxed);
 
-  tls_in_local_dispatch = prev_in_dispatch;
-  ws_scheduler_set_current (prev_sched);
+  ws_thread.in_local_dispatch = prev_in_dispatch;
+  ws_thread.runtime = prev_runtime;
 
   ws_lock_lock (&self->lock);
   more = self->head != NULL;
@@ -229,7 +246,7 @@ local_source_dispatch (GSource     *source,
   /* Clear first: a push after this point sets it again. */
   g_source_set_ready_time (source, -1);
 
-  more = run_slice (self, self->sched->config.local_slice, WS_LOCAL_SLICE_MAX_POLLS);
+  more = run_slice (self, self->set->config->local_slice, WS_LOCAL_SLICE_MAX_POLLS);
   if (more)
     g_source_set_ready_time (source, 0);
   if (more != self->backlogged)
@@ -241,11 +258,11 @@ local_source_dispatch (GSource     *source,
   if (atomic_load_explicit (&self->detached, memory_order_acquire))
     {
       /* A shutdown may be waiting for these cancellations. */
-      WsScheduler *sched = self->sched;
+      WsLocalExecutors *set = self->set;
 
-      ws_lock_lock (&sched->lock);
-      ws_cond_broadcast (&sched->cond);
-      ws_lock_unlock (&sched->lock);
+      ws_lock_lock (&set->lock);
+      ws_cond_broadcast (&set->cond);
+      ws_lock_unlock (&set->lock);
       if (ws_task_registry_count (&self->registry) == 0)
         ret = G_SOURCE_REMOVE;
     }
@@ -292,19 +309,19 @@ local_schedule (WsTaskHost *host,
 }
 
 WsLocalExecutor *
-ws_local_executor_lookup (WsScheduler  *sched,
-                          GMainContext *context)
+ws_local_executors_lookup (WsLocalExecutors *set,
+                           GMainContext     *context)
 {
   WsLocalExecutor *self;
 
-  ws_lock_lock (&sched->lock);
-  if (sched->shutdown_begun)
+  ws_lock_lock (&set->lock);
+  if (set->closed)
     {
-      ws_lock_unlock (&sched->lock);
+      ws_lock_unlock (&set->lock);
       return NULL;
     }
 
-  self = g_hash_table_lookup (sched->local_executors, context);
+  self = g_hash_table_lookup (set->table, context);
   if (self == NULL)
     {
       self = g_aligned_alloc0 (1, sizeof (WsLocalExecutor), 64); /* members on lines of their own */
@@ -312,7 +329,8 @@ ws_local_executor_lookup (WsScheduler  *sched,
       self->host.vtable = &local_host_class;
       self->host.registry = &self->registry;
       ws_task_registry_init (&self->registry);
-      self->sched = ws_scheduler_ref (sched);
+      ws_runtime_ref_acquire (set->runtime);
+      self->set = set;
       self->context = g_main_context_ref (context);
       ws_lock_init (&self->lock);
       self->source = g_source_new (&local_source_funcs, sizeof (WsLocalSource));
@@ -320,10 +338,10 @@ ws_local_executor_lookup (WsScheduler  *sched,
       g_source_set_static_name (self->source, "[wsrt] local tasks");
       g_source_set_priority (self->source, WS_LOCAL_PRIORITY);
       g_source_attach (self->source, context);
-      g_hash_table_insert (sched->local_executors, context, self);
+      g_hash_table_insert (set->table, context, self);
     }
   executor_ref (self);
-  ws_lock_unlock (&sched->lock);
+  ws_lock_unlock (&set->lock);
 
   return self;
 }
@@ -405,14 +423,14 @@ refuse_on_owner_thread (GMainContext *context,
 
 /* spawn_local after shutdown began (no executor). */
 WsRawTask *
-ws_local_executor_refuse_spawn (WsScheduler    *sched,
-                                GMainContext   *context,
-                                WsTaskFunc      func,
-                                gpointer        data,
-                                GDestroyNotify  destroy,
-                                gboolean        join_interest)
+ws_local_executors_refuse_spawn (WsLocalExecutors *set,
+                                 GMainContext     *context,
+                                 WsTaskFunc        func,
+                                 gpointer          data,
+                                 GDestroyNotify    destroy,
+                                 gboolean          join_interest)
 {
-  WsRawTask *task = ws_raw_task_new (&sched->host, func, data, destroy, join_interest);
+  WsRawTask *task = ws_raw_task_new (&set->refused_host, func, data, destroy, join_interest);
 
   return refuse_on_owner_thread (context, task, join_interest);
 }
@@ -462,17 +480,19 @@ cancel_all (WsLocalExecutor *self)
 }
 
 void
-ws_local_executors_close (WsScheduler *sched)
+ws_local_executors_close (WsLocalExecutors *set)
 {
   GPtrArray *execs = g_ptr_array_new ();
   GHashTableIter iter;
   gpointer value;
 
-  ws_lock_lock (&sched->lock);
-  g_hash_table_iter_init (&iter, sched->local_executors);
+  /* From here a lookup finds nothing, and a local spawn is refused. */
+  ws_lock_lock (&set->lock);
+  set->closed = TRUE;
+  g_hash_table_iter_init (&iter, set->table);
   while (g_hash_table_iter_next (&iter, NULL, &value))
     g_ptr_array_add (execs, executor_ref (value));
-  ws_lock_unlock (&sched->lock);
+  ws_lock_unlock (&set->lock);
 
   for (guint i = 0; i < execs->len; i++)
     {
@@ -485,8 +505,8 @@ ws_local_executors_close (WsScheduler *sched)
   g_ptr_array_unref (execs);
 }
 
-/* After close: moves every executor from the scheduler's table to its
- * list of detached executors, and until @deadline (monotonic, -1: for
+/* After close: moves every executor from the table to the list of
+ * detached executors, and until @deadline (monotonic, -1: for
  * ever) runs the cancellations of those whose context this thread can
  * acquire and waits for the owners of the others to run theirs; an
  * executor leaves the list once it has no task left. Later calls (a
@@ -495,23 +515,23 @@ ws_local_executors_close (WsScheduler *sched)
  * run, and the acquire loads of the counters make its effects visible
  * here. */
 gboolean
-ws_local_executors_shutdown (WsScheduler *sched,
-                             gint64       deadline)
+ws_local_executors_shutdown (WsLocalExecutors *set,
+                             gint64            deadline)
 {
   GHashTableIter iter;
   gpointer value;
   gboolean all_done;
 
-  ws_lock_lock (&sched->lock);
-  g_hash_table_iter_init (&iter, sched->local_executors);
+  ws_lock_lock (&set->lock);
+  g_hash_table_iter_init (&iter, set->table);
   while (g_hash_table_iter_next (&iter, NULL, &value))
     {
       /* The table's reference moves to the list. */
       atomic_store_explicit (&((WsLocalExecutor *) value)->detached, TRUE, memory_order_release);
-      g_ptr_array_add (sched->detached_executors, value);
+      g_ptr_array_add (set->detached, value);
     }
-  g_hash_table_remove_all (sched->local_executors);
-  ws_lock_unlock (&sched->lock);
+  g_hash_table_remove_all (set->table);
+  ws_lock_unlock (&set->lock);
 
   for (;;)
     {
@@ -519,10 +539,10 @@ ws_local_executors_shutdown (WsScheduler *sched,
       GPtrArray *finished = g_ptr_array_new ();
       gint64 now;
 
-      ws_lock_lock (&sched->lock);
-      for (guint i = 0; i < sched->detached_executors->len; i++)
-        g_ptr_array_add (execs, executor_ref (sched->detached_executors->pdata[i]));
-      ws_lock_unlock (&sched->lock);
+      ws_lock_lock (&set->lock);
+      for (guint i = 0; i < set->detached->len; i++)
+        g_ptr_array_add (execs, executor_ref (set->detached->pdata[i]));
+      ws_lock_unlock (&set->lock);
 
       /* Run what this thread can run; make the owners of the rest
        * dispatch (a wake or spawn may have come after their last slice). */
@@ -542,17 +562,17 @@ ws_local_executors_shutdown (WsScheduler *sched,
             g_source_set_ready_time (self->source, 0);
         }
 
-      ws_lock_lock (&sched->lock);
-      for (guint i = 0; i < sched->detached_executors->len;)
+      ws_lock_lock (&set->lock);
+      for (guint i = 0; i < set->detached->len;)
         {
-          WsLocalExecutor *self = sched->detached_executors->pdata[i];
+          WsLocalExecutor *self = set->detached->pdata[i];
 
           if (ws_task_registry_count (&self->registry) == 0)
-            g_ptr_array_add (finished, g_ptr_array_steal_index_fast (sched->detached_executors, i));
+            g_ptr_array_add (finished, g_ptr_array_steal_index_fast (set->detached, i));
           else
             i++;
         }
-      all_done = sched->detached_executors->len == 0;
+      all_done = set->detached->len == 0;
       now = g_get_monotonic_time ();
       if (!all_done && (deadline < 0 || now < deadline))
         {
@@ -561,10 +581,10 @@ ws_local_executors_shutdown (WsScheduler *sched,
            * owner may have stopped iterating its context). */
           gint64 until = now + 10 * G_TIME_SPAN_MILLISECOND;
 
-          ws_cond_wait_until (&sched->cond, &sched->lock,
+          ws_cond_wait_until (&set->cond, &set->lock,
                               deadline < 0 ? until : MIN (until, deadline));
         }
-      ws_lock_unlock (&sched->lock);
+      ws_lock_unlock (&set->lock);
 
       g_ptr_array_foreach (finished, (GFunc) ws_local_executor_unref, NULL);
       g_ptr_array_unref (finished);
@@ -577,19 +597,89 @@ ws_local_executors_shutdown (WsScheduler *sched,
 }
 
 gint64
-ws_local_executors_count_alive (WsScheduler *sched)
+ws_local_executors_count_alive (WsLocalExecutors *set)
 {
   GHashTableIter iter;
   gpointer value;
   gint64 n = 0;
 
-  ws_lock_lock (&sched->lock);
-  g_hash_table_iter_init (&iter, sched->local_executors);
+  ws_lock_lock (&set->lock);
+  g_hash_table_iter_init (&iter, set->table);
   while (g_hash_table_iter_next (&iter, NULL, &value))
     n += ws_task_registry_count (&((WsLocalExecutor *) value)->registry);
-  for (guint i = 0; i < sched->detached_executors->len; i++)
-    n += ws_task_registry_count (&((WsLocalExecutor *) sched->detached_executors->pdata[i])->registry);
-  ws_lock_unlock (&sched->lock);
+  for (guint i = 0; i < set->detached->len; i++)
+    n += ws_task_registry_count (&((WsLocalExecutor *) set->detached->pdata[i])->registry);
+  ws_lock_unlock (&set->lock);
 
   return n;
+}
+
+static void
+refused_schedule (WsTaskHost *host,
+                  WsRawTask  *task,
+                  gboolean    is_yield)
+{
+  /* A refused task is never polled, so nothing holds its waker; should
+   * a schedule come all the same, the task is ending on its owner
+   * thread: drop the queued reference, as a closed host does. */
+  ws_raw_task_unref (task);
+}
+
+static void
+refused_ref (WsTaskHost *host)
+{
+  ws_runtime_ref_acquire (((WsLocalExecutors *) ((char *) host - G_STRUCT_OFFSET (WsLocalExecutors, refused_host)))->runtime);
+}
+
+static void
+refused_unref (WsTaskHost *host)
+{
+  ws_runtime_ref_release (((WsLocalExecutors *) ((char *) host - G_STRUCT_OFFSET (WsLocalExecutors, refused_host)))->runtime);
+}
+
+static const WsTaskHostVTable refused_host_class = {
+  .schedule = refused_schedule,
+  .ref = refused_ref,
+  .unref = refused_unref,
+  .bind = ws_task_registry_bind_task,
+  .release = ws_task_registry_release_task,
+};
+
+WsLocalExecutors *
+ws_local_executors_new (const WsConfig *config,
+                        WsRuntimeRef   *runtime)
+{
+  WsLocalExecutors *set = g_new0 (WsLocalExecutors, 1);
+
+  set->config = config;
+  set->runtime = runtime;
+  set->refused_host.vtable = &refused_host_class;
+  ws_task_registry_init (&set->refused_registry);
+  set->refused_host.registry = &set->refused_registry;
+  atomic_init (&set->polls, 0);
+  ws_lock_init (&set->lock);
+  ws_cond_init (&set->cond);
+  set->table = g_hash_table_new (NULL, NULL);
+  set->detached = g_ptr_array_new ();
+  return set;
+}
+
+/* By the runtime, once nothing holds it. */
+void
+ws_local_executors_free (WsLocalExecutors *set)
+{
+  g_assert (g_hash_table_size (set->table) == 0);
+  g_assert (set->detached->len == 0);
+  g_hash_table_unref (set->table);
+  g_ptr_array_unref (set->detached);
+  ws_task_registry_clear (&set->refused_registry);
+  ws_lock_clear (&set->lock);
+  ws_cond_clear (&set->cond);
+  g_free (set);
+}
+
+guint64
+ws_local_executors_get_polls (WsLocalExecutors *set)
+{
+  return atomic_load_explicit (&set->polls, memory_order_relaxed);
 }

@@ -24,6 +24,7 @@
 #include "config.h"
 
 #include "ws-task-allocator-private.h"
+#include "ws-thread-private.h"
 #include "ws-lock-private.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -49,15 +50,9 @@ enum
   EXITED,                             /* flushed: free straight to malloc */
 };
 
-typedef struct
-{
-  WsRawTask *current;                 /* allocate from here, free to here */
-  guint      n_current;
-  WsRawTask *full;                    /* a full magazine, or NULL */
-  guint8     exit_state;              /* NOT_REGISTERED, REGISTERED, EXITED */
-} ThreadCache;
-
-static _Thread_local ThreadCache tls_cache WS_TLS_INITIAL_EXEC;
+/* A thread's magazines are ws_thread.task_cache (ws-thread-private.h);
+ * exit_state is NOT_REGISTERED, REGISTERED or EXITED. */
+typedef WsThreadTaskCache ThreadCache;
 
 /* Full magazines, linked through the registry_next of their first task (a
  * free task is in no owned set). */
@@ -147,7 +142,7 @@ cache_usable (ThreadCache *cache)
 WsRawTask *
 ws_task_allocator_alloc0 (void)
 {
-  ThreadCache *cache = &tls_cache;
+  ThreadCache *cache = &ws_thread.task_cache;
   WsRawTask *task;
 
   if G_UNLIKELY (cache->current == NULL)
@@ -175,7 +170,7 @@ ws_task_allocator_alloc0 (void)
 void
 ws_task_allocator_free (WsRawTask *task)
 {
-  ThreadCache *cache = &tls_cache;
+  ThreadCache *cache = &ws_thread.task_cache;
 
   if G_UNLIKELY (!cache_usable (cache))
     {
@@ -205,7 +200,7 @@ ws_task_allocator_get_n_cached (gsize *n_thread,
   *n_in_depot = (gsize) n_depot * WS_TASK_MAGAZINE_SIZE;
   ws_lock_unlock (&depot_lock);
 
-  *n_thread = tls_cache.n_current + (tls_cache.full != NULL ? WS_TASK_MAGAZINE_SIZE : 0);
+  *n_thread = ws_thread.task_cache.n_current + (ws_thread.task_cache.full != NULL ? WS_TASK_MAGAZINE_SIZE : 0);
 }
 
 #else /* !WS_TASK_CACHE */

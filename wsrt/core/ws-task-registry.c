@@ -34,22 +34,23 @@
 #include "config.h"
 
 #include "ws-task-registry-private.h"
+#include "ws-thread-private.h"
 
-/* The slot of this thread, 1-based (0: not assigned yet). */
-static _Thread_local guint tls_slot WS_TLS_INITIAL_EXEC;
+/* The slot of this thread is ws_thread.registry_slot, 1-based (0: not
+ * assigned yet). */
 static _Atomic guint next_slot;
 
 guint
 ws_task_registry_current_slot (void)
 {
-  guint slot = tls_slot;
+  guint slot = ws_thread.registry_slot;
 
   if G_UNLIKELY (slot == 0)
     {
       /* Relaxed: any distinct-enough number will do. */
       slot = atomic_fetch_add_explicit (&next_slot, 1, memory_order_relaxed)
              % WS_OWNED_SHARDS + 1;
-      tls_slot = slot;
+      ws_thread.registry_slot = slot;
     }
   return slot - 1;
 }
@@ -158,6 +159,33 @@ ws_task_registry_remove (WsTaskRegistry *self,
     unlink_locked (shard, task);
   ws_lock_unlock (&shard->lock);
 
+  return linked;
+}
+
+/* The owned-set half of the host interface (WsTaskHostVTable.bind and
+ * .release), the same for every host: each keeps its set in
+ * host->registry. The task core calls both with RUNNING held. */
+gboolean
+ws_task_registry_bind_task (WsTaskHost *host,
+                            WsRawTask  *task)
+{
+  return ws_task_registry_bind (host->registry, task);
+}
+
+/* Before COMPLETE is published: an accepted task leaves the set (if it
+ * was bound) and its end is counted. Returns TRUE if the set's reference
+ * is now the caller's to drop. A task never counted (refused, or made
+ * outside a spawn) was never in the set either. */
+gboolean
+ws_task_registry_release_task (WsTaskHost *host,
+                               WsRawTask  *task)
+{
+  gboolean linked;
+
+  if (!task->counted)
+    return FALSE;
+  linked = ws_task_registry_remove (host->registry, task);
+  ws_task_registry_count_completed (host->registry);
   return linked;
 }
 

@@ -1,5 +1,5 @@
-/* ws-scheduler.c: the worker pool: creation, spawn, remote schedule,
- * shutdown
+/* ws-worker-pool.c: the worker pool: creation, spawn, remote schedule,
+ * and its part of shutdown
  *
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -103,12 +103,10 @@
 
 #include "config.h"
 
-#include <stdio.h>
+#include <string.h>
 
-#include "ws-scheduler-private.h"
-#include "ws-blocking-pool-private.h"
-#include "ws-local-executor-private.h"
-#include "ws-error.h"
+#include "ws-worker-pool-private.h"
+#include "ws-worker-private.h"
 
 static void pool_schedule (WsTaskHost *host,
                            WsRawTask  *task,
@@ -117,163 +115,96 @@ static void pool_ref      (WsTaskHost *host);
 static void pool_unref    (WsTaskHost *host);
 
 static const WsTaskHostVTable pool_host_class = {
-  pool_schedule,
-  pool_ref,
-  pool_unref,
+  .schedule = pool_schedule,
+  .ref = pool_ref,
+  .unref = pool_unref,
+  .bind = ws_task_registry_bind_task,
+  .release = ws_task_registry_release_task,
 };
 
-WsScheduler *
-ws_scheduler_new (const WsSchedulerConfig *config)
+WsWorkerPool *
+ws_worker_pool_new (const WsConfig        *config,
+                    WsRuntimeRef          *runtime,
+                    const WsThreadHandOff *hand_off)
 {
-  WsScheduler *self = g_aligned_alloc0 (1, sizeof (WsScheduler), 64); /* members on lines of their own */
+  WsWorkerPool *self = g_aligned_alloc0 (1, sizeof (WsWorkerPool), 64); /* the injection queue on a line of its own */
   guint n = config->n_workers;
 
-  if (n == 0)
-    n = g_get_num_processors ();
-
+  g_assert (n > 0);
   self->host.vtable = &pool_host_class;
   self->host.registry = &self->registry;
   self->host.bind_on_pending = TRUE;
-  atomic_init (&self->ref_count, 1);
-  self->config = *config;
-  memset (self->config.hooks, 0, sizeof self->config.hooks);
-  self->config.thread_name_prefix = g_strdup (config->thread_name_prefix ? config->thread_name_prefix : "ws");
+  self->config = config;
+  self->runtime = runtime;
+  self->hand_off = *hand_off;
   self->n_workers = n;
   ws_inject_queue_init (&self->inject);
   ws_sleepers_init (&self->sleepers, n);
   ws_task_registry_init (&self->registry);
   atomic_init (&self->shutdown, FALSE);
   atomic_init (&self->remote_schedules, 0);
-  atomic_init (&self->local_polls, 0);
   atomic_init (&self->started_flag, FALSE);
   ws_lock_init (&self->lock);
   ws_lock_init (&self->sweep_lock);
   ws_cond_init (&self->cond);
-  self->local_executors = g_hash_table_new (NULL, NULL);
-  self->detached_executors = g_ptr_array_new ();
-  self->blocking = ws_blocking_pool_new (self);
 
   self->workers = g_new0 (WsWorker *, n);
   for (guint i = 0; i < n; i++)
-    {
-      WsWorker *w = g_new0 (WsWorker, 1);
-
-      w->sched = self;
-      w->index = i;
-      ws_local_queue_init (&w->queue);
-      w->context = g_main_context_new ();
-      ws_parker_init (&w->parker, w->context);
-      /* Any non-zero seed works for xorshift; spread them out. */
-      w->rand_state = 0x9e3779b9u * (i + 1);
-      self->workers[i] = w;
-    }
+    self->workers[i] = ws_worker_new (self, i);
 
   return self;
 }
 
-WsScheduler *
-ws_scheduler_ref (WsScheduler *self)
+/* By the runtime, once nothing holds it: every thread and every task that
+ * could touch the pool held the runtime, so all are gone. */
+void
+ws_worker_pool_free (WsWorkerPool *self)
 {
-  atomic_fetch_add_explicit (&self->ref_count, 1, memory_order_relaxed);
-  return self;
-}
-
-static void
-pool_ref (WsTaskHost *host)
-{
-  ws_scheduler_ref ((WsScheduler *) host);
-}
-
-static void
-pool_unref (WsTaskHost *host)
-{
-  ws_scheduler_unref ((WsScheduler *) host);
-}
-
-static void
-scheduler_free (WsScheduler *self)
-{
-  /* Every thread and every task that could touch us held a reference, so
-   * all are gone. */
   for (guint i = 0; i < self->n_workers; i++)
-    {
-      WsWorker *w = self->workers[i];
-
-      g_assert (w->lifo == NULL);
-      g_assert (!ws_local_queue_has_tasks (&w->queue));
-      if (w->thread != NULL)
-        g_thread_unref (w->thread);
-      g_main_context_unref (w->context);
-      g_free (w);
-    }
+    ws_worker_free (self->workers[i]);
   g_free (self->workers);
-
-  g_assert (g_hash_table_size (self->local_executors) == 0);
-  g_hash_table_unref (self->local_executors);
-  g_assert (self->detached_executors->len == 0);
-  g_ptr_array_unref (self->detached_executors);
-  ws_blocking_pool_free (self->blocking);
   ws_task_registry_clear (&self->registry);
   ws_inject_queue_clear (&self->inject);
   ws_sleepers_clear (&self->sleepers);
   ws_lock_clear (&self->lock);
   ws_lock_clear (&self->sweep_lock);
   ws_cond_clear (&self->cond);
-  for (guint i = 0; i < WS_N_HOOKS; i++)
-    if (self->config.hooks[i].destroy != NULL)
-      self->config.hooks[i].destroy (self->config.hooks[i].data);
-  g_free (self->config.thread_name_prefix);
   g_aligned_free (self);
 }
 
-/* Hooks can be set until the first thread starts; they are read without a
- * lock afterwards (the thread creation orders the write before). Returns
- * FALSE (and frees @data) if the runtime has started. */
-gboolean
-ws_scheduler_set_hook (WsScheduler    *self,
-                       WsHookKind      kind,
-                       void          (*func) (gpointer),
-                       gpointer        data,
-                       GDestroyNotify  destroy)
+static void
+pool_ref (WsTaskHost *host)
 {
-  WsHook old = { NULL, };
+  ws_runtime_ref_acquire (((WsWorkerPool *) host)->runtime);
+}
+
+static void
+pool_unref (WsTaskHost *host)
+{
+  ws_runtime_ref_release (((WsWorkerPool *) host)->runtime);
+}
+
+/* Runs @func under the pool's lock if no worker has started, so that
+ * what it writes (a hook) is ordered before every worker's reads by the
+ * thread creation. Returns FALSE, without running it, once started. */
+gboolean
+ws_worker_pool_run_unstarted (WsWorkerPool *self,
+                              void        (*func) (gpointer),
+                              gpointer      data)
+{
+  gboolean started;
 
   ws_lock_lock (&self->lock);
-  if (self->started)
-    {
-      ws_lock_unlock (&self->lock);
-      if (destroy != NULL)
-        destroy (data);
-      return FALSE;
-    }
-  old = self->config.hooks[kind];
-  self->config.hooks[kind].func = func;
-  self->config.hooks[kind].data = data;
-  self->config.hooks[kind].destroy = destroy;
+  started = self->started;
+  if (!started)
+    func (data);
   ws_lock_unlock (&self->lock);
-
-  if (old.destroy != NULL)
-    old.destroy (old.data);
-  return TRUE;
-}
-
-void
-ws_scheduler_unref (WsScheduler *self)
-{
-  /* AcqRel: the usual reference-count pairing before a free. */
-  if (atomic_fetch_sub_explicit (&self->ref_count, 1, memory_order_acq_rel) == 1)
-    {
-      /* No task and no thread holds us any more: a shutdown that began has
-       * nothing left to wait for. */
-      if (!ws_scheduler_is_shutdown (self))
-        ws_scheduler_shutdown (self, -1);
-      scheduler_free (self);
-    }
+  return !started;
 }
 
 gboolean
-ws_scheduler_start (WsScheduler *self,
-                    GError     **error)
+ws_worker_pool_start (WsWorkerPool *self,
+                      GError      **error)
 {
   gboolean ok = TRUE;
 
@@ -290,15 +221,15 @@ ws_scheduler_start (WsScheduler *self,
   for (guint i = 0; i < self->n_workers; i++)
     {
       WsWorker *w = self->workers[i];
-      g_autofree gchar *name = g_strdup_printf ("%s-%u", self->config.thread_name_prefix, i);
+      g_autofree gchar *name = g_strdup_printf ("%s-%u", self->config->thread_name_prefix, i);
 
-      ws_scheduler_ref (self);
+      ws_runtime_ref_acquire (self->runtime);
       self->n_running_threads++;
       w->thread = g_thread_try_new (name, ws_worker_thread_main, w, error);
       if (w->thread == NULL)
         {
           self->n_running_threads--;
-          ws_scheduler_unref (self);
+          ws_runtime_ref_release (self->runtime);
           g_prefix_error (error, "Could not start wsrt worker thread %u of %u: ",
                           i + 1, self->n_workers);
           ok = FALSE;
@@ -307,40 +238,36 @@ ws_scheduler_start (WsScheduler *self,
     }
   ws_lock_unlock (&self->lock);
 
-  if (!ok)
-    ws_scheduler_shutdown (self, -1);
-
   return ok;
 }
 
-/* TRUE once a shutdown call has seen every task end. */
 gboolean
-ws_scheduler_is_finished (WsScheduler *self)
-{
-  return atomic_load_explicit (&self->finished, memory_order_acquire);
-}
-
-gboolean
-ws_scheduler_is_shutdown (WsScheduler *self)
+ws_worker_pool_is_shutdown (WsWorkerPool *self)
 {
   return atomic_load_explicit (&self->shutdown, memory_order_acquire);
 }
 
 gint64
-ws_scheduler_alive_tasks (WsScheduler *self)
+ws_worker_pool_alive_tasks (WsWorkerPool *self)
 {
-  return ws_task_registry_count (&self->registry)
-         + ws_task_registry_count (ws_blocking_pool_get_registry (self->blocking))
-         + ws_local_executors_count_alive (self);
+  return ws_task_registry_count (&self->registry);
+}
+
+GMainContext *
+ws_worker_pool_get_context (WsWorkerPool *self,
+                            guint         index)
+{
+  g_return_val_if_fail (index < self->n_workers, NULL);
+  return self->workers[index]->core.context;
 }
 
 void
-ws_scheduler_notify_parked (WsScheduler *self)
+ws_worker_pool_notify_parked (WsWorkerPool *self)
 {
   gint idx = ws_sleepers_worker_to_notify (&self->sleepers);
 
   if (idx >= 0)
-    ws_parker_unpark (&self->workers[idx]->parker);
+    ws_parker_unpark (&self->workers[idx]->core.parker);
 }
 
 /* From any thread but a running worker of this pool (or from our own
@@ -348,8 +275,8 @@ ws_scheduler_notify_parked (WsScheduler *self)
  * wake a sleeper if nobody searches. The caller keeps the pool alive
  * across the call. */
 static void
-push_remote (WsScheduler *self,
-             WsRawTask   *task)
+push_remote (WsWorkerPool *self,
+             WsRawTask    *task)
 {
   atomic_fetch_add_explicit (&self->remote_schedules, 1, memory_order_relaxed);
   if G_UNLIKELY (!ws_inject_queue_push (&self->inject, task))
@@ -360,14 +287,14 @@ push_remote (WsScheduler *self,
       ws_raw_task_unref (task);
       return;
     }
-  ws_scheduler_notify_parked (self);
+  ws_worker_pool_notify_parked (self);
 }
 
 static inline gboolean
-on_running_worker (WsScheduler *self,
-                   WsWorker    *w)
+on_running_worker (WsWorkerPool *self,
+                   WsWorker     *w)
 {
-  return w != NULL && w->sched == self && !w->in_park && !w->is_shutdown;
+  return w != NULL && w->pool == self && !w->in_park && !w->core.is_shutdown;
 }
 
 static void
@@ -375,7 +302,7 @@ pool_schedule (WsTaskHost *host,
                WsRawTask  *task,
                gboolean    is_yield)
 {
-  WsScheduler *self = (WsScheduler *) host;
+  WsWorkerPool *self = (WsWorkerPool *) host;
   WsWorker *w = ws_worker_get_current ();
 
   if (on_running_worker (self, w))
@@ -384,16 +311,17 @@ pool_schedule (WsTaskHost *host,
       return;
     }
 
-  if (w != NULL && w->sched == self)
+  if (w != NULL && w->pool == self)
     {
-      /* Our own worker (parked, or stopping): it holds the pool. */
+      /* Our own worker (parked, or stopping): it holds the runtime. */
       push_remote (self, task);
       return;
     }
 
-  /* A foreign waker holds the task, not the pool: a task reference of our
-   * own keeps the task, and through it the pool, alive until the push and
-   * the notify are done. The unref may free both, so it comes last. */
+  /* A foreign waker holds the task, not the runtime: a task reference of
+   * our own keeps the task, and through it the runtime, alive until the
+   * push and the notify are done. The unref may free both, so it comes
+   * last. */
   ws_raw_task_ref (task);
   push_remote (self, task);
   ws_raw_task_unref (task);
@@ -410,17 +338,17 @@ refuse (WsRawTask *task,
 }
 
 WsRawTask *
-ws_scheduler_spawn (WsScheduler    *self,
-                    WsTaskFunc      func,
-                    gpointer        data,
-                    GDestroyNotify  destroy,
-                    gboolean        join_interest)
+ws_worker_pool_spawn (WsWorkerPool   *self,
+                      WsTaskFunc      func,
+                      gpointer        data,
+                      GDestroyNotify  destroy,
+                      gboolean        join_interest)
 {
   WsWorker *w = ws_worker_get_current ();
   WsRawTask *task;
 
   if G_UNLIKELY (!atomic_load_explicit (&self->started_flag, memory_order_acquire))
-    ws_scheduler_start (self, NULL);
+    ws_worker_pool_start (self, NULL);
 
   task = ws_raw_task_new (&self->host, func, data, destroy, join_interest);
 
@@ -450,118 +378,40 @@ ws_scheduler_spawn (WsScheduler    *self,
   return join_interest ? task : NULL;
 }
 
-/* A host that binds at spawn (the blocking pool; local executors have
- * their own, ws_local_executor_spawn, which refuses on the owner thread):
- * the owned set's lock decides, so a spawn is refused (never counted) or
- * in the set that shutdown walks. */
-WsRawTask *
-ws_task_host_spawn (WsTaskHost     *host,
-                    WsTaskFunc      func,
-                    gpointer        data,
-                    GDestroyNotify  destroy,
-                    gboolean        join_interest)
+/* Step 1 of shutdown, the pool's part: close the registry (and with it
+ * the spawn gate) before workers can see the flag (a worker that sees it
+ * walks the registry, which must be closed by then so that no task binds
+ * behind the walk), raise the flag and wake every worker. Called once. */
+void
+ws_worker_pool_begin_shutdown (WsWorkerPool *self)
 {
-  WsRawTask *task = ws_raw_task_new (host, func, data, destroy, join_interest);
-
-  g_assert (!host->bind_on_pending);
-  /* Binding counts the task, under the set's lock. */
-  if (!ws_task_registry_bind (host->registry, task))
-    return refuse (task, join_interest);
-
-  host->vtable->schedule (host, task, FALSE);
-  return join_interest ? task : NULL;
-}
-
-WsRawTask *
-ws_scheduler_spawn_blocking (WsScheduler    *self,
-                             WsTaskFunc      func,
-                             gpointer        data,
-                             GDestroyNotify  destroy,
-                             gboolean        join_interest)
-{
-  return ws_task_host_spawn ((WsTaskHost *) self->blocking, func, data, destroy, join_interest);
-}
-
-WsRawTask *
-ws_scheduler_spawn_local (WsScheduler    *self,
-                          GMainContext   *context,
-                          WsTaskFunc      func,
-                          gpointer        data,
-                          GDestroyNotify  destroy,
-                          gboolean        join_interest)
-{
-  WsLocalExecutor *exec = ws_local_executor_lookup (self, context);
-  WsRawTask *task;
-
-  if (exec == NULL)
-    return ws_local_executor_refuse_spawn (self, context, func, data, destroy, join_interest);
-
-  /* The lookup's executor reference keeps it alive across the push. */
-  task = ws_local_executor_spawn (exec, func, data, destroy, join_interest);
-  ws_local_executor_unref (exec);
-  return task;
-}
-
-/* Step 1 of shutdown: close every way in, raise the flag and wake every
- * worker. Idempotent; a later caller waits (if @wait) until the first one
- * is through, so that every caller proceeds with everything closed. */
-static void
-begin_shutdown (WsScheduler *self,
-                gboolean     wait)
-{
-  WsScheduler *prev_current = ws_scheduler_get_current ();
-  gboolean first;
-
   ws_lock_lock (&self->lock);
-  first = !self->shutdown_begun;
   self->shutdown_begun = TRUE;
-  if (first && !self->started)
+  if (!self->started)
     {
       /* Never started: no worker will start now, and none runs the
        * shutdown steps; the caller's sweep does. */
       self->started = TRUE;
       atomic_store_explicit (&self->started_flag, TRUE, memory_order_release);
     }
-  if (!first)
-    {
-      while (wait && !self->closing_done)
-        ws_cond_wait (&self->cond, &self->lock);
-      ws_lock_unlock (&self->lock);
-      return;
-    }
   ws_lock_unlock (&self->lock);
 
-  /* Close the set (and with it the spawn gate) before workers can see the
-   * flag: a worker that sees it walks the set, which must be closed by
-   * then so that no task binds behind the walk. */
   ws_task_registry_close (&self->registry);
 
-  /* Release: pairs with the acquire in ws_scheduler_is_shutdown(). */
+  /* Release: pairs with the acquire in ws_worker_pool_is_shutdown (). */
   atomic_store_explicit (&self->shutdown, TRUE, memory_order_release);
 
   /* Release in unpark: each worker sees the flag after waking. */
   for (guint i = 0; i < self->n_workers; i++)
-    ws_parker_unpark (&self->workers[i]->parker);
-
-  /* These run destroy notifies of queued blocking jobs: the runtime's
-   * code, so a shutdown called from one returns at once. */
-  ws_scheduler_set_current (self);
-  ws_blocking_pool_close (self->blocking);
-  ws_local_executors_close (self);
-  ws_scheduler_set_current (prev_current);
-
-  ws_lock_lock (&self->lock);
-  self->closing_done = TRUE;
-  ws_cond_broadcast (&self->cond);
-  ws_lock_unlock (&self->lock);
+    ws_parker_unpark (&self->workers[i]->core.parker);
 }
 
-/* Waits until no thread of the pool runs: the workers, and a thread that
- * gave its core away in ws_block_in_place () but is still inside that
- * poll. Joins the workers. */
+/* Step 3: waits until no thread of the pool runs (the workers, and a
+ * thread that gave its core away in ws_block_in_place () but is still
+ * inside that poll), then joins the workers. */
 static gboolean
-wait_for_pool_threads (WsScheduler *self,
-                       gint64       deadline)
+wait_for_pool_threads (WsWorkerPool *self,
+                       gint64        deadline)
 {
   gboolean done;
 
@@ -589,61 +439,51 @@ wait_for_pool_threads (WsScheduler *self,
   return TRUE;
 }
 
-/* Drops every queued instance of every worker's queues. */
-static gboolean
-drain_worker_queues (WsScheduler *self)
+/* The one drain of the pool: drops every queued instance in every
+ * worker's queues and in the injection queue, sealing the injection queue
+ * when it is found empty if @seal (the last sweep). Only once the workers
+ * have stopped using their queues. Returns TRUE if anything was queued.
+ * A cancellation here may wake an awaiter, whose schedule pushes it to
+ * the injection queue: the loop pops it in turn, so the depth of the
+ * stack never grows with the length of an await chain (P). */
+gboolean
+ws_worker_pool_drain (WsWorkerPool *self,
+                      gboolean      seal)
 {
   gboolean any = FALSE;
+  WsRawTask *t;
 
   for (guint i = 0; i < self->n_workers; i++)
+    any |= ws_worker_drain (self->workers[i]);
+  while ((t = seal ? ws_inject_queue_pop_or_seal (&self->inject)
+                   : ws_inject_queue_pop (&self->inject)) != NULL)
     {
-      WsWorker *w = self->workers[i];
-      WsRawTask *t;
-
-      if (w->lifo != NULL)
-        {
-          t = g_steal_pointer (&w->lifo);
-          ws_raw_task_drop_queued (t);
-          any = TRUE;
-        }
-      while ((t = ws_local_queue_pop (&w->queue)) != NULL)
-        {
-          ws_raw_task_drop_queued (t);
-          any = TRUE;
-        }
+      ws_raw_task_drop_queued (t);
+      any = TRUE;
     }
   return any;
 }
 
-/* The last sweep, once no pool thread runs and no accepted spawn is in
- * flight: walk the set, drain every queue, and seal the injection queue
- * when it is found empty. A cancellation here may wake an awaiter, whose
- * schedule pushes it to the injection queue: the loop pops it in turn, so
- * the depth of the stack never grows with the length of an await chain. */
+/* Step 5, the last sweep, once no pool thread runs and no accepted spawn
+ * is in flight: walk the registry, drain every queue, seal the injection
+ * queue. */
 static void
-final_sweep (WsScheduler *self)
+final_sweep (WsWorkerPool *self)
 {
-  WsRawTask *t;
-
   ws_task_registry_shutdown_all (&self->registry);
-  drain_worker_queues (self);
-  while ((t = ws_inject_queue_pop_or_seal (&self->inject)) != NULL)
-    ws_raw_task_drop_queued (t);
+  ws_worker_pool_drain (self, TRUE);
 
-  /* Nothing can be left: the set is closed and was walked, the queues are
-   * sealed or owned by threads that are gone. */
-  g_assert (!drain_worker_queues (self));
+  /* Nothing can be left: the registry is closed and was walked, the
+   * queues are sealed or owned by threads that are gone. */
+  g_assert (!ws_worker_pool_drain (self, TRUE));
 }
 
-/* Completions owed to the contexts of workers that have exited (a
- * ws_task_wait_async started on a worker, for a task that shutdown
- * cancelled after that worker's last dispatch): dispatch them here. */
 static void
-dispatch_worker_contexts (WsScheduler *self)
+dispatch_contexts_locked (WsWorkerPool *self)
 {
   for (guint i = 0; i < self->n_workers; i++)
     {
-      GMainContext *context = self->workers[i]->context;
+      GMainContext *context = self->workers[i]->core.context;
 
       if (!g_main_context_acquire (context))
         continue;
@@ -655,96 +495,71 @@ dispatch_worker_contexts (WsScheduler *self)
     }
 }
 
-/* Steps 4 to 6, once no pool thread runs: by the shutdown caller, or by
+/* Step 6: completions owed to the contexts of workers that have exited (a
+ * ws_task_wait_async started on a worker, for a task that shutdown
+ * cancelled after that worker's last dispatch) are dispatched here. What
+ * runs counts as the runtime's code (T). */
+void
+ws_worker_pool_dispatch_contexts (WsWorkerPool *self)
+{
+  const WsRuntimeRef *prev = ws_thread.runtime;
+
+  ws_lock_lock (&self->sweep_lock);
+  ws_thread.runtime = self->runtime;
+  dispatch_contexts_locked (self);
+  ws_thread.runtime = prev;
+  ws_lock_unlock (&self->sweep_lock);
+}
+
+/* Steps 5 and 6, once no pool thread runs: by the shutdown caller, or by
  * the last pool thread to stop, so that a shutdown started from a
  * runtime thread (which returns at once) still ends every task. */
 static void
-sweep (WsScheduler *self,
-       WsScheduler *prev_current)
+sweep (WsWorkerPool *self)
 {
+  const WsRuntimeRef *prev = ws_thread.runtime;
+
   ws_lock_lock (&self->sweep_lock);
-  ws_scheduler_set_current (self);
+  ws_thread.runtime = self->runtime;
   final_sweep (self);
-  dispatch_worker_contexts (self);
-  ws_scheduler_set_current (prev_current);
+  dispatch_contexts_locked (self);
+  ws_thread.runtime = prev;
   ws_lock_unlock (&self->sweep_lock);
 }
 
-/* Called by a pool thread that has just stopped counting, when it was
- * the last one and shutdown has begun. */
-void
-ws_scheduler_finish_from_last_thread (WsScheduler *self)
-{
-  ws_task_registry_wait_spawns (&self->registry, -1);
-  sweep (self, ws_scheduler_get_current ());
-  /* Not the local executors: a pool thread could acquire an application
-   * context between two of its owner's iterations, and local data's
-   * destroy notifies must run on the owner. Those are left to a shutdown
-   * called from outside the runtime, or to dispose. */
-}
-
-/* Once no thread of the runtime runs (each ran its stop hook while still
- * counted), the hooks' data is released: a hook's data may own tasks of
- * this runtime (a closure's captured scope), which hold the scheduler, so
- * keeping it until the scheduler is freed would keep both for ever. */
-static void
-release_hooks (WsScheduler *self)
-{
-  WsHook hooks[WS_N_HOOKS];
-
-  ws_lock_lock (&self->lock);
-  memcpy (hooks, self->config.hooks, sizeof hooks);
-  memset (self->config.hooks, 0, sizeof self->config.hooks);
-  ws_lock_unlock (&self->lock);
-
-  for (guint i = 0; i < WS_N_HOOKS; i++)
-    if (hooks[i].destroy != NULL)
-      hooks[i].destroy (hooks[i].data);
-}
-
-/* The entry point of the shutdown protocol (top of this file). */
+/* Steps 3 to 6 (top of this file). Returns FALSE at the deadline. */
 gboolean
-ws_scheduler_shutdown (WsScheduler *self,
-                       gint64       timeout_usec)
+ws_worker_pool_stop (WsWorkerPool *self,
+                     gint64        deadline)
 {
-  gint64 deadline = timeout_usec < 0 ? -1 : g_get_monotonic_time () + timeout_usec;
-  WsScheduler *prev_current = ws_scheduler_get_current ();
-  gboolean done;
-
-  begin_shutdown (self, prev_current != self);
-
-  /* A thread that runs the runtime's code (a worker, a blocking thread, a
-   * thread inside ws_block_in_place (), a local executor's dispatch, a
-   * destroy notify run by this very sweep) cannot wait for the threads
-   * and tasks that include itself. */
-  if (prev_current == self)
-    return FALSE;
-
   if (!wait_for_pool_threads (self, deadline)
       || !ws_task_registry_wait_spawns (&self->registry, deadline))
     return FALSE;
+  sweep (self);
+  return TRUE;
+}
 
-  /* One sweep at a time; the destroy notifies it runs count as the
-   * runtime's code (see above). */
-  sweep (self, prev_current);
+/* By a pool thread that has stopped (a worker, or a thread leaving
+ * ws_block_in_place () that the runtime did not adopt, or before it
+ * runs as an adopted one). The last one, once shutdown has begun, ends
+ * what the workers' drains could not reach (a spawn that was in flight, a
+ * task re-queued after ws_block_in_place ()), in case no shutdown caller
+ * waits to do it: steps 4 to 6. Not the local executors: a pool thread
+ * could acquire an application context between two of its owner's
+ * iterations, and local data's destroy notifies must run on the owner. */
+void
+ws_worker_pool_thread_stopped (WsWorkerPool *self)
+{
+  gboolean last;
 
-  done = ws_blocking_pool_shutdown (self->blocking, deadline);
-  done = ws_local_executors_shutdown (self, deadline) && done;
+  ws_lock_lock (&self->lock);
+  last = --self->n_running_threads == 0 && self->shutdown_begun;
+  ws_cond_broadcast (&self->cond);
+  ws_lock_unlock (&self->lock);
 
-  /* Blocking jobs and local tasks that ended since may owe completions to
-   * a worker's context too. */
-  ws_lock_lock (&self->sweep_lock);
-  ws_scheduler_set_current (self);
-  dispatch_worker_contexts (self);
-  ws_scheduler_set_current (prev_current);
-  ws_lock_unlock (&self->sweep_lock);
-
-  done = done && ws_scheduler_alive_tasks (self) == 0;
-  if (done)
+  if (last)
     {
-      release_hooks (self);
-      /* Release: pairs with ws_scheduler_is_finished (). */
-      atomic_store_explicit (&self->finished, TRUE, memory_order_release);
+      ws_task_registry_wait_spawns (&self->registry, -1);
+      sweep (self);
     }
-  return done;
 }

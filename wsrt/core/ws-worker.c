@@ -17,69 +17,22 @@
 
 #include "config.h"
 
-#include "ws-scheduler-private.h"
-#include "ws-blocking-pool-private.h"
+#include "ws-worker-private.h"
+#include "ws-worker-pool-private.h"
 #include "ws-chaos-private.h"
 #include "ws-error.h"
-
-static _Thread_local WsWorker    *tls_worker WS_TLS_INITIAL_EXEC;
-static _Thread_local WsScheduler *tls_sched WS_TLS_INITIAL_EXEC;
-
-WsWorker *
-ws_worker_get_current (void)
-{
-  return tls_worker;
-}
-
-WsScheduler *
-ws_scheduler_get_current (void)
-{
-  return tls_sched;
-}
-
-void
-ws_scheduler_set_current (WsScheduler *sched)
-{
-  tls_sched = sched;
-}
-
-void
-ws_worker_init_context (WsContext *cx,
-                        WsWorker  *worker)
-{
-  memset (cx, 0, sizeof *cx);
-  cx->worker = worker;
-}
-
-gboolean
-ws_context_poll_proceed (WsContext *cx)
-{
-  if (cx->budget > 0)
-    {
-      cx->budget--;
-      return TRUE;
-    }
-
-  /* Out of budget: yield. Wake ourselves (the task is running, so this
-   * only sets NOTIFIED) and go to the back of the queue. */
-  if (cx->worker != NULL)
-    WS_STAT_INC (cx->worker, forced_yields);
-  cx->yielded = TRUE;
-  ws_raw_task_wake_by_ref (cx->task);
-  return FALSE;
-}
 
 static inline guint32
 next_random (WsWorker *w,
              guint32   n)
 {
   /* xorshift32: cheap and good enough to pick a victim. */
-  guint32 x = w->rand_state;
+  guint32 x = w->core.rand_state;
 
   x ^= x << 13;
   x ^= x >> 17;
   x ^= x << 5;
-  w->rand_state = x;
+  w->core.rand_state = x;
   return x % n;
 }
 
@@ -87,7 +40,7 @@ static void
 push_local_or_overflow (WsWorker  *w,
                         WsRawTask *task)
 {
-  if (ws_local_queue_push_back_or_overflow (&w->queue, task, &w->sched->inject))
+  if (ws_local_queue_push_back_or_overflow (&w->core.queue, task, &w->pool->inject))
     WS_STAT_INC (w, overflows);
 }
 
@@ -103,16 +56,16 @@ ws_worker_schedule_local (WsWorker  *w,
 
   WS_STAT_INC (w, local_schedules);
 
-  if (is_yield || w->sched->config.disable_lifo_slot)
+  if (is_yield || w->pool->config->disable_lifo_slot)
     {
       push_local_or_overflow (w, task);
       should_notify = TRUE;
     }
   else
     {
-      WsRawTask *prev = w->lifo;
+      WsRawTask *prev = w->core.lifo;
 
-      w->lifo = task;
+      w->core.lifo = task;
       should_notify = prev != NULL;
       if (prev != NULL)
         push_local_or_overflow (w, prev);
@@ -122,20 +75,20 @@ ws_worker_schedule_local (WsWorker  *w,
    * is not worth waking anyone for; a task in the run queue is stealable
    * and may be. */
   if (should_notify)
-    ws_scheduler_notify_parked (w->sched);
+    ws_worker_pool_notify_parked (w->pool);
 }
 
 static WsRawTask *
 next_local_task (WsWorker *w)
 {
-  WsRawTask *t = w->lifo;
+  WsRawTask *t = w->core.lifo;
 
   if (t != NULL)
     {
-      w->lifo = NULL;
+      w->core.lifo = NULL;
       return t;
     }
-  return ws_local_queue_pop (&w->queue);
+  return ws_local_queue_pop (&w->core.queue);
 }
 
 /* Pulls a batch from the injection queue into the local queue; returns
@@ -143,7 +96,7 @@ next_local_task (WsWorker *w)
 static WsRawTask *
 pop_injected (WsWorker *w)
 {
-  WsScheduler *s = w->sched;
+  WsWorkerPool *s = w->pool;
   gsize len = ws_inject_queue_len (&s->inject);
   WsRawTask *batch[WS_LOCAL_QUEUE_CAPACITY / 2 + 1];
   gsize want;
@@ -154,7 +107,7 @@ pop_injected (WsWorker *w)
 
   /* Our fair share, at most half the room we have, so that stealing and
    * other workers still get some (tokio >= 1.29 does the same). */
-  want = MIN (len / s->n_workers + 1, ws_local_queue_remaining (&w->queue) / 2);
+  want = MIN (len / s->n_workers + 1, ws_local_queue_remaining (&w->core.queue) / 2);
   want = CLAMP (want, 1, G_N_ELEMENTS (batch));
 
   n = ws_inject_queue_pop_batch (&s->inject, batch, want);
@@ -176,16 +129,16 @@ static void
 tune_global_queue_interval (WsWorker *w)
 {
   gint64 now = g_get_monotonic_time ();
-  guint64 ticks = w->tick - w->tick_at_tune;
-  gint64 elapsed = now - w->tune_since;
-  guint32 max = w->sched->config.global_queue_interval;
+  guint64 ticks = w->core.tick - w->core.tick_at_tune;
+  gint64 elapsed = now - w->core.tune_since;
+  guint32 max = w->pool->config->global_queue_interval;
   guint64 interval = max;
 
   if (elapsed > 0)
     interval = (guint64) WS_GLOBAL_QUEUE_TARGET_USEC * ticks / (guint64) elapsed;
-  w->gq_interval = (guint32) CLAMP (interval, MIN (2, max), max);
-  w->tick_at_tune = w->tick;
-  w->tune_since = now;
+  w->core.gq_interval = (guint32) CLAMP (interval, MIN (2, max), max);
+  w->core.tick_at_tune = w->core.tick;
+  w->core.tune_since = now;
 }
 
 static WsRawTask *
@@ -193,7 +146,7 @@ next_task (WsWorker *w)
 {
   WsRawTask *t;
 
-  if (w->tick % w->gq_interval == 0)
+  if (w->core.tick % w->core.gq_interval == 0)
     {
       tune_global_queue_interval (w);
 
@@ -224,7 +177,7 @@ poll_task (WsWorker  *w,
   WS_STAT_INC (w, polls);
   w->in_poll = TRUE;
   ws_raw_task_run (task, cx);
-  if (tls_worker != w)
+  if (ws_thread.worker != w)
     return FALSE;
   w->in_poll = FALSE;
   return TRUE;
@@ -233,13 +186,13 @@ poll_task (WsWorker  *w,
 static void
 transition_from_searching (WsWorker *w)
 {
-  if (!w->is_searching)
+  if (!w->core.is_searching)
     return;
-  w->is_searching = FALSE;
+  w->core.is_searching = FALSE;
   /* The last searcher to find work wakes another one: there may be more
    * work where this came from. */
-  if (ws_sleepers_transition_from_searching (&w->sched->sleepers))
-    ws_scheduler_notify_parked (w->sched);
+  if (ws_sleepers_transition_from_searching (&w->pool->sleepers))
+    ws_worker_pool_notify_parked (w->pool);
 }
 
 static gboolean
@@ -248,23 +201,23 @@ run_task (WsWorker  *w,
           WsRawTask *task)
 {
   transition_from_searching (w);
-  w->just_unparked = FALSE;
+  w->core.just_unparked = FALSE;
 
-  cx->budget = w->sched->config.budget;
-  w->lifo_polls = 0;
+  cx->budget = w->pool->config->budget;
+  w->core.lifo_polls = 0;
   if (!poll_task (w, cx, task))
     return FALSE;
 
   /* LIFO-slot tasks share the budget of this tick, and are capped. */
   for (;;)
     {
-      WsRawTask *t = w->lifo;
+      WsRawTask *t = w->core.lifo;
 
-      if (t == NULL || w->is_shutdown)
+      if (t == NULL || w->core.is_shutdown)
         return TRUE;
-      w->lifo = NULL;
+      w->core.lifo = NULL;
 
-      if (cx->budget == 0 || w->lifo_polls >= WS_MAX_LIFO_POLLS_PER_TICK)
+      if (cx->budget == 0 || w->core.lifo_polls >= WS_MAX_LIFO_POLLS_PER_TICK)
         {
           /* No notify, as in tokio: this worker runs it next tick. A
            * notify here woke a sleeper every four links of a spawn chain
@@ -273,7 +226,7 @@ run_task (WsWorker  *w,
           push_local_or_overflow (w, t);
           return TRUE;
         }
-      w->lifo_polls++;
+      w->core.lifo_polls++;
       if (!poll_task (w, cx, t))
         return FALSE;
     }
@@ -282,15 +235,15 @@ run_task (WsWorker  *w,
 static WsRawTask *
 steal_work (WsWorker *w)
 {
-  WsScheduler *s = w->sched;
+  WsWorkerPool *s = w->pool;
   guint n = s->n_workers;
   guint start;
 
-  if (!w->is_searching)
+  if (!w->core.is_searching)
     {
       if (!ws_sleepers_transition_to_searching (&s->sleepers))
         return NULL;
-      w->is_searching = TRUE;
+      w->core.is_searching = TRUE;
     }
 
   /* DESIGN 5: start at a random victim, try each once. */
@@ -304,7 +257,7 @@ steal_work (WsWorker *w)
       if (idx == w->index)
         continue;
 
-      t = ws_local_queue_steal_into (&s->workers[idx]->queue, &w->queue, &n_stolen);
+      t = ws_local_queue_steal_into (&s->workers[idx]->core.queue, &w->core.queue, &n_stolen);
       if (t != NULL)
         {
           WS_STAT_INC (w, steal_operations);
@@ -317,12 +270,12 @@ steal_work (WsWorker *w)
 }
 
 static gboolean
-any_work_pending (WsScheduler *s)
+any_work_pending (WsWorkerPool *s)
 {
   if (!ws_inject_queue_is_empty (&s->inject))
     return TRUE;
   for (guint i = 0; i < s->n_workers; i++)
-    if (ws_local_queue_has_tasks (&s->workers[i]->queue))
+    if (ws_local_queue_has_tasks (&s->workers[i]->core.queue))
       return TRUE;
   return FALSE;
 }
@@ -334,42 +287,42 @@ maintenance (WsWorker *w)
    * under load too. Wakes from it stay local. */
   gint64 now;
 
-  g_main_context_iteration (w->context, FALSE);
+  g_main_context_iteration (w->core.context, FALSE);
 
   /* Publish busy time as we go, not only when parking, so that a snapshot
    * of a worker that never sleeps is at most one interval stale. */
   now = g_get_monotonic_time ();
-  WS_STAT_ADD (w, busy_usec, now - w->busy_since);
-  w->busy_since = now;
+  WS_STAT_ADD (w, busy_usec, now - w->core.busy_since);
+  w->core.busy_since = now;
 
-  if (ws_scheduler_is_shutdown (w->sched))
-    w->is_shutdown = TRUE;
+  if (ws_worker_pool_is_shutdown (w->pool))
+    w->core.is_shutdown = TRUE;
 }
 
 static void
 park (WsWorker *w)
 {
-  WsScheduler *s = w->sched;
+  WsWorkerPool *s = w->pool;
   gboolean is_last_searcher;
   gint64 now;
 
-  if (w->just_unparked)
+  if (w->core.just_unparked)
     {
       /* Woken last time, and found nothing to do. */
       WS_STAT_INC (w, noop_wakes);
-      w->just_unparked = FALSE;
+      w->core.just_unparked = FALSE;
     }
 
   /* Run the hook before the last look at our queues: a hook that spawns
    * or wakes a task puts it in our LIFO slot, and we must not sleep on it
    * (DESIGN 8). */
-  ws_hook_run (&s->config.hooks[WS_HOOK_BEFORE_PARK]);
+  ws_hook_run (&s->config->hooks[WS_HOOK_BEFORE_PARK]);
 
-  if (w->lifo != NULL || ws_local_queue_has_tasks (&w->queue))
+  if (w->core.lifo != NULL || ws_local_queue_has_tasks (&w->core.queue))
     return;
 
-  is_last_searcher = ws_sleepers_transition_to_parked (&s->sleepers, w->index, w->is_searching);
-  w->is_searching = FALSE;
+  is_last_searcher = ws_sleepers_transition_to_parked (&s->sleepers, w->index, w->core.is_searching);
+  w->core.is_searching = FALSE;
 
   /* Between announcing the park and the re-check (the Dekker window). */
   WS_CHAOS_POINT ();
@@ -385,122 +338,123 @@ park (WsWorker *w)
    * re-checks the injection queue, whose producers may have seen us still
    * unparked a moment ago. */
   if (is_last_searcher ? any_work_pending (s) : !ws_inject_queue_is_empty (&s->inject))
-    ws_scheduler_notify_parked (s);
+    ws_worker_pool_notify_parked (s);
 
   now = g_get_monotonic_time ();
-  WS_STAT_ADD (w, busy_usec, now - w->busy_since);
+  WS_STAT_ADD (w, busy_usec, now - w->core.busy_since);
 
   WS_STAT_INC (w, parks);
   w->in_park = TRUE;
   for (;;)
     {
-      ws_parker_park (&w->parker);
+      ws_parker_park (&w->core.parker);
       if (!ws_sleepers_is_parked (&s->sleepers, w->index))
         {
           /* Woken by notify: we count as searching now. */
-          w->is_searching = TRUE;
+          w->core.is_searching = TRUE;
           break;
         }
-      if (ws_scheduler_is_shutdown (s))
+      if (ws_worker_pool_is_shutdown (s))
         {
-          w->is_shutdown = TRUE;
+          w->core.is_shutdown = TRUE;
           break;
         }
     }
   w->in_park = FALSE;
 
   WS_STAT_INC (w, unparks);
-  w->just_unparked = TRUE;
-  w->busy_since = g_get_monotonic_time ();
-  w->tune_since = w->busy_since;
-  w->tick_at_tune = w->tick;
-  ws_hook_run (&s->config.hooks[WS_HOOK_AFTER_UNPARK]);
+  w->core.just_unparked = TRUE;
+  w->core.busy_since = g_get_monotonic_time ();
+  w->core.tune_since = w->core.busy_since;
+  w->core.tick_at_tune = w->core.tick;
+  ws_hook_run (&s->config->hooks[WS_HOOK_AFTER_UNPARK]);
 }
 
-static void
-drain_local (WsWorker *w)
+/* Drops every queued instance of this worker's LIFO slot and run queue
+ * (ws_raw_task_drop_queued cancels a task never polled, which is in no
+ * registry yet). Only once the worker's thread has stopped using them: by
+ * that thread, or by shutdown after it left. Returns TRUE if anything was
+ * queued. */
+gboolean
+ws_worker_drain (WsWorker *self)
 {
+  gboolean any = FALSE;
   WsRawTask *t;
 
-  /* Cancels the tasks never polled (not in the owned set yet) and drops
-   * the queued reference of the others. */
-  if (w->lifo != NULL)
+  if (self->core.lifo != NULL)
     {
-      ws_raw_task_drop_queued (w->lifo);
-      w->lifo = NULL;
+      ws_raw_task_drop_queued (g_steal_pointer (&self->core.lifo));
+      any = TRUE;
     }
-  while ((t = ws_local_queue_pop (&w->queue)) != NULL)
-    ws_raw_task_drop_queued (t);
+  while ((t = ws_local_queue_pop (&self->core.queue)) != NULL)
+    {
+      ws_raw_task_drop_queued (t);
+      any = TRUE;
+    }
+  return any;
 }
 
-/* Step 2 of the shutdown protocol (ws-scheduler.c). */
+/* Step 2 of the shutdown protocol (ws-worker-pool.c). */
 static void
 worker_shutdown (WsWorker *w)
 {
-  WsScheduler *s = w->sched;
+  WsWorkerPool *s = w->pool;
   gboolean last;
 
-  /* Cancel every owned task: idle ones are destroyed here (their destroy
-   * notifies run), running ones when their poll returns. */
+  /* Cancel every task that waits on a waker: idle ones are destroyed
+   * here (their destroy notifies run), running ones when their poll
+   * returns. */
   ws_task_registry_shutdown_all (&s->registry);
 
   /* If we were listed as a sleeper, leave the list. */
   ws_sleepers_unpark_worker_by_id (&s->sleepers, w->index);
-  if (w->is_searching)
+  if (w->core.is_searching)
     {
-      w->is_searching = FALSE;
+      w->core.is_searching = FALSE;
       ws_sleepers_transition_from_searching (&s->sleepers);
     }
 
-  drain_local (w);
+  ws_worker_drain (w);
 
   ws_lock_lock (&s->lock);
   last = ++s->n_shutdown_workers == s->n_workers;
   ws_lock_unlock (&s->lock);
 
+  /* Everyone else has stopped and drained: drain what is left, and the
+   * injection queue (without sealing it: a thread inside
+   * ws_block_in_place () may still re-queue its task). */
   if (last)
-    {
-      /* Everyone else has stopped and drained; drain what is left, then the
-       * (closed) injection queue. */
-      for (guint i = 0; i < s->n_workers; i++)
-        {
-          WsRawTask *t;
-
-          while ((t = ws_local_queue_pop (&s->workers[i]->queue)) != NULL)
-            ws_raw_task_drop_queued (t);
-        }
-      for (WsRawTask *t; (t = ws_inject_queue_pop (&s->inject)) != NULL;)
-        ws_raw_task_drop_queued (t);
-    }
+    ws_worker_pool_drain (s, FALSE);
 }
 
 /* Returns FALSE if this thread lost the core to ws_block_in_place(). */
 static gboolean
 worker_run (WsWorker *w)
 {
-  WsScheduler *s = w->sched;
+  WsWorkerPool *s = w->pool;
   WsContext cx;
 
   /* Each thread that runs a worker has its own context on its stack: after
    * a core hand-off, the old thread may still be inside a poll with its
    * own. */
-  ws_worker_init_context (&cx, w);
+  memset (&cx, 0, sizeof cx);
+  cx.worker = w;
   w->cx = &cx;
-  w->busy_since = g_get_monotonic_time ();
-  w->tune_since = w->busy_since;
-  w->tick_at_tune = w->tick;
-  if (w->gq_interval == 0)
-    w->gq_interval = s->config.global_queue_interval;
+  w->core.busy_since = g_get_monotonic_time ();
+  w->core.tune_since = w->core.busy_since;
+  w->core.tick_at_tune = w->core.tick;
+  if (w->core.gq_interval == 0)
+    w->core.gq_interval = s->config->global_queue_interval;
 
-  while (!w->is_shutdown)
+  while (!w->core.is_shutdown)
     {
       WsRawTask *t;
 
-      w->tick++;
-      if (w->tick % s->config.event_interval == 0)
+      w->core.tick++;
+      if (w->core.tick % s->config->event_interval == 0)
         {
           maintenance (w);
-          if (w->is_shutdown)
+          if (w->core.is_shutdown)
             break;
         }
 
@@ -517,86 +471,99 @@ worker_run (WsWorker *w)
       /* Nothing anywhere: dispatch the context once before sleeping, then
        * park; a shutdown is noticed on wake. */
       maintenance (w);
-      if (w->is_shutdown)
+      if (w->core.is_shutdown)
         break;
       park (w);
     }
 
   worker_shutdown (w);
+  w->cx = NULL;                 /* on this frame's stack */
   return TRUE;
+}
+
+/* Leaves the worker: this thread no longer runs its core, and the poll in
+ * progress (if any) keeps its own context, detached from the worker. */
+static void
+detach_core (WsWorker *w)
+{
+  if (w->cx != NULL)
+    w->cx->worker = NULL;
+  w->cx = NULL;
+  w->in_poll = FALSE;
+  g_main_context_pop_thread_default (w->core.context);
+  g_main_context_release (w->core.context);
+  ws_thread.worker = NULL;
+}
+
+/* Runs the worker on this thread: its context is the thread default for
+ * as long as the thread is the worker, so GIO calls made by its tasks
+ * complete there (doc/architecture.md, "Workers and GMainContext"). */
+static void
+attach_core (WsWorker  *w,
+             WsContext *cx,
+             gboolean   in_poll)
+{
+  ws_thread.worker = w;
+  g_main_context_acquire (w->core.context);
+  g_main_context_push_thread_default (w->core.context);
+  w->cx = cx;
+  if (cx != NULL)
+    cx->worker = w;
+  w->in_poll = in_poll;
 }
 
 gpointer
 ws_worker_thread_main (gpointer data)
 {
   WsWorker *w = data;
-  WsScheduler *s = w->sched;
+  WsWorkerPool *s = w->pool;
   gboolean kept_core;
   gboolean adopted;
-  gboolean last;
 
-  tls_worker = w;
-  tls_sched = s;
-  ws_hook_run (&s->config.hooks[WS_HOOK_THREAD_START]);
+  ws_thread.runtime = s->runtime;
+  ws_hook_run (&s->config->hooks[WS_HOOK_THREAD_START]);
 
-  /* DESIGN 3: the worker's context is the thread default for as long as
-   * the thread is a worker, so GIO calls made by tasks complete here. */
-  g_main_context_acquire (w->context);
-  g_main_context_push_thread_default (w->context);
-
+  attach_core (w, NULL, FALSE);
   kept_core = worker_run (w);
-
   if (kept_core)
     {
       /* Dispatch what is still pending (GIO callbacks of cancelled tasks). */
-      while (g_main_context_iteration (w->context, FALSE))
+      while (g_main_context_iteration (w->core.context, FALSE))
         ;
-      g_main_context_pop_thread_default (w->context);
-      g_main_context_release (w->context);
-      tls_worker = NULL;
+      detach_core (w);
     }
 
   /* After ws_block_in_place () handed our core to another thread, this
-   * thread carries on as an ordinary blocking thread if the pool takes it.
-   * Otherwise it leaves, and runs the stop hook while still counted (the
-   * hooks' data may be released once shutdown has seen every thread
+   * thread carries on as an ordinary blocking thread if the runtime takes
+   * it. Otherwise it leaves, and runs the stop hook while still counted
+   * (the hooks' data may be released once shutdown has seen every thread
    * go). */
-  adopted = !kept_core && ws_blocking_pool_try_adopt (s->blocking);
+  adopted = !kept_core && s->hand_off.adopt (s->hand_off.data);
   if (!adopted)
     {
-      if (!kept_core)
-        ws_blocking_pool_drop_adopted_context ();
-      ws_hook_run (&s->config.hooks[WS_HOOK_THREAD_STOP]);
+      ws_thread_drop_adopted_context ();
+      ws_hook_run (&s->config->hooks[WS_HOOK_THREAD_STOP]);
     }
 
-  ws_lock_lock (&s->lock);
-  last = --s->n_running_threads == 0 && s->shutdown_begun;
-  ws_cond_broadcast (&s->cond);
-  ws_lock_unlock (&s->lock);
-
-  /* The last pool thread ends what the workers' drains could not reach
-   * (a spawn that was in flight, a task re-queued after ws_block_in_place),
-   * in case no shutdown caller waits to do it. */
-  if (last)
-    ws_scheduler_finish_from_last_thread (s);
+  ws_worker_pool_thread_stopped (s);
 
   if (adopted)
-    ws_blocking_pool_run_adopted (s->blocking);
+    s->hand_off.run (s->hand_off.data);
 
-  tls_sched = NULL;
-  ws_scheduler_unref (s);
+  ws_thread.runtime = NULL;
+  ws_runtime_ref_release (s->runtime);
   return NULL;
 }
 
-/* DESIGN 6: called by ws_block_in_place() on a worker, inside a poll.
- * Moves the worker's core (queues, LIFO slot, GMainContext) to a new
+/* Called by ws_block_in_place () on a worker, inside a poll
+ * (doc/architecture.md, "Blocking"). Moves the worker's core to a new
  * thread, which carries on as that worker; the calling thread keeps
  * running the current poll, then becomes a blocking thread. */
 gboolean
 ws_worker_hand_off_core (GError **error)
 {
-  WsWorker *w = tls_worker;
-  WsScheduler *s;
+  WsWorker *w = ws_thread.worker;
+  WsWorkerPool *s;
   WsContext *cx;
   g_autofree gchar *name = NULL;
   GMainContext *own;
@@ -604,7 +571,7 @@ ws_worker_hand_off_core (GError **error)
   GThread *old;
 
   g_assert (w != NULL);
-  s = w->sched;
+  s = w->pool;
   cx = w->cx;
 
   if (!w->in_poll)
@@ -619,34 +586,25 @@ ws_worker_hand_off_core (GError **error)
     }
 
   /* The LIFO slot is not stealable; the queue is. */
-  if (w->lifo != NULL)
-    {
-      push_local_or_overflow (w, w->lifo);
-      w->lifo = NULL;
-    }
+  if (w->core.lifo != NULL)
+    push_local_or_overflow (w, g_steal_pointer (&w->core.lifo));
 
-  /* From here this thread is no longer the worker: the poll in progress
-   * keeps its own context, detached from the worker. */
-  cx->worker = NULL;
-  w->cx = NULL;
-  w->in_poll = FALSE;
-  g_main_context_pop_thread_default (w->context);
-  g_main_context_release (w->context);
-  tls_worker = NULL;
+  detach_core (w);
 
   /* Every thread that polls a task has a thread-default context that is
    * iterated while the task waits: the rest of this poll gets one of its
    * own, which this thread keeps, and iterates, as a blocking thread. */
   own = g_main_context_new ();
   g_main_context_push_thread_default (own);
-  ws_blocking_pool_set_adopted_context (own);
+  ws_thread.adopted_context = own;
 
+  /* The new thread counts as a pool thread and holds the runtime. */
   ws_lock_lock (&s->lock);
   s->n_running_threads++;
   ws_lock_unlock (&s->lock);
-  ws_scheduler_ref (s);
+  ws_runtime_ref_acquire (s->runtime);
 
-  name = g_strdup_printf ("%s-%u", s->config.thread_name_prefix, w->index);
+  name = g_strdup_printf ("%s-%u", s->config->thread_name_prefix, w->index);
   thread = g_thread_try_new (name, ws_worker_thread_main, w, error);
   if (thread == NULL)
     {
@@ -654,16 +612,11 @@ ws_worker_hand_off_core (GError **error)
       ws_lock_lock (&s->lock);
       s->n_running_threads--;
       ws_lock_unlock (&s->lock);
-      ws_scheduler_unref (s);
-      ws_blocking_pool_set_adopted_context (NULL);
+      ws_runtime_ref_release (s->runtime);
+      ws_thread.adopted_context = NULL;
       g_main_context_pop_thread_default (own);
       g_main_context_unref (own);
-      tls_worker = w;
-      g_main_context_acquire (w->context);
-      g_main_context_push_thread_default (w->context);
-      w->cx = cx;
-      cx->worker = w;
-      w->in_poll = TRUE;
+      attach_core (w, cx, TRUE);
       g_prefix_error (error, "ws_block_in_place: could not start a thread to take over the worker: ");
       return FALSE;
     }
@@ -678,4 +631,32 @@ ws_worker_hand_off_core (GError **error)
     g_thread_unref (old);
 
   return TRUE;
+}
+
+WsWorker *
+ws_worker_new (WsWorkerPool *pool,
+               guint         index)
+{
+  WsWorker *self = g_new0 (WsWorker, 1);
+
+  self->pool = pool;
+  self->index = index;
+  ws_local_queue_init (&self->core.queue);
+  self->core.context = g_main_context_new ();
+  ws_parker_init (&self->core.parker, self->core.context);
+  /* Any non-zero seed works for xorshift; spread them out. */
+  self->core.rand_state = 0x9e3779b9u * (index + 1);
+  return self;
+}
+
+/* Once no thread runs the worker and its queues were drained. */
+void
+ws_worker_free (WsWorker *self)
+{
+  g_assert (self->core.lifo == NULL);
+  g_assert (!ws_local_queue_has_tasks (&self->core.queue));
+  if (self->thread != NULL)
+    g_thread_unref (self->thread);
+  g_main_context_unref (self->core.context);
+  g_free (self);
 }

@@ -1,0 +1,23 @@
+/* ws-context-budget-private.h: the cooperative budget of a poll
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Each poll gets a budget of awaitable operations (WsRuntime:budget). An
+ * awaitable that is ready spends one unit; with the budget spent it
+ * answers "not ready" once, after waking the task, so that a task whose
+ * awaitables are always ready still goes to the back of the queue and the
+ * others get their turn (tokio's coop module).
+ */
+
+#pragma once
+
+#include "ws-raw-task-private.h"
+
+G_BEGIN_DECLS
+
+/* TRUE if the poll may go on; FALSE means the budget of this poll is
+ * spent, the task was woken and must return PENDING. */
+gboolean ws_context_poll_proceed (WsContext *cx);
+
+G_END_DECLS

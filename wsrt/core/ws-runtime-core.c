@@ -1,0 +1,331 @@
+/* ws-runtime-core.c: one runtime: the worker pool, the blocking pool and
+ * the local executors side by side
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The runtime owns its configuration and three task hosts, which do not
+ * know each other:
+ *
+ *   - the worker pool (ws-worker-pool.c), where ws_runtime_spawn () puts
+ *     tasks;
+ *   - the blocking pool (ws-blocking-pool.c), for spawn_blocking and for
+ *     the threads that leave ws_block_in_place () (the worker pool hands
+ *     them over through the WsThreadHandOff the runtime gives it);
+ *   - the local executors (ws-local-executor.c), one per GMainContext
+ *     that spawn_local has been given.
+ *
+ * They share one reference count (WsRuntimeRef, the first member here):
+ * every task holds it through its host, every runtime thread holds it,
+ * and the WsRuntime GObject holds one. The runtime is freed when the last
+ * goes; if nobody shut it down, that last unref does.
+ *
+ * Shutdown, in this order (the protocol and its argument are written at
+ * the top of ws-worker-pool.c and in doc/architecture.md, "Shutdown"):
+ *
+ *   1. close every way in: the worker pool's registry and spawn gate,
+ *      its flag and its workers' parkers (ws_worker_pool_begin_shutdown);
+ *      the blocking pool (its queued jobs are cancelled); the local
+ *      executors (their tasks' cancellations are queued on the owners'
+ *      contexts). The destroy notifies this runs count as the runtime's
+ *      code (ws_thread.runtime), so a shutdown called from one returns at
+ *      once;
+ *   2.-6. the worker pool stops: its workers drain and leave, the caller
+ *      joins them, waits for the spawn gate, makes the last sweep and
+ *      dispatches the workers' contexts (ws_worker_pool_stop);
+ *   7. wait, up to the deadline, for the blocking threads, and for the
+ *      owners of local contexts to run the cancellations (or run them
+ *      here where this thread can acquire the context); then dispatch the
+ *      workers' contexts again, for completions that those ends posted.
+ *
+ * A call from a runtime thread starts the shutdown and returns FALSE at
+ * once (it cannot wait for itself; the last pool thread makes the sweep);
+ * a call that times out returns FALSE; dispose calls again until one has
+ * seen every task end. Then the hooks are released: their data may own
+ * tasks of this runtime, which hold the runtime, so keeping it until the
+ * runtime is freed would keep both for ever.
+ */
+
+#include "config.h"
+
+#include <stddef.h>
+
+#include "ws-runtime-core-private.h"
+#include "ws-worker-private.h"
+
+static void runtime_last_unref (WsRuntimeRef *ref);
+
+static inline WsRuntimeCore *
+from_ref (const WsRuntimeRef *ref)
+{
+  return (WsRuntimeCore *) ((const char *) ref - offsetof (WsRuntimeCore, ref));
+}
+
+static gboolean
+adopt_thread (gpointer blocking)
+{
+  return ws_blocking_pool_try_adopt (blocking);
+}
+
+static void
+run_adopted_thread (gpointer blocking)
+{
+  ws_blocking_pool_run_adopted (blocking);
+}
+
+WsRuntimeCore *
+ws_runtime_core_new (const WsConfig *settings)
+{
+  WsRuntimeCore *self = g_aligned_alloc0 (1, sizeof (WsRuntimeCore), 64); /* the count on a line of its own */
+  WsThreadHandOff hand_off;
+
+  atomic_init (&self->ref.count, 1);
+  self->ref.last_unref = runtime_last_unref;
+  ws_config_init_from (&self->config, settings);
+  ws_lock_init (&self->lock);
+  ws_cond_init (&self->cond);
+  self->blocking = ws_blocking_pool_new (&self->config, &self->ref);
+  self->locals = ws_local_executors_new (&self->config, &self->ref);
+  hand_off.adopt = adopt_thread;
+  hand_off.run = run_adopted_thread;
+  hand_off.data = self->blocking;
+  self->pool = ws_worker_pool_new (&self->config, &self->ref, &hand_off);
+  return self;
+}
+
+WsRuntimeCore *
+ws_runtime_core_ref (WsRuntimeCore *self)
+{
+  ws_runtime_ref_acquire (&self->ref);
+  return self;
+}
+
+void
+ws_runtime_core_unref (WsRuntimeCore *self)
+{
+  ws_runtime_ref_release (&self->ref);
+}
+
+static void
+runtime_last_unref (WsRuntimeRef *ref)
+{
+  WsRuntimeCore *self = from_ref (ref);
+
+  /* No task and no thread holds us any more: a shutdown that began has
+   * nothing left to wait for. */
+  if (!ws_runtime_core_is_shutdown (self))
+    ws_runtime_core_shutdown (self, -1);
+
+  ws_worker_pool_free (self->pool);
+  ws_blocking_pool_free (self->blocking);
+  ws_local_executors_free (self->locals);
+  ws_config_clear (&self->config);
+  ws_lock_clear (&self->lock);
+  ws_cond_clear (&self->cond);
+  g_aligned_free (self);
+}
+
+gboolean
+ws_runtime_core_start (WsRuntimeCore  *self,
+                       GError        **error)
+{
+  if (ws_worker_pool_start (self->pool, error))
+    return TRUE;
+  ws_runtime_core_shutdown (self, -1);
+  return FALSE;
+}
+
+typedef struct
+{
+  WsConfig  *config;
+  WsHookKind kind;
+  WsHook     hook;
+} SetHook;
+
+static void
+swap_hook (gpointer data)
+{
+  SetHook *set = data;
+  WsHook old = set->config->hooks[set->kind];
+
+  set->config->hooks[set->kind] = set->hook;
+  set->hook = old;
+}
+
+/* Hooks can be set until the worker pool starts (ws-config-private.h).
+ * Returns FALSE (and frees @data) once it has. */
+gboolean
+ws_runtime_core_set_hook (WsRuntimeCore   *self,
+                          WsHookKind       kind,
+                          void           (*func) (gpointer),
+                          gpointer         data,
+                          GDestroyNotify   destroy)
+{
+  SetHook set = { &self->config, kind, { func, data, destroy } };
+
+  if (!ws_worker_pool_run_unstarted (self->pool, swap_hook, &set))
+    {
+      if (destroy != NULL)
+        destroy (data);
+      return FALSE;
+    }
+
+  /* The previous hook, swapped out. */
+  if (set.hook.destroy != NULL)
+    set.hook.destroy (set.hook.data);
+  return TRUE;
+}
+
+WsRawTask *
+ws_runtime_core_spawn (WsRuntimeCore  *self,
+                       WsTaskFunc      func,
+                       gpointer        data,
+                       GDestroyNotify  destroy,
+                       gboolean        join_interest)
+{
+  return ws_worker_pool_spawn (self->pool, func, data, destroy, join_interest);
+}
+
+WsRawTask *
+ws_runtime_core_spawn_blocking (WsRuntimeCore  *self,
+                                WsTaskFunc      func,
+                                gpointer        data,
+                                GDestroyNotify  destroy,
+                                gboolean        join_interest)
+{
+  return ws_blocking_pool_spawn (self->blocking, func, data, destroy, join_interest);
+}
+
+WsRawTask *
+ws_runtime_core_spawn_local (WsRuntimeCore  *self,
+                             GMainContext   *context,
+                             WsTaskFunc      func,
+                             gpointer        data,
+                             GDestroyNotify  destroy,
+                             gboolean        join_interest)
+{
+  WsLocalExecutor *exec = ws_local_executors_lookup (self->locals, context);
+  WsRawTask *task;
+
+  if (exec == NULL)
+    return ws_local_executors_refuse_spawn (self->locals, context, func, data, destroy, join_interest);
+
+  /* The lookup's executor reference keeps it alive across the push. */
+  task = ws_local_executor_spawn (exec, func, data, destroy, join_interest);
+  ws_local_executor_unref (exec);
+  return task;
+}
+
+gboolean
+ws_runtime_core_is_shutdown (WsRuntimeCore *self)
+{
+  return ws_worker_pool_is_shutdown (self->pool);
+}
+
+/* TRUE once a shutdown call has seen every task end. */
+gboolean
+ws_runtime_core_is_finished (WsRuntimeCore *self)
+{
+  /* Acquire: pairs with the release at the end of a shutdown. */
+  return atomic_load_explicit (&self->finished, memory_order_acquire);
+}
+
+gint64
+ws_runtime_core_alive_tasks (WsRuntimeCore *self)
+{
+  return ws_worker_pool_alive_tasks (self->pool)
+         + ws_task_registry_count (ws_blocking_pool_get_registry (self->blocking))
+         + ws_local_executors_count_alive (self->locals);
+}
+
+WsRuntimeCore *
+ws_runtime_core_get_current (void)
+{
+  return ws_thread.runtime != NULL ? from_ref (ws_thread.runtime) : NULL;
+}
+
+/* Step 1: close every way in. Idempotent; a later caller waits (if @wait)
+ * until the first one is through, so that every caller proceeds with
+ * everything closed. */
+static void
+begin_shutdown (WsRuntimeCore *self,
+                gboolean       wait)
+{
+  const WsRuntimeRef *prev = ws_thread.runtime;
+  gboolean first;
+
+  ws_lock_lock (&self->lock);
+  first = !self->shutdown_begun;
+  self->shutdown_begun = TRUE;
+  if (!first)
+    {
+      while (wait && !self->closing_done)
+        ws_cond_wait (&self->cond, &self->lock);
+      ws_lock_unlock (&self->lock);
+      return;
+    }
+  ws_lock_unlock (&self->lock);
+
+  ws_worker_pool_begin_shutdown (self->pool);
+
+  ws_thread.runtime = &self->ref;
+  ws_blocking_pool_close (self->blocking);
+  ws_local_executors_close (self->locals);
+  ws_thread.runtime = prev;
+
+  ws_lock_lock (&self->lock);
+  self->closing_done = TRUE;
+  ws_cond_broadcast (&self->cond);
+  ws_lock_unlock (&self->lock);
+}
+
+/* Once no thread of the runtime runs (each ran its stop hook while still
+ * counted). */
+static void
+release_hooks (WsRuntimeCore *self)
+{
+  WsHook hooks[WS_N_HOOKS];
+
+  ws_lock_lock (&self->lock);
+  ws_config_take_hooks (&self->config, hooks);
+  ws_lock_unlock (&self->lock);
+  ws_hooks_release (hooks);
+}
+
+/* The entry point of the shutdown protocol (top of this file). */
+gboolean
+ws_runtime_core_shutdown (WsRuntimeCore *self,
+                          gint64         timeout_usec)
+{
+  gint64 deadline = timeout_usec < 0 ? -1 : g_get_monotonic_time () + timeout_usec;
+  gboolean from_runtime = ws_thread.runtime == &self->ref;
+  gboolean done;
+
+  begin_shutdown (self, !from_runtime);
+
+  /* A thread that runs the runtime's code (a worker, a blocking thread, a
+   * thread inside ws_block_in_place (), a local executor's dispatch, a
+   * destroy notify run by this very sweep) cannot wait for the threads
+   * and tasks that include itself. */
+  if (from_runtime)
+    return FALSE;
+
+  if (!ws_worker_pool_stop (self->pool, deadline))
+    return FALSE;
+
+  done = ws_blocking_pool_shutdown (self->blocking, deadline);
+  done = ws_local_executors_shutdown (self->locals, deadline) && done;
+
+  /* Blocking jobs and local tasks that ended since may owe completions to
+   * a worker's context too. */
+  ws_worker_pool_dispatch_contexts (self->pool);
+
+  done = done && ws_runtime_core_alive_tasks (self) == 0;
+  if (done)
+    {
+      release_hooks (self);
+      /* Release: pairs with ws_runtime_core_is_finished (). */
+      atomic_store_explicit (&self->finished, TRUE, memory_order_release);
+    }
+  return done;
+}

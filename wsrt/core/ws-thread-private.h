@@ -1,0 +1,74 @@
+/* ws-thread-private.h: everything the core keeps per thread, in one place
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * One thread-local struct instead of a variable per module: what a thread
+ * is to the runtime (a worker, a blocking thread, a local dispatch, or
+ * none of them) can be read in one place, and a new piece of per-thread
+ * state has an obvious home. Each member is written only by the thread
+ * it belongs to, so none of them needs an atomic.
+ *
+ * This header sits at the bottom of the core: it names the types of the
+ * modules above it only through incomplete struct declarations, and
+ * includes nothing of theirs.
+ */
+
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* The per-thread pointers of the core are read on every spawn and wake.
+ * The default TLS model of a shared library calls __tls_get_addr for each
+ * read; initial-exec is one load off %fs. It takes a few bytes of the
+ * static TLS surplus that glibc keeps for libraries loaded later (as
+ * GObject-Introspection does), so the struct stays small. */
+#define WS_TLS_INITIAL_EXEC __attribute__ ((tls_model ("initial-exec")))
+
+struct _WsRawTask;
+struct _WsWorker;
+struct _WsBlockingPool;
+struct _WsRuntimeRef;
+
+/* The task allocator's magazines (ws-task-allocator.c). */
+typedef struct
+{
+  struct _WsRawTask *current;        /* allocate from here, free to here */
+  guint              n_current;
+  struct _WsRawTask *full;           /* a full magazine, or NULL */
+  guint8             exit_state;     /* see ws-task-allocator.c */
+} WsThreadTaskCache;
+
+typedef struct
+{
+  WsThreadTaskCache           task_cache;
+  /* This thread's slot in the spawn gates (ws-task-registry.c), 1-based;
+   * 0 until the first spawn. */
+  guint                       registry_slot;
+  /* The worker this thread runs now (ws-worker.c); NULL once a
+   * ws_block_in_place () gave the worker's core to another thread. */
+  struct _WsWorker           *worker;
+  /* The runtime whose code this thread runs (a worker, a blocking
+   * thread, a local dispatch, shutdown's own sweep): a shutdown called
+   * from such a thread must not wait for itself. */
+  const struct _WsRuntimeRef *runtime;
+  /* The blocking pool this thread serves (ws-blocking-pool.c). */
+  struct _WsBlockingPool     *blocking_pool;
+  /* The thread-default context that a thread leaving ws_block_in_place ()
+   * took; the blocking pool adopts it with the thread. */
+  GMainContext               *adopted_context;
+  /* Inside a local executor's dispatch (ws-local-executor.c). */
+  gboolean                    in_local_dispatch;
+  /* The schedule perturbation's generator (ws-chaos.c). */
+  guint64                     chaos_rng;
+} WsThread;
+
+extern _Thread_local WsThread ws_thread WS_TLS_INITIAL_EXEC;
+
+/* Dispatches what the adopted context still holds and lets it go (a
+ * thread that left ws_block_in_place () and is not kept). */
+void ws_thread_drop_adopted_context (void);
+
+G_END_DECLS

@@ -1,0 +1,112 @@
+/* ws-worker-private.h: one worker of the pool
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * A worker is its core (WsWorkerCore: the run queue, the LIFO slot, the
+ * GMainContext its tasks' GIO calls complete on, the parker and the
+ * scheduling state), which ws_block_in_place () moves to a new thread as
+ * a unit, and the state of the thread that runs that core now.
+ */
+
+#pragma once
+
+#include <stdatomic.h>
+
+#include <glib.h>
+
+#include "ws-local-queue-private.h"
+#include "ws-parker-private.h"
+#include "ws-raw-task-private.h"
+#include "ws-thread-private.h"
+
+G_BEGIN_DECLS
+
+typedef struct _WsWorkerPool WsWorkerPool;
+
+/* After this many polls of LIFO-slot tasks in one tick the slot is
+ * bypassed, so a chain of tasks that respawn each other cannot starve the
+ * run queue or the injection queue (doc/architecture.md, "Scheduling";
+ * tokio >= 1.29 uses 3). */
+#define WS_MAX_LIFO_POLLS_PER_TICK 3
+
+/* How often, in polling time, a worker looks at the injection queue first
+ * (self-tuned between 2 ticks and global-queue-interval ticks). */
+#ifndef WS_GLOBAL_QUEUE_TARGET_USEC
+# define WS_GLOBAL_QUEUE_TARGET_USEC 200
+#endif
+
+/* Written by the owning worker only (load + store, no RMW), read by
+ * anyone: relaxed atomics keep that race-free at the cost of a plain
+ * increment on x86. */
+typedef struct
+{
+  _Atomic guint64 polls;
+  _Atomic guint64 steals;
+  _Atomic guint64 steal_operations;
+  _Atomic guint64 parks;
+  _Atomic guint64 unparks;
+  _Atomic guint64 noop_wakes;
+  _Atomic guint64 local_schedules;
+  _Atomic guint64 overflows;
+  _Atomic guint64 forced_yields;
+  _Atomic guint64 busy_usec;
+} WsWorkerStats;
+
+#define WS_STAT_ADD(w, field, n) \
+  atomic_store_explicit (&(w)->core.stats.field, \
+                         atomic_load_explicit (&(w)->core.stats.field, memory_order_relaxed) + (n), \
+                         memory_order_relaxed)
+#define WS_STAT_INC(w, field) WS_STAT_ADD (w, field, 1)
+
+/* What ws_block_in_place () hands to the next thread. */
+typedef struct
+{
+  WsLocalQueue    queue;
+  WsRawTask      *lifo;              /* not stealable */
+  GMainContext   *context;
+  WsParker        parker;
+  guint32         tick;
+  guint32         rand_state;
+  guint           lifo_polls;
+  gboolean        is_searching;
+  gboolean        just_unparked;     /* for the no-op wake count */
+  gboolean        is_shutdown;
+  gint64          busy_since;
+  guint32         gq_interval;       /* self-tuned global-queue interval */
+  guint32         tick_at_tune;      /* tick when gq_interval was last tuned */
+  gint64          tune_since;        /* and the time then, in usec */
+  WsWorkerStats   stats;
+} WsWorkerCore;
+
+struct _WsWorker
+{
+  WsWorkerPool   *pool;
+  guint           index;
+  WsWorkerCore    core;
+  /* The thread that runs the core now: its handle (shutdown joins it),
+   * its poll context, whether a task poll is on its stack, and whether it
+   * is parked (then wakes from its own context go remote). */
+  GThread        *thread;
+  WsContext      *cx;
+  gboolean        in_poll;
+  gboolean        in_park;
+};
+
+static inline WsWorker *
+ws_worker_get_current (void)
+{
+  return ws_thread.worker;
+}
+
+WsWorker *ws_worker_new                (WsWorkerPool *pool,
+                                        guint         index);
+void      ws_worker_free               (WsWorker     *self);
+gpointer  ws_worker_thread_main        (gpointer      data);
+void      ws_worker_schedule_local     (WsWorker     *self,
+                                        WsRawTask    *task,
+                                        gboolean      is_yield);
+gboolean  ws_worker_drain              (WsWorker     *self);
+gboolean  ws_worker_hand_off_core      (GError      **error);
+
+G_END_DECLS
