@@ -472,7 +472,8 @@ refuse_spawn (WsRuntime      *self,
   if G_LIKELY (WS_IS_RUNTIME (self) && func != NULL)
     return FALSE;
 
-  /* DESIGN 9: a refused call still frees what it was given. */
+  /* A refused call still frees what it was given (doc/architecture.md,
+   * "Rules: errors"). */
   if (destroy != NULL)
     destroy (user_data);
   if (!WS_IS_RUNTIME (self))

@@ -3,7 +3,7 @@
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * DESIGN 6: threads start on demand up to max-blocking-threads; an idle
+ * Threads start on demand up to max-blocking-threads; an idle
  * thread exits after blocking-keep-alive; jobs run in submission order. A
  * job that returns PENDING goes back to the queue when woken.
  */
@@ -417,7 +417,7 @@ ws_blocking_pool_close (WsBlockingPool *self)
   }
   ws_lock_unlock (&self->lock);
 
-  /* DESIGN 7 step 4: queued jobs are cancelled (their destroy notifies run
+  /* Queued jobs are cancelled (their destroy notifies run
    * here); running ones are waited for in shutdown. */
   ws_task_registry_shutdown_all (&self->registry);
   while (queued != NULL)

@@ -74,7 +74,8 @@ struct _WsLocalExecutor
  * queued) drops the source below GDK_PRIORITY_REDRAW (G_PRIORITY_HIGH_IDLE
  * + 20): GLib dispatches only the highest ready priority, so a source that
  * stays ready at DEFAULT would starve the frame clock however short each
- * slice is (DESIGN 3: a flood of local tasks never stalls a frame). */
+ * slice is, and a flood of local tasks must never stall a frame
+ * (doc/architecture.md, "Rules: main contexts"). */
 #define WS_LOCAL_PRIORITY         G_PRIORITY_DEFAULT
 #define WS_LOCAL_BACKLOG_PRIORITY G_PRIORITY_DEFAULT_IDLE
 

@@ -270,7 +270,7 @@ ws_local_queue_steal_into (WsLocalQueue *src,
 
   *n_stolen = 0;
 
-  /* DESIGN 5: skip stealing while our own queue is more than half full. */
+  /* Skip stealing while our own queue is more than half full. */
   if (dst_tail - unpack_steal (dst_head) > CAPACITY / 2)
     return NULL;
 

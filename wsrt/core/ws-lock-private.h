@@ -6,7 +6,7 @@
  * GLib's GMutex and GCond are built on raw futex calls on Linux, which
  * ThreadSanitizer cannot see: every access they order would be reported as
  * a race. The core therefore uses POSIX mutexes and condition variables,
- * which TSan intercepts (DESIGN 11, "locks that TSan understands").
+ * which TSan intercepts (doc/architecture.md, "Rules: testing").
  */
 
 #pragma once

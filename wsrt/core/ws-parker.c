@@ -3,7 +3,7 @@
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * DESIGN 3: while a worker sleeps it still dispatches its context, so a
+ * While a worker sleeps it still dispatches its context, so a
  * GIO callback, a timeout or a Vala coroutine resumed there runs (and
  * wakes its task) without any extra thread. Unparking is a flag plus
  * g_main_context_wakeup(), whose eventfd write is sticky: a wakeup sent

@@ -4,8 +4,9 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Sleeping is expensive (about 24 us for a park/unpark round trip on this
- * kind of machine, DESIGN 3), so the protocol wakes as few workers as it
- * can without ever leaving work behind:
+ * kind of machine; doc/architecture.md, "Rules: main contexts"), so the
+ * protocol wakes as few workers as it can without ever leaving work
+ * behind:
  *
  *  - a worker with nothing to do "searches" (steals, reads the injection
  *    queue) before it parks, but only while fewer than half the workers

@@ -4,8 +4,11 @@
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * The shutdown protocol (doc/architecture.md, "Shutdown", gives the same
- * argument at more length; models/shutdown.pml checks it).
+ * The shutdown protocol of the runtime (doc/architecture.md, "Shutdown",
+ * gives the same argument at more length; models/shutdown.pml checks it).
+ * The runtime (ws-runtime-core.c) runs the steps in order; this pool
+ * carries out steps 1 to 6 for its own tasks, the blocking pool and the
+ * local executors their parts of steps 1 and 7.
  *
  * What must hold, under every interleaving:
  *
@@ -24,10 +27,10 @@
  *      workers and a thread inside ws_block_in_place () (counted in
  *      n_running_threads until its poll returns), blocking threads (the
  *      blocking pool counts them), local dispatches and the sweep's own
- *      destroy notifies (they set the current scheduler). Shutdown from
+ *      destroy notifies (they set ws_thread.runtime). Shutdown from
  *      any of them starts the shutdown and returns FALSE at once instead
  *      of waiting for itself.
- *  (D) ws_scheduler_shutdown () returns TRUE only when every destroy
+ *  (D) ws_runtime_core_shutdown () returns TRUE only when every destroy
  *      notify has run and its effects are visible to the caller.
  *
  * Where a live task of the pool can be: (a) in transit on a spawning
@@ -89,7 +92,7 @@
  *
  * A shutdown that returns early (from a runtime thread, (T), or at a
  * timeout) leaves steps 4 to 6 to the last pool thread to stop
- * (ws_scheduler_finish_from_last_thread), and step 7 to a later call:
+ * (ws_worker_pool_thread_stopped), and step 7 to a later call:
  * dispose calls again until a shutdown saw every task end.
  *
  * Without the gate, a spawn that read "open" and was then descheduled

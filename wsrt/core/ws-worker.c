@@ -8,7 +8,7 @@
  * for fairness), then the LIFO slot up to a cap, else steal, else park.
  *
  * A worker's part in shutdown is step 2 of the protocol written at the top
- * of ws-scheduler.c: walk the owned set, drain the queues, leave. The
+ * of ws-worker-pool.c: walk the task registry, drain the queues, leave. The
  * worker never seals the injection queue: a thread inside
  * ws_block_in_place () may still be polling and may re-queue its task,
  * so only the shutdown caller, once no pool thread runs, makes the last
@@ -44,7 +44,7 @@ push_local_or_overflow (WsWorker  *w,
     WS_STAT_INC (w, overflows);
 }
 
-/* DESIGN 5: a spawn or wake on a worker goes to its LIFO slot, pushing the
+/* A spawn or wake on a worker goes to its LIFO slot, pushing the
  * previous occupant to the back of the run queue; a yield goes to the
  * back. */
 void
@@ -122,9 +122,9 @@ pop_injected (WsWorker *w)
 /* Sets the fairness interval so that the injection queue is looked at
  * about every WS_GLOBAL_QUEUE_TARGET_USEC of polling: at most every
  * global-queue-interval ticks, at least every 2 (tokio >= 1.29 tunes it
- * too). Called at each fairness tick, so one clock read per interval.
- * With 40 us ticks (a respawning chain, 10 us per link), 61 ticks were
- * 2.4 ms between looks (busy2 bench). */
+ * too). Called at each fairness tick, so one clock read per interval: a
+ * fixed tick count is a long time when each tick polls a long chain
+ * (doc/performance.md, "What each optimisation bought"). */
 static void
 tune_global_queue_interval (WsWorker *w)
 {
@@ -153,8 +153,8 @@ next_task (WsWorker *w)
       /* Fairness: look at the injection queue first now and then, and
        * take a batch (our share, at most half our free room) to the back
        * of the local queue. One task per interval starves remote spawns
-       * while yielding or respawning tasks keep the local queue non-empty:
-       * with 10 us polls, 10,000 remote spawns took 3 s (busy1 bench). */
+       * while yielding or respawning tasks keep the local queue non-empty
+       * (doc/performance.md, "What each optimisation bought"). */
       t = pop_injected (w);
       if (t != NULL)
         return t;
@@ -219,10 +219,9 @@ run_task (WsWorker  *w,
 
       if (cx->budget == 0 || w->core.lifo_polls >= WS_MAX_LIFO_POLLS_PER_TICK)
         {
-          /* No notify, as in tokio: this worker runs it next tick. A
-           * notify here woke a sleeper every four links of a spawn chain
-           * only to find nothing (chained_spawn: 4 parks per worker per
-           * 1,000 links, down to 1; 211 -> 140 ns per link). */
+          /* No notify, as in tokio: this worker runs it next tick, and a
+           * sleeper woken for it would find nothing (doc/performance.md,
+           * "What each optimisation bought"). */
           push_local_or_overflow (w, t);
           return TRUE;
         }
@@ -246,7 +245,7 @@ steal_work (WsWorker *w)
       w->core.is_searching = TRUE;
     }
 
-  /* DESIGN 5: start at a random victim, try each once. */
+  /* Start at a random victim, try each once. */
   start = next_random (w, n);
   for (guint i = 0; i < n; i++)
     {
@@ -283,7 +282,7 @@ any_work_pending (WsWorkerPool *s)
 static void
 maintenance (WsWorker *w)
 {
-  /* DESIGN 3: dispatch our context without sleeping, so sources fire
+  /* Dispatch our context without sleeping, so sources fire
    * under load too. Wakes from it stay local. */
   gint64 now;
 
@@ -315,7 +314,7 @@ park (WsWorker *w)
 
   /* Run the hook before the last look at our queues: a hook that spawns
    * or wakes a task puts it in our LIFO slot, and we must not sleep on it
-   * (DESIGN 8). */
+   * (doc/architecture.md, "Rules: hooks"). */
   ws_hook_run (&s->config->hooks[WS_HOOK_BEFORE_PARK]);
 
   if (w->core.lifo != NULL || ws_local_queue_has_tasks (&w->core.queue))
