@@ -5,9 +5,9 @@
  *
  * The _async call is made by the task, on the thread that polls it, so GIO
  * completes it on that thread's context: the worker's own GMainContext
- * (doc/architecture.md, "Rules: main contexts"), dispatched while the worker sleeps and every event-interval
- * ticks while it is busy. The callback keeps the result and wakes the task;
- * no thread blocks.
+ * (doc/architecture.md, "Rules: main contexts"), dispatched while the
+ * worker sleeps and every event-interval ticks while it is busy. The
+ * callback keeps the result and wakes the task; no thread blocks.
  */
 
 #include "config.h"

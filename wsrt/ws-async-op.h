@@ -21,9 +21,9 @@ typedef struct _WsAsyncOp WsAsyncOp;
 #define WS_TYPE_ASYNC_OP (ws_async_op_get_type ())
 
 WS_AVAILABLE_IN_ALL
-GType         ws_async_op_get_type        (void) G_GNUC_CONST;
+GType         ws_async_op_get_type        (void);
 WS_AVAILABLE_IN_ALL
-WsAsyncOp    *ws_async_op_new             (void);
+WsAsyncOp    *ws_async_op_new             (void) G_GNUC_WARN_UNUSED_RESULT;
 WS_AVAILABLE_IN_ALL
 WsAsyncOp    *ws_async_op_ref             (WsAsyncOp    *self);
 WS_AVAILABLE_IN_ALL
@@ -32,7 +32,7 @@ WS_AVAILABLE_IN_ALL
 GCancellable *ws_async_op_get_cancellable (WsAsyncOp    *self);
 WS_AVAILABLE_IN_ALL
 gpointer      ws_async_op_start           (WsAsyncOp    *self,
-                                           WsContext    *context);
+                                           WsContext    *context) G_GNUC_WARN_UNUSED_RESULT;
 WS_AVAILABLE_IN_ALL
 void          ws_async_op_callback        (GObject      *source_object,
                                            GAsyncResult *result,

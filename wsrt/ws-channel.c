@@ -1,14 +1,15 @@
-/* ws-channel.c: a bounded multi-producer, multi-consumer async channel,
- * and a oneshot
+/* ws-channel.c: a bounded multi-producer, multi-consumer async channel
  *
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * A ring of `capacity` items under a lock, with two waiter lists. A send
- * into a full channel and a receive from an empty one register the task's
- * waker and return PENDING. A change wakes every waiter of the other side:
- * a woken waiter that finds the slot taken registers again, and a waiter
- * whose task was cancelled cannot sit on a wake that another waiter needed.
+ * A ring of `capacity` items under a lock, with two waiter lists
+ * (WsWakerList, ws-waker-private.h). A send into a full channel and a
+ * receive from an empty one register the task's waker and return
+ * PENDING. A change wakes every waiter of the other side, outside the
+ * lock: a woken waiter that finds the slot taken registers again, and a
+ * waiter whose task was cancelled cannot sit on a wake that another
+ * waiter needed.
  */
 
 #include "config.h"
@@ -19,6 +20,7 @@
 #include "ws-context.h"
 #include "ws-error.h"
 #include "ws-lock-private.h"
+#include "ws-waker-private.h"
 #include "ws-context-budget-private.h"
 #include "ws-worker-private.h"
 
@@ -32,8 +34,8 @@ struct _WsChannel
   guint            head;
   guint            len;
   gboolean         closed;
-  GPtrArray       *send_waiters;  /* WsWaker * */
-  GPtrArray       *recv_waiters;
+  WsWakerList      send_waiters;
+  WsWakerList      recv_waiters;
 };
 
 /**
@@ -82,8 +84,8 @@ ws_channel_new (guint          capacity,
   ws_lock_init (&self->lock);
   self->capacity = capacity;
   self->ring = g_new0 (gpointer, capacity);
-  self->send_waiters = g_ptr_array_new ();
-  self->recv_waiters = g_ptr_array_new ();
+  ws_waker_list_init (&self->send_waiters);
+  ws_waker_list_init (&self->recv_waiters);
   return self;
 }
 
@@ -104,14 +106,6 @@ ws_channel_ref (WsChannel *self)
   return self;
 }
 
-static void
-drop_waiters (GPtrArray *waiters)
-{
-  for (guint i = 0; i < waiters->len; i++)
-    ws_waker_unref (waiters->pdata[i]);
-  g_ptr_array_unref (waiters);
-}
-
 /**
  * ws_channel_unref:
  * @self: (transfer full): a #WsChannel
@@ -129,47 +123,11 @@ ws_channel_unref (WsChannel *self)
   for (guint i = 0; i < self->len; i++)
     if (self->item_destroy != NULL)
       self->item_destroy (self->ring[(self->head + i) % self->capacity]);
-  drop_waiters (self->send_waiters);
-  drop_waiters (self->recv_waiters);
+  ws_waker_list_clear (&self->send_waiters);
+  ws_waker_list_clear (&self->recv_waiters);
   g_free (self->ring);
   ws_lock_clear (&self->lock);
   g_free (self);
-}
-
-/* Takes the list out under the lock; wake outside it. */
-static GPtrArray *
-steal_waiters_locked (GPtrArray **waiters)
-{
-  GPtrArray *w = *waiters;
-
-  if (w->len == 0)
-    return NULL;
-  *waiters = g_ptr_array_new ();
-  return w;
-}
-
-static void
-wake_all (GPtrArray *waiters)
-{
-  if (waiters == NULL)
-    return;
-  for (guint i = 0; i < waiters->len; i++)
-    ws_waker_wake (waiters->pdata[i]);
-  drop_waiters (waiters);
-}
-
-static void
-add_waiter_locked (GPtrArray *waiters,
-                   WsContext *cx)
-{
-  WsWaker *mine = NULL;
-
-  /* One entry per task. */
-  for (guint i = 0; i < waiters->len; i++)
-    if (((WsWaker *) waiters->pdata[i]) == (WsWaker *) cx->task)
-      return;
-  mine = ws_context_get_waker (cx);
-  g_ptr_array_add (waiters, mine);
 }
 
 static void
@@ -215,18 +173,18 @@ channel_send (WsChannel *self,
               WsContext *cx,
               gpointer   item)
 {
-  GPtrArray *to_wake = NULL;
+  WsWakerList to_wake = WS_WAKER_LIST_INIT;
   gint r;
 
   ws_lock_lock (&self->lock);
   r = send_locked (self, item);
   if (r == 1)
-    to_wake = steal_waiters_locked (&self->recv_waiters);
+    to_wake = ws_waker_list_take (&self->recv_waiters);
   else if (r == 0 && cx != NULL)
-    add_waiter_locked (self->send_waiters, cx);
+    ws_waker_list_add (&self->send_waiters, &cx->task->waker);
   ws_lock_unlock (&self->lock);
 
-  wake_all (to_wake);
+  ws_waker_list_wake_all (&to_wake);
   return r;
 }
 
@@ -235,19 +193,19 @@ channel_receive (WsChannel *self,
                  WsContext *cx,
                  gpointer  *item)
 {
-  GPtrArray *to_wake = NULL;
+  WsWakerList to_wake = WS_WAKER_LIST_INIT;
   gint r;
 
   *item = NULL;
   ws_lock_lock (&self->lock);
   r = receive_locked (self, item);
   if (r == 1)
-    to_wake = steal_waiters_locked (&self->send_waiters);
+    to_wake = ws_waker_list_take (&self->send_waiters);
   else if (r == 0 && cx != NULL)
-    add_waiter_locked (self->recv_waiters, cx);
+    ws_waker_list_add (&self->recv_waiters, &cx->task->waker);
   ws_lock_unlock (&self->lock);
 
-  wake_all (to_wake);
+  ws_waker_list_wake_all (&to_wake);
   return r;
 }
 
@@ -390,19 +348,19 @@ ws_channel_try_receive (WsChannel  *self,
 void
 ws_channel_close (WsChannel *self)
 {
-  GPtrArray *senders;
-  GPtrArray *receivers;
+  WsWakerList senders;
+  WsWakerList receivers;
 
   g_return_if_fail (self != NULL);
 
   ws_lock_lock (&self->lock);
   self->closed = TRUE;
-  senders = steal_waiters_locked (&self->send_waiters);
-  receivers = steal_waiters_locked (&self->recv_waiters);
+  senders = ws_waker_list_take (&self->send_waiters);
+  receivers = ws_waker_list_take (&self->recv_waiters);
   ws_lock_unlock (&self->lock);
 
-  wake_all (senders);
-  wake_all (receivers);
+  ws_waker_list_wake_all (&senders);
+  ws_waker_list_wake_all (&receivers);
 }
 
 /**
@@ -462,196 +420,4 @@ ws_channel_get_capacity (WsChannel *self)
   g_return_val_if_fail (self != NULL, 0);
 
   return self->capacity;
-}
-
-/* ---- oneshot --------------------------------------------------------- */
-
-struct _WsOneshot
-{
-  gatomicrefcount  ref_count;
-  GDestroyNotify   item_destroy;
-  WsLock           lock;
-  gpointer         item;
-  gboolean         has_item;
-  gboolean         closed;       /* sent, or closed without a value */
-  WsWaker         *waker;
-};
-
-/**
- * WsOneshot:
- *
- * Carries one item from a sender to one receiving task. Sending never
- * waits; [method@Ws.Oneshot.poll] waits for the item, and fails with
- * %WS_ERROR_CLOSED if the oneshot was closed without one.
- */
-
-G_DEFINE_BOXED_TYPE (WsOneshot, ws_oneshot, ws_oneshot_ref, ws_oneshot_unref)
-
-/**
- * ws_oneshot_new:
- * @item_destroy: (nullable): frees an item nobody received
- *
- * Creates a oneshot: a channel for exactly one item, from one sender to
- * one receiver.
- *
- * Returns: (transfer full): a new oneshot
- */
-WsOneshot *
-ws_oneshot_new (GDestroyNotify item_destroy)
-{
-  WsOneshot *self = g_new0 (WsOneshot, 1);
-
-  g_atomic_ref_count_init (&self->ref_count);
-  self->item_destroy = item_destroy;
-  ws_lock_init (&self->lock);
-  return self;
-}
-
-/**
- * ws_oneshot_ref:
- * @self: a #WsOneshot
- *
- * Takes a reference on @self.
- *
- * Returns: (transfer full): @self
- */
-WsOneshot *
-ws_oneshot_ref (WsOneshot *self)
-{
-  g_return_val_if_fail (self != NULL, NULL);
-
-  g_atomic_ref_count_inc (&self->ref_count);
-  return self;
-}
-
-/**
- * ws_oneshot_unref:
- * @self: (transfer full): a #WsOneshot
- *
- * Releases a reference.
- */
-void
-ws_oneshot_unref (WsOneshot *self)
-{
-  g_return_if_fail (self != NULL);
-
-  if (!g_atomic_ref_count_dec (&self->ref_count))
-    return;
-
-  if (self->has_item && self->item_destroy != NULL)
-    self->item_destroy (self->item);
-  g_clear_pointer (&self->waker, ws_waker_unref);
-  ws_lock_clear (&self->lock);
-  g_free (self);
-}
-
-/**
- * ws_oneshot_send:
- * @self: a #WsOneshot
- * @item: (transfer full): the item
- *
- * Sends @item and wakes the receiver. A second send, or a send after
- * close, is refused: @item is then freed with the item destroy notify.
- *
- * Returns: %TRUE if @item was sent
- */
-gboolean
-ws_oneshot_send (WsOneshot *self,
-                 gpointer   item)
-{
-  WsWaker *waker = NULL;
-  gboolean sent = FALSE;
-
-  g_return_val_if_fail (self != NULL, FALSE);
-
-  ws_lock_lock (&self->lock);
-  if (!self->closed)
-    {
-      self->item = item;
-      self->has_item = TRUE;
-      self->closed = TRUE;
-      waker = g_steal_pointer (&self->waker);
-      sent = TRUE;
-    }
-  ws_lock_unlock (&self->lock);
-
-  if (!sent && self->item_destroy != NULL)
-    self->item_destroy (item);
-  ws_waker_take_and_wake (waker);
-  return sent;
-}
-
-/**
- * ws_oneshot_poll:
- * @self: a #WsOneshot
- * @context: the context of the receiving task
- * @item: (out) (transfer full) (nullable): the item
- * @error: return location for a #GError
- *
- * Waits for the item. Consumes one unit of the cooperative budget.
- *
- * Returns: %WS_POLL_READY with the item, or with %WS_ERROR_CLOSED if it was
- *   closed without one (or the item was already received)
- */
-WsPoll
-ws_oneshot_poll (WsOneshot  *self,
-                 WsContext  *context,
-                 gpointer   *item,
-                 GError    **error)
-{
-  WsWaker *old = NULL;
-  WsPoll ret = WS_POLL_READY;
-  gboolean closed_empty = FALSE;
-
-  g_return_val_if_fail (self != NULL, WS_POLL_READY);
-  g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
-  g_return_val_if_fail (item != NULL, WS_POLL_READY);
-
-  *item = NULL;
-  if (!ws_context_poll_proceed (context))
-    return WS_POLL_PENDING;
-
-  ws_lock_lock (&self->lock);
-  if (self->has_item)
-    {
-      *item = self->item;
-      self->item = NULL;
-      self->has_item = FALSE;
-    }
-  else if (self->closed)
-    closed_empty = TRUE;
-  else
-    {
-      old = ws_waker_slot_replace (&self->waker, context);
-      ret = WS_POLL_PENDING;
-    }
-  ws_lock_unlock (&self->lock);
-
-  if (old != NULL)
-    ws_waker_unref (old);
-  if (closed_empty)
-    g_set_error_literal (error, WS_ERROR, WS_ERROR_CLOSED, "The oneshot was closed without a value");
-  return ret;
-}
-
-/**
- * ws_oneshot_close:
- * @self: a #WsOneshot
- *
- * Closes the oneshot without a value: the receiver gets %WS_ERROR_CLOSED.
- * Does nothing after a send.
- */
-void
-ws_oneshot_close (WsOneshot *self)
-{
-  WsWaker *waker;
-
-  g_return_if_fail (self != NULL);
-
-  ws_lock_lock (&self->lock);
-  self->closed = TRUE;
-  waker = g_steal_pointer (&self->waker);
-  ws_lock_unlock (&self->lock);
-
-  ws_waker_take_and_wake (waker);
 }

@@ -10,6 +10,8 @@
 # error "Only <wsrt.h> can be included directly."
 #endif
 
+#include <glib-object.h>
+
 #include "ws-types.h"
 
 G_BEGIN_DECLS
@@ -19,10 +21,10 @@ typedef struct _WsChannel WsChannel;
 #define WS_TYPE_CHANNEL (ws_channel_get_type ())
 
 WS_AVAILABLE_IN_ALL
-GType      ws_channel_get_type      (void) G_GNUC_CONST;
+GType      ws_channel_get_type      (void);
 WS_AVAILABLE_IN_ALL
 WsChannel *ws_channel_new           (guint            capacity,
-                                     GDestroyNotify   item_destroy);
+                                     GDestroyNotify   item_destroy) G_GNUC_WARN_UNUSED_RESULT;
 WS_AVAILABLE_IN_ALL
 WsChannel *ws_channel_ref           (WsChannel       *self);
 WS_AVAILABLE_IN_ALL
@@ -55,30 +57,5 @@ WS_AVAILABLE_IN_ALL
 guint      ws_channel_get_capacity  (WsChannel       *self);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WsChannel, ws_channel_unref)
-
-typedef struct _WsOneshot WsOneshot;
-
-#define WS_TYPE_ONESHOT (ws_oneshot_get_type ())
-
-WS_AVAILABLE_IN_ALL
-GType      ws_oneshot_get_type      (void) G_GNUC_CONST;
-WS_AVAILABLE_IN_ALL
-WsOneshot *ws_oneshot_new           (GDestroyNotify   item_destroy);
-WS_AVAILABLE_IN_ALL
-WsOneshot *ws_oneshot_ref           (WsOneshot       *self);
-WS_AVAILABLE_IN_ALL
-void       ws_oneshot_unref         (WsOneshot       *self);
-WS_AVAILABLE_IN_ALL
-gboolean   ws_oneshot_send          (WsOneshot       *self,
-                                     gpointer         item);
-WS_AVAILABLE_IN_ALL
-WsPoll     ws_oneshot_poll          (WsOneshot       *self,
-                                     WsContext       *context,
-                                     gpointer        *item,
-                                     GError         **error);
-WS_AVAILABLE_IN_ALL
-void       ws_oneshot_close         (WsOneshot       *self);
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (WsOneshot, ws_oneshot_unref)
 
 G_END_DECLS

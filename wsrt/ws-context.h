@@ -10,6 +10,8 @@
 # error "Only <wsrt.h> can be included directly."
 #endif
 
+#include <glib-object.h>
+
 #include "ws-types.h"
 
 G_BEGIN_DECLS
@@ -18,7 +20,7 @@ G_BEGIN_DECLS
 #define WS_TYPE_WAKER   (ws_waker_get_type ())
 
 WS_AVAILABLE_IN_ALL
-GType    ws_context_get_type       (void) G_GNUC_CONST;
+GType    ws_context_get_type       (void);
 WS_AVAILABLE_IN_ALL
 void     ws_context_return_pointer (WsContext      *self,
                                     gpointer        result,
@@ -32,10 +34,10 @@ void     ws_context_return_error   (WsContext      *self,
 WS_AVAILABLE_IN_ALL
 WsPoll   ws_context_yield          (WsContext      *self);
 WS_AVAILABLE_IN_ALL
-WsWaker *ws_context_get_waker      (WsContext      *self);
+WsWaker *ws_context_get_waker      (WsContext      *self) G_GNUC_WARN_UNUSED_RESULT;
 
 WS_AVAILABLE_IN_ALL
-GType    ws_waker_get_type         (void) G_GNUC_CONST;
+GType    ws_waker_get_type         (void);
 WS_AVAILABLE_IN_ALL
 WsWaker *ws_waker_ref              (WsWaker        *self);
 WS_AVAILABLE_IN_ALL

@@ -10,6 +10,8 @@
 # error "Only <wsrt.h> can be included directly."
 #endif
 
+#include <glib-object.h>
+
 #include "ws-types.h"
 #include "ws-task.h"
 
@@ -21,11 +23,11 @@ WS_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (WsHandle, ws_handle, WS, HANDLE, GObject)
 
 WS_AVAILABLE_IN_ALL
-WsHandle *ws_handle_get_current (void);
+WsHandle *ws_handle_get_current (void) G_GNUC_WARN_UNUSED_RESULT;
 WS_AVAILABLE_IN_ALL
 WsTask   *ws_handle_spawn       (WsHandle       *self,
                                  WsTaskFunc      func,
                                  gpointer        user_data,
-                                 GDestroyNotify  destroy);
+                                 GDestroyNotify  destroy) G_GNUC_WARN_UNUSED_RESULT;
 
 G_END_DECLS

@@ -62,8 +62,10 @@ ws_metrics_new_snapshot (WsRuntimeCore *sched)
   self->n_workers = sched->pool->n_workers;
   self->alive_tasks = (guint) CLAMP (ws_runtime_core_alive_tasks (sched), 0, G_MAXUINT);
   self->spawned_tasks = ws_task_registry_spawned (&sched->pool->registry)
-                        + ws_task_registry_spawned (ws_blocking_pool_get_registry (sched->blocking));
-  self->remote_schedules = atomic_load_explicit (&sched->pool->remote_schedules, memory_order_relaxed);
+                        + ws_task_registry_spawned (
+                            ws_blocking_pool_get_registry (sched->blocking));
+  self->remote_schedules = atomic_load_explicit (&sched->pool->remote_schedules,
+                                                 memory_order_relaxed);
   self->injection_queue_depth = (guint) ws_inject_queue_len (&sched->pool->inject);
   ws_blocking_pool_get_counts (sched->blocking, &self->blocking_threads,
                                &self->idle_blocking_threads, &self->blocking_queue_depth);

@@ -10,6 +10,8 @@
 # error "Only <wsrt.h> can be included directly."
 #endif
 
+#include <glib-object.h>
+
 #include "ws-types.h"
 
 G_BEGIN_DECLS
@@ -17,7 +19,7 @@ G_BEGIN_DECLS
 #define WS_TYPE_METRICS (ws_metrics_get_type ())
 
 WS_AVAILABLE_IN_ALL
-GType      ws_metrics_get_type                        (void) G_GNUC_CONST;
+GType      ws_metrics_get_type                        (void);
 WS_AVAILABLE_IN_ALL
 WsMetrics *ws_metrics_ref                             (WsMetrics *self);
 WS_AVAILABLE_IN_ALL
@@ -72,7 +74,7 @@ WS_AVAILABLE_IN_ALL
 guint      ws_metrics_get_worker_local_queue_depth    (WsMetrics *self,
                                                        guint      worker);
 WS_AVAILABLE_IN_ALL
-char      *ws_metrics_to_string                       (WsMetrics *self);
+char      *ws_metrics_to_string                       (WsMetrics *self) G_GNUC_WARN_UNUSED_RESULT;
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WsMetrics, ws_metrics_unref)
 

@@ -224,7 +224,8 @@ ws_runtime_get_property (GObject    *object,
   switch (prop_id)
     {
     case PROP_N_WORKERS:
-      g_value_set_uint (value, self->sched ? self->sched->config.n_workers : self->config.n_workers);
+      g_value_set_uint (value, self->sched != NULL ? self->sched->config.n_workers
+                                                   : self->config.n_workers);
       break;
     case PROP_THREAD_NAME_PREFIX:
       g_value_set_string (value, self->config.thread_name_prefix);

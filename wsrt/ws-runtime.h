@@ -10,6 +10,8 @@
 # error "Only <wsrt.h> can be included directly."
 #endif
 
+#include <glib-object.h>
+
 #include "ws-types.h"
 #include "ws-handle.h"
 #include "ws-task.h"
@@ -22,14 +24,14 @@ WS_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (WsRuntime, ws_runtime, WS, RUNTIME, GObject)
 
 WS_AVAILABLE_IN_ALL
-WsRuntime *ws_runtime_new            (guint           n_workers);
+WsRuntime *ws_runtime_new            (guint           n_workers) G_GNUC_WARN_UNUSED_RESULT;
 WS_AVAILABLE_IN_ALL
 WsRuntime *ws_runtime_get_default    (void);
 WS_AVAILABLE_IN_ALL
 WsTask    *ws_runtime_spawn          (WsRuntime      *self,
                                       WsTaskFunc      func,
                                       gpointer        user_data,
-                                      GDestroyNotify  destroy);
+                                      GDestroyNotify  destroy) G_GNUC_WARN_UNUSED_RESULT;
 WS_AVAILABLE_IN_ALL
 void       ws_runtime_spawn_detached (WsRuntime      *self,
                                       WsTaskFunc      func,
@@ -39,13 +41,13 @@ WS_AVAILABLE_IN_ALL
 WsTask    *ws_runtime_spawn_blocking (WsRuntime      *self,
                                       WsTaskFunc      func,
                                       gpointer        user_data,
-                                      GDestroyNotify  destroy);
+                                      GDestroyNotify  destroy) G_GNUC_WARN_UNUSED_RESULT;
 WS_AVAILABLE_IN_ALL
 WsTask    *ws_runtime_spawn_local    (WsRuntime      *self,
                                       GMainContext   *context,
                                       WsTaskFunc      func,
                                       gpointer        user_data,
-                                      GDestroyNotify  destroy);
+                                      GDestroyNotify  destroy) G_GNUC_WARN_UNUSED_RESULT;
 WS_AVAILABLE_IN_ALL
 void       ws_runtime_spawn_local_detached (WsRuntime    *self,
                                             GMainContext *context,
@@ -56,11 +58,11 @@ WS_AVAILABLE_IN_ALL
 gboolean   ws_runtime_shutdown       (WsRuntime      *self,
                                       gint64          timeout_usec);
 WS_AVAILABLE_IN_ALL
-WsHandle  *ws_runtime_get_handle     (WsRuntime      *self);
+WsHandle  *ws_runtime_get_handle     (WsRuntime      *self) G_GNUC_WARN_UNUSED_RESULT;
 WS_AVAILABLE_IN_ALL
 guint      ws_runtime_get_n_workers  (WsRuntime      *self);
 WS_AVAILABLE_IN_ALL
-WsMetrics *ws_runtime_get_metrics    (WsRuntime      *self);
+WsMetrics *ws_runtime_get_metrics    (WsRuntime      *self) G_GNUC_WARN_UNUSED_RESULT;
 
 WS_AVAILABLE_IN_ALL
 void       ws_runtime_set_on_thread_start (WsRuntime      *self,

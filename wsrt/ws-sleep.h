@@ -10,6 +10,8 @@
 # error "Only <wsrt.h> can be included directly."
 #endif
 
+#include <glib-object.h>
+
 #include "ws-types.h"
 
 G_BEGIN_DECLS
@@ -19,11 +21,11 @@ typedef struct _WsSleep WsSleep;
 #define WS_TYPE_SLEEP (ws_sleep_get_type ())
 
 WS_AVAILABLE_IN_ALL
-GType    ws_sleep_get_type     (void) G_GNUC_CONST;
+GType    ws_sleep_get_type     (void);
 WS_AVAILABLE_IN_ALL
-WsSleep *ws_sleep_new          (gint64     duration_usec);
+WsSleep *ws_sleep_new          (gint64     duration_usec) G_GNUC_WARN_UNUSED_RESULT;
 WS_AVAILABLE_IN_ALL
-WsSleep *ws_sleep_new_deadline (gint64     deadline_usec);
+WsSleep *ws_sleep_new_deadline (gint64     deadline_usec) G_GNUC_WARN_UNUSED_RESULT;
 WS_AVAILABLE_IN_ALL
 WsSleep *ws_sleep_ref          (WsSleep   *self);
 WS_AVAILABLE_IN_ALL

@@ -5,7 +5,9 @@
  *
  * Each member gets a small waker that knows its index; a task wakes its
  * waiters exactly once, when it ends, so counting those wakes counts the
- * finished members without scanning them.
+ * finished members without scanning them. The waiters of the group (on
+ * all, on any) are two WsWakerLists (ws-waker-private.h), woken outside
+ * the group's lock.
  */
 
 #include "config.h"
@@ -17,6 +19,7 @@
 #include "ws-async-wait-private.h"
 #include "ws-lock-private.h"
 #include "ws-raw-task-private.h"
+#include "ws-waker-private.h"
 #include "ws-context-budget-private.h"
 #include "ws-worker-private.h"
 #include "ws-task-private.h"
@@ -28,8 +31,8 @@ struct _WsTaskGroup
   GPtrArray  *tasks;          /* WsTask * */
   guint       n_finished;
   gint        first;          /* index of the first to finish, or -1 */
-  GPtrArray  *all_waiters;    /* WsWaker * */
-  GPtrArray  *any_waiters;
+  WsWakerList all_waiters;
+  WsWakerList any_waiters;
 };
 
 /**
@@ -72,41 +75,28 @@ member_unref (WsWaker *w)
     }
 }
 
-static void
-wake_list (GPtrArray *list)
-{
-  if (list == NULL)
-    return;
-  for (guint i = 0; i < list->len; i++)
-    {
-      ws_waker_wake (list->pdata[i]);
-      ws_waker_unref (list->pdata[i]);
-    }
-  g_ptr_array_unref (list);
-}
-
 /* A member task ended. */
 static void
 member_wake (WsWaker *w)
 {
   Member *m = (Member *) w;
   WsTaskGroup *self = m->group;
-  GPtrArray *all = NULL;
-  GPtrArray *any = NULL;
+  WsWakerList all = WS_WAKER_LIST_INIT;
+  WsWakerList any = WS_WAKER_LIST_INIT;
 
   ws_lock_lock (&self->lock);
   self->n_finished++;
   if (self->first < 0)
     {
       self->first = m->index;
-      any = g_steal_pointer (&self->any_waiters);
+      any = ws_waker_list_take (&self->any_waiters);
     }
   if (self->n_finished == self->tasks->len)
-    all = g_steal_pointer (&self->all_waiters);
+    all = ws_waker_list_take (&self->all_waiters);
   ws_lock_unlock (&self->lock);
 
-  wake_list (any);
-  wake_list (all);
+  ws_waker_list_wake_all (&any);
+  ws_waker_list_wake_all (&all);
 }
 
 static const WsWakerVTable member_vtable = {
@@ -121,10 +111,8 @@ ws_task_group_finalize (GObject *object)
   WsTaskGroup *self = WS_TASK_GROUP (object);
 
   g_ptr_array_unref (self->tasks);
-  if (self->all_waiters != NULL)
-    wake_list (self->all_waiters);     /* nobody can be waiting any more */
-  if (self->any_waiters != NULL)
-    wake_list (self->any_waiters);
+  ws_waker_list_wake_all (&self->all_waiters);   /* nobody can be waiting any more */
+  ws_waker_list_wake_all (&self->any_waiters);
   ws_lock_clear (&self->lock);
 
   G_OBJECT_CLASS (ws_task_group_parent_class)->finalize (object);
@@ -142,6 +130,8 @@ ws_task_group_init (WsTaskGroup *self)
   ws_lock_init (&self->lock);
   self->tasks = g_ptr_array_new_with_free_func (g_object_unref);
   self->first = -1;
+  ws_waker_list_init (&self->all_waiters);
+  ws_waker_list_init (&self->any_waiters);
 }
 
 /**
@@ -280,18 +270,6 @@ ws_task_group_cancel_all (WsTaskGroup *self)
     ws_task_cancel (tasks->pdata[i]);
 }
 
-static void
-add_waiter_locked (GPtrArray **list,
-                   WsWaker    *waker)
-{
-  if (*list == NULL)
-    *list = g_ptr_array_new ();
-  for (guint i = 0; i < (*list)->len; i++)
-    if ((*list)->pdata[i] == waker)
-      return;
-  g_ptr_array_add (*list, ws_waker_ref (waker));
-}
-
 /**
  * ws_task_group_poll_all:
  * @self: a #WsTaskGroup
@@ -317,7 +295,7 @@ ws_task_group_poll_all (WsTaskGroup *self,
   ws_lock_lock (&self->lock);
   if (self->n_finished < self->tasks->len)
     {
-      add_waiter_locked (&self->all_waiters, &context->task->waker);
+      ws_waker_list_add (&self->all_waiters, &context->task->waker);
       ret = WS_POLL_PENDING;
     }
   ws_lock_unlock (&self->lock);
@@ -353,7 +331,7 @@ ws_task_group_poll_any (WsTaskGroup  *self,
   ws_lock_lock (&self->lock);
   if (self->first < 0)
     {
-      add_waiter_locked (&self->any_waiters, &context->task->waker);
+      ws_waker_list_add (&self->any_waiters, &context->task->waker);
       ret = WS_POLL_PENDING;
     }
   else if (first != NULL)
@@ -376,7 +354,7 @@ wait_async (WsTaskGroup         *self,
   ws_lock_lock (&self->lock);
   done = all ? self->n_finished == self->tasks->len : self->first >= 0;
   if (!done)
-    add_waiter_locked (all ? &self->all_waiters : &self->any_waiters,
+    ws_waker_list_add (all ? &self->all_waiters : &self->any_waiters,
                        ws_async_wait_get_waker (wait));
   ws_lock_unlock (&self->lock);
 

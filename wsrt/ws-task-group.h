@@ -23,7 +23,7 @@ WS_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (WsTaskGroup, ws_task_group, WS, TASK_GROUP, GObject)
 
 WS_AVAILABLE_IN_ALL
-WsTaskGroup *ws_task_group_new             (void);
+WsTaskGroup *ws_task_group_new             (void) G_GNUC_WARN_UNUSED_RESULT;
 WS_AVAILABLE_IN_ALL
 void         ws_task_group_add             (WsTaskGroup          *self,
                                             WsTask               *task);
@@ -60,6 +60,6 @@ void         ws_task_group_wait_any_async  (WsTaskGroup          *self,
 WS_AVAILABLE_IN_ALL
 WsTask      *ws_task_group_wait_any_finish (WsTaskGroup          *self,
                                             GAsyncResult         *result,
-                                            GError              **error);
+                                            GError              **error) G_GNUC_WARN_UNUSED_RESULT;
 
 G_END_DECLS

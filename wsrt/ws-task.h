@@ -45,6 +45,6 @@ WS_AVAILABLE_IN_ALL
 const GValue *ws_task_get_value         (WsTask               *self);
 WS_AVAILABLE_IN_ALL
 gpointer      ws_task_propagate_pointer (WsTask               *self,
-                                         GError              **error);
+                                         GError              **error) G_GNUC_WARN_UNUSED_RESULT;
 
 G_END_DECLS

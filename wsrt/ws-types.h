@@ -10,12 +10,15 @@
 # error "Only <wsrt.h> can be included directly."
 #endif
 
-#include <glib-object.h>
+/* GLib alone: the scheduler core includes this header and does not use
+ * GObject. Headers that need GObject or GIO include them themselves. */
+#include <glib.h>
+
+/* WS_AVAILABLE_IN_ALL and the other availability macros: every public
+ * symbol is marked; everything else in libwsrt is hidden. */
+#include "ws-version-macros.h"
 
 G_BEGIN_DECLS
-
-/* Every public symbol is marked; everything else in libwsrt is hidden. */
-#define WS_AVAILABLE_IN_ALL __attribute__((visibility ("default"))) extern
 
 /**
  * WsPoll:

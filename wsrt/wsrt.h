@@ -7,6 +7,8 @@
 #pragma once
 
 #define WSRT_INSIDE
+# include "ws-version.h"
+# include "ws-version-macros.h"
 # include "ws-types.h"
 # include "ws-error.h"
 # include "ws-context.h"
@@ -17,6 +19,7 @@
 # include "ws-sleep.h"
 # include "ws-async-op.h"
 # include "ws-channel.h"
+# include "ws-oneshot.h"
 # include "ws-task-group.h"
 # include "ws-async.h"
 # include "ws-enum-types.h"

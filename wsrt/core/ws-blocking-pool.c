@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include "ws-blocking-pool-private.h"
+#include "ws-task-fifo-private.h"
 
 typedef struct _BlockingSlot BlockingSlot;
 
@@ -23,9 +24,7 @@ struct _WsBlockingPool
   WsLock         lock;
   WsCond         exit_cond;      /* shutdown waits here */
   BlockingSlot  *idle;           /* idle threads, most recent first */
-  WsRawTask     *head;
-  WsRawTask     *tail;
-  guint          queue_len;
+  WsTaskFifo     queue;          /* jobs waiting for a thread */
   guint          n_threads;
   guint          n_idle;
   guint          n_exiting;      /* left the loop, stop hook not yet run */
@@ -62,7 +61,8 @@ WsBlockingPool *
 ws_blocking_pool_new (const WsConfig *config,
                       WsRuntimeRef   *runtime)
 {
-  WsBlockingPool *self = g_aligned_alloc0 (1, sizeof (WsBlockingPool), 64); /* members on lines of their own */
+  /* Aligned: the members marked _Alignas sit on cache lines of their own. */
+  WsBlockingPool *self = g_aligned_alloc0 (1, sizeof (WsBlockingPool), 64);
 
   self->host.vtable = &blocking_host_class;
   self->host.registry = &self->registry;
@@ -78,7 +78,7 @@ ws_blocking_pool_new (const WsConfig *config,
 void
 ws_blocking_pool_free (WsBlockingPool *self)
 {
-  g_assert (self->head == NULL);
+  g_assert (ws_task_fifo_is_empty (&self->queue));
   g_hash_table_unref (self->pinned);
   ws_task_registry_clear (&self->registry);
   ws_lock_clear (&self->lock);
@@ -193,7 +193,7 @@ thread_loop (WsBlockingPool *self)
     {
       WsRawTask *task;
 
-      while (self->head == NULL && !self->closed)
+      while (ws_task_fifo_is_empty (&self->queue) && !self->closed)
         {
           gint64 deadline = g_get_monotonic_time () + self->config->blocking_keep_alive;
           gboolean notified;
@@ -204,19 +204,14 @@ thread_loop (WsBlockingPool *self)
           self->n_idle++;
           wait_locked (self, &slot, deadline, &notified);
           unlist_idle_locked (self, &slot);
-          if (!notified && self->head == NULL && g_get_monotonic_time () >= deadline)
+          if (!notified && ws_task_fifo_is_empty (&self->queue)
+              && g_get_monotonic_time () >= deadline)
             goto out;           /* keep-alive passed */
         }
 
-      if (self->head == NULL)
+      task = ws_task_fifo_pop (&self->queue);
+      if (task == NULL)
         break;                  /* closed and drained */
-
-      task = self->head;
-      self->head = task->queue_next;
-      if (self->head == NULL)
-        self->tail = NULL;
-      task->queue_next = NULL;
-      self->queue_len--;
       ws_lock_unlock (&self->lock);
 
       run_job (self, &slot, &cx, task);
@@ -323,13 +318,7 @@ blocking_schedule (WsTaskHost *host,
       return;
     }
 
-  task->queue_next = NULL;
-  if (self->tail != NULL)
-    self->tail->queue_next = task;
-  else
-    self->head = task;
-  self->tail = task;
-  self->queue_len++;
+  ws_task_fifo_push (&self->queue, task);
 
   if (self->idle != NULL)
     {
@@ -356,7 +345,8 @@ blocking_schedule (WsTaskHost *host,
       if (thread == NULL)
         {
           /* The job stays queued for the threads we have. */
-          WsRawTask *stranded = NULL;
+          WsTaskFifo stranded = WS_TASK_FIFO_INIT;
+          WsRawTask *t;
 
           g_warning ("wsrt: could not start a blocking thread: %s", error->message);
           ws_lock_lock (&self->lock);
@@ -365,20 +355,14 @@ blocking_schedule (WsTaskHost *host,
             {
               /* Nobody will run the queue: cancel it rather than hang its
                * waiters. */
-              stranded = self->head;
-              self->head = self->tail = NULL;
-              self->queue_len = 0;
+              stranded = ws_task_fifo_take_all (&self->queue);
             }
           ws_cond_broadcast (&self->exit_cond);
           ws_lock_unlock (&self->lock);
-          while (stranded != NULL)
+          while ((t = ws_task_fifo_pop (&stranded)) != NULL)
             {
-              WsRawTask *next = stranded->queue_next;
-
-              stranded->queue_next = NULL;
-              ws_raw_task_cancel (stranded);    /* sets CANCELLED on the queued task */
-              ws_raw_task_run (stranded, &(WsContext) { 0, });  /* ends it here */
-              stranded = next;
+              ws_raw_task_cancel (t);           /* sets CANCELLED on the queued task */
+              ws_raw_task_run (t, &(WsContext) { 0, });  /* ends it here */
             }
           ws_runtime_ref_release (self->runtime);
         }
@@ -390,15 +374,14 @@ blocking_schedule (WsTaskHost *host,
 void
 ws_blocking_pool_close (WsBlockingPool *self)
 {
-  WsRawTask *queued;
+  WsTaskFifo queued;
+  WsRawTask *t;
 
   ws_task_registry_close (&self->registry);
 
   ws_lock_lock (&self->lock);
   self->closed = TRUE;
-  queued = self->head;
-  self->head = self->tail = NULL;
-  self->queue_len = 0;
+  queued = ws_task_fifo_take_all (&self->queue);
   while (self->idle != NULL)
     {
       BlockingSlot *idle = self->idle;
@@ -410,24 +393,19 @@ ws_blocking_pool_close (WsBlockingPool *self)
     GHashTableIter iter;
     gpointer value;
 
-    /* Wake threads sleeping on a pending job: the owned set ends it. */
+    /* Wake threads sleeping on a pending job: the registry ends it. */
     g_hash_table_iter_init (&iter, self->pinned);
     while (g_hash_table_iter_next (&iter, NULL, &value))
       ws_parker_unpark (&((BlockingSlot *) value)->parker);
   }
   ws_lock_unlock (&self->lock);
 
-  /* Queued jobs are cancelled (their destroy notifies run
-   * here); running ones are waited for in shutdown. */
+  /* Queued jobs are cancelled (their destroy notifies run here, through
+   * the registry, which holds every job of this pool); running ones are
+   * waited for in shutdown. The queue's references are dropped. */
   ws_task_registry_shutdown_all (&self->registry);
-  while (queued != NULL)
-    {
-      WsRawTask *next = queued->queue_next;
-
-      queued->queue_next = NULL;
-      ws_raw_task_unref (queued);
-      queued = next;
-    }
+  while ((t = ws_task_fifo_pop (&queued)) != NULL)
+    ws_raw_task_unref (t);
 }
 
 gboolean
@@ -461,7 +439,7 @@ ws_blocking_pool_get_counts (WsBlockingPool *self,
   ws_lock_lock (&self->lock);
   *n_threads = self->n_threads;
   *n_idle = self->n_idle;
-  *queue_depth = self->queue_len;
+  *queue_depth = (guint) ws_task_fifo_len (&self->queue);
   ws_lock_unlock (&self->lock);
 }
 

@@ -37,9 +37,11 @@ ws_chaos_point (void)
     }
 
   if (ws_thread.chaos_rng == 0)
-    ws_thread.chaos_rng = (chaos_seed ^ (0x9e3779b97f4a7c15ull
-                         * (atomic_fetch_add_explicit (&thread_counter, 1, memory_order_relaxed) + 1)))
-          | 1;
+    {
+      guint64 n = atomic_fetch_add_explicit (&thread_counter, 1, memory_order_relaxed) + 1;
+
+      ws_thread.chaos_rng = (chaos_seed ^ (0x9e3779b97f4a7c15ull * n)) | 1;
+    }
 
   ws_thread.chaos_rng ^= ws_thread.chaos_rng << 13;
   ws_thread.chaos_rng ^= ws_thread.chaos_rng >> 7;

@@ -18,7 +18,7 @@
 
 G_BEGIN_DECLS
 
-/* A C callback run on runtime threads (doc/architecture.md, "Hooks"). */
+/* A C callback run on runtime threads (doc/architecture.md, "Rules: hooks"). */
 typedef struct
 {
   void           (*func) (gpointer user_data);

@@ -22,7 +22,8 @@ ws_config_init_from (WsConfig       *self,
   memset (self->hooks, 0, sizeof self->hooks);
   if (self->n_workers == 0)
     self->n_workers = g_get_num_processors ();
-  self->thread_name_prefix = g_strdup (settings->thread_name_prefix ? settings->thread_name_prefix : "ws");
+  self->thread_name_prefix = g_strdup (settings->thread_name_prefix != NULL
+                                       ? settings->thread_name_prefix : "ws");
 }
 
 /* Moves the hooks out, for the caller to release outside its lock. */

@@ -21,7 +21,7 @@ typedef struct _WsLocalExecutor  WsLocalExecutor;
 typedef struct _WsLocalExecutors WsLocalExecutors;
 
 /* One dispatch polls at most this many tasks and runs at most this long,
- * then returns to the main loop (doc/architecture.md, "Local tasks"). */
+ * then returns to the main loop (doc/architecture.md, "Rules: main contexts"). */
 #define WS_LOCAL_SLICE_USEC      1000
 #define WS_LOCAL_SLICE_MAX_POLLS 256
 

@@ -34,6 +34,7 @@
 #include "config.h"
 
 #include "ws-local-executor-private.h"
+#include "ws-task-fifo-private.h"
 #include "ws-chaos-private.h"
 
 /* The executors of one runtime: one per GMainContext, in a table until
@@ -62,8 +63,7 @@ struct _WsLocalExecutor
   GMainContext  *context;         /* strong: dropped by the finalize */
   GSource       *source;          /* strong until the last reference goes */
   WsLock         lock;
-  WsRawTask     *head;
-  WsRawTask     *tail;
+  WsTaskFifo     queue;           /* woken tasks, under the lock */
   gboolean       backlogged;      /* owner thread only: source demoted */
   _Atomic gboolean detached;      /* shut down: out of the table */
   _Atomic guint  dispatches;      /* see local_source_finalize */
@@ -153,14 +153,7 @@ pop (WsLocalExecutor *self)
   WsRawTask *t;
 
   ws_lock_lock (&self->lock);
-  t = self->head;
-  if (t != NULL)
-    {
-      self->head = t->queue_next;
-      if (self->head == NULL)
-        self->tail = NULL;
-      t->queue_next = NULL;
-    }
+  t = ws_task_fifo_pop (&self->queue);
   ws_lock_unlock (&self->lock);
   return t;
 }
@@ -179,7 +172,7 @@ local_source_finalize (GSource *source)
    * not see GLib's). */
   (void) atomic_load_explicit (&self->dispatches, memory_order_acquire);
   g_assert (atomic_load_explicit (&self->ref_count, memory_order_acquire) == 0);
-  g_assert (self->head == NULL);
+  g_assert (ws_task_fifo_is_empty (&self->queue));
   g_main_context_unref (self->context);
   ws_task_registry_clear (&self->registry);
   ws_lock_clear (&self->lock);
@@ -229,7 +222,7 @@ run_slice (WsLocalExecutor *self,
   ws_thread.runtime = prev_runtime;
 
   ws_lock_lock (&self->lock);
-  more = self->head != NULL;
+  more = !ws_task_fifo_is_empty (&self->queue);
   ws_lock_unlock (&self->lock);
 
   return more;
@@ -289,14 +282,9 @@ local_schedule (WsTaskHost *host,
   /* Our reference: once the task is queued, the owner may run it and free
    * it (and with it the task's reference on us) before we arm the
    * source. */
-  task->queue_next = NULL;
   ws_lock_lock (&self->lock);
-  was_empty = self->head == NULL;
-  if (self->tail != NULL)
-    self->tail->queue_next = task;
-  else
-    self->head = task;
-  self->tail = task;
+  was_empty = ws_task_fifo_is_empty (&self->queue);
+  ws_task_fifo_push (&self->queue, task);
   ws_lock_unlock (&self->lock);
 
   WS_CHAOS_POINT ();
@@ -626,16 +614,22 @@ refused_schedule (WsTaskHost *host,
   ws_raw_task_unref (task);
 }
 
+static WsLocalExecutors *
+set_of_refused_host (WsTaskHost *host)
+{
+  return (WsLocalExecutors *) ((char *) host - G_STRUCT_OFFSET (WsLocalExecutors, refused_host));
+}
+
 static void
 refused_ref (WsTaskHost *host)
 {
-  ws_runtime_ref_acquire (((WsLocalExecutors *) ((char *) host - G_STRUCT_OFFSET (WsLocalExecutors, refused_host)))->runtime);
+  ws_runtime_ref_acquire (set_of_refused_host (host)->runtime);
 }
 
 static void
 refused_unref (WsTaskHost *host)
 {
-  ws_runtime_ref_release (((WsLocalExecutors *) ((char *) host - G_STRUCT_OFFSET (WsLocalExecutors, refused_host)))->runtime);
+  ws_runtime_ref_release (set_of_refused_host (host)->runtime);
 }
 
 static const WsTaskHostVTable refused_host_class = {

@@ -1,11 +1,16 @@
-/* ws-raw-task-private.h: the task core (header, state word, waker, result)
+/* ws-raw-task-private.h: the task core (the task, its result, its harness)
  *
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * A task is a plain struct, not a GObject (DESIGN 4: g_object_new costs
- * ~270 ns here, a plain allocation ~20 ns). The WsTask GObject is only the
- * join handle, made when a caller asks for one.
+ * A task is a plain struct, not a GObject (g_object_new costs ~270 ns
+ * here, a plain allocation ~20 ns; doc/architecture.md, "The task and its
+ * state word"). The WsTask GObject is only the join handle, made when a
+ * caller asks for one.
+ *
+ * The state word and its transitions are in ws-task-state-private.h, the
+ * waker in ws-waker-private.h, the host interface in
+ * ws-task-host-private.h; ws-raw-task.c drives them.
  */
 
 #pragma once
@@ -15,6 +20,9 @@
 #include <glib.h>
 
 #include "ws-types.h"
+#include "ws-task-state-private.h"
+#include "ws-waker-private.h"
+#include "ws-task-host-private.h"
 
 G_BEGIN_DECLS
 
@@ -25,57 +33,7 @@ G_BEGIN_DECLS
  * GObject-Introspection does). */
 #define WS_TLS_INITIAL_EXEC __attribute__ ((tls_model ("initial-exec")))
 
-typedef struct _WsRawTask      WsRawTask;
-typedef struct _WsTaskHost     WsTaskHost;
-typedef struct _WsOwnedTasks   WsTaskRegistry;
 typedef struct _WsWorker       WsWorker;
-
-/* A waker is anything with this vtable as its first member. A task is its
- * own waker (no allocation per waker); the WsTask join handle and the
- * blocking waiters embed one too. */
-typedef struct
-{
-  void (*wake)  (WsWaker *waker);      /* by reference: keeps the ref */
-  void (*ref)   (WsWaker *waker);
-  void (*unref) (WsWaker *waker);
-} WsWakerVTable;
-
-struct _WsWaker
-{
-  const WsWakerVTable *vtable;
-};
-
-/* Where a woken task goes: a worker pool, the blocking pool or a local
- * executor on one GMainContext.
- *
- * A task holds a reference on its host from ws_raw_task_new () until it
- * is freed (ref/unref), as a tokio task holds its scheduler handle: a late
- * wake, a join-handle read or a completion never touches a freed host,
- * whatever the owner of the runtime did meanwhile. */
-typedef struct
-{
-  /* Takes over one reference of @task (the "notified" reference). Never
-   * completes or cancels a task (doc/architecture.md, "Shutdown"): a host
-   * that is closed hands the task to a list that its shutdown drains, or
-   * drops the reference of a task that has ended. */
-  void (*schedule) (WsTaskHost *host,
-                    WsRawTask  *task,
-                    gboolean    is_yield);
-  void (*ref)      (WsTaskHost *host);
-  void (*unref)    (WsTaskHost *host);
-} WsTaskHostVTable;
-
-struct _WsTaskHost
-{
-  const WsTaskHostVTable *vtable;
-  WsTaskRegistry          *registry;
-  /* Bind a task to the owned set when its first poll returns PENDING, not
-   * at spawn. Only for a host whose spawns pass the owned set's spawn
-   * gate and whose queues shutdown drains with ws_raw_task_drop_queued
-   * (the worker pool): a queued task that was never polled is reached
-   * there, not through the set. */
-  gboolean               bind_on_pending;
-};
 
 typedef enum
 {
@@ -105,17 +63,6 @@ typedef struct
 
 void ws_result_clear (WsResult *result);
 
-/* State word layout. The flags sit in the low byte, the reference count
- * above it, so that every transition is one CAS on one word. */
-#define WS_STATE_RUNNING       ((guint64) 1 << 0)  /* being polled; owns the stage */
-#define WS_STATE_COMPLETE      ((guint64) 1 << 1)  /* the outcome is in the stage */
-#define WS_STATE_NOTIFIED      ((guint64) 1 << 2)  /* queued, or to be re-queued */
-#define WS_STATE_CANCELLED     ((guint64) 1 << 3)
-#define WS_STATE_JOIN_INTEREST ((guint64) 1 << 4)  /* a join handle exists */
-#define WS_STATE_JOIN_WAKER    ((guint64) 1 << 5)  /* join_waker is set */
-#define WS_STATE_REF_SHIFT     8
-#define WS_STATE_REF_ONE       ((guint64) 1 << WS_STATE_REF_SHIFT)
-
 typedef enum
 {
   WS_STAGE_FUTURE,       /* func/data/destroy are live */
@@ -126,9 +73,9 @@ typedef enum
 struct _WsRawTask
 {
   WsWaker          waker;            /* first: a task is its own waker */
-  _Atomic guint64  state;
+  WsTaskState      state;            /* ws-task-state-private.h */
   WsTaskHost      *host;
-  WsRawTask       *queue_next;       /* injection / local-executor lists */
+  WsRawTask       *queue_next;       /* WsTaskFifo link (ws-task-fifo-private.h) */
   WsRawTask       *registry_prev;       /* owned-task list, under its lock */
   WsRawTask       *registry_next;
   WsWaker         *join_waker;       /* guarded by WS_STATE_JOIN_WAKER */
@@ -194,48 +141,10 @@ gboolean   ws_raw_task_is_complete       (WsRawTask      *task);
  * WS_ENABLE_LEAK_COUNTERS (debug builds), -1 otherwise. */
 gint64     ws_raw_task_get_n_live        (void);
 
-/* Live references to task wakers (ws_context_get_waker, a waker slot, a
- * vtable ref), counted only with WS_ENABLE_LEAK_COUNTERS (debug builds):
- * the test harness checks it is 0 after every test case. -1 when not
- * counted. Relaxed, like n_live_tasks: exact once the threads are done. */
-gint64     ws_raw_task_get_n_live_wakers (void);
-#ifdef WS_ENABLE_LEAK_COUNTERS
-extern _Atomic gint64 ws_raw_task_n_live_wakers;
-# define WS_COUNT_WAKERS(n) \
-  ((void) atomic_fetch_add_explicit (&ws_raw_task_n_live_wakers, (n), memory_order_relaxed))
-#else
-# define WS_COUNT_WAKERS(n) ((void) 0)
-#endif
-
-/* Awaitables keep one waker in a slot. Register the polling task's waker
- * there (under the awaitable's lock) and unref the one returned outside
- * it; wake a taken waker with ws_waker_take_and_wake (). */
-static inline WsWaker *
-ws_waker_slot_replace (WsWaker  **slot,
-                       WsContext *cx)
-{
-  WsWaker *old = *slot;
-
-  ws_raw_task_ref (cx->task);
-  WS_COUNT_WAKERS (1);
-  *slot = &cx->task->waker;
-  return old;
-}
-
-static inline void
-ws_waker_take_and_wake (WsWaker *waker)
-{
-  if (waker != NULL)
-    {
-      waker->vtable->wake (waker);
-      waker->vtable->unref (waker);
-    }
-}
-
 static inline guint64
 ws_raw_task_get_state (WsRawTask *task)
 {
-  return atomic_load_explicit (&task->state, memory_order_acquire);
+  return ws_task_state_load (&task->state, memory_order_acquire);
 }
 
 G_END_DECLS

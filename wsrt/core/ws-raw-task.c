@@ -1,9 +1,17 @@
-/* ws-raw-task.c: the task state machine
+/* ws-raw-task.c: the task harness: poll, complete, join, cancel
  *
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * The rules (DESIGN 4) and how the state word keeps them:
+ * The harness of a task: it creates the task, polls it, stores its
+ * outcome, hands the outcome to the join handle, and ends the task on
+ * cancel or shutdown. The state word and its transitions are in
+ * ws-task-state-private.h, the waker in ws-waker-private.h; what the task
+ * needs from its executor (queueing, the owned set) it asks its host
+ * (ws-task-host-private.h), never a scheduler or a registry directly.
+ *
+ * The rules (doc/architecture.md, "The task and its state word") and how
+ * the state word keeps them:
  *
  *  - never polled by two threads at once: polling needs RUNNING, set by a
  *    CAS that only succeeds from idle;
@@ -24,7 +32,8 @@
  * reach a freed host.
  *
  * Counting: a task is counted alive by the spawner once its host has
- * accepted it (ws_raw_task_mark_counted) and uncounted by complete (). A
+ * accepted it (ws_raw_task_mark_counted) and uncounted by its host's
+ * release, which complete () calls before it publishes COMPLETE. A
  * refused spawn (ws_raw_task_refuse) is never counted and never reaches
  * complete (): its destroy notify runs on the spawning thread before the
  * spawn returns.
@@ -38,7 +47,6 @@
 #include "config.h"
 
 #include "ws-raw-task-private.h"
-#include "ws-task-registry-private.h"
 #include "ws-task-allocator-private.h"
 #include "ws-chaos-private.h"
 
@@ -78,20 +86,6 @@ ws_raw_task_get_n_live (void)
 #endif
 }
 
-#ifdef WS_ENABLE_LEAK_COUNTERS
-_Atomic gint64 ws_raw_task_n_live_wakers;
-#endif
-
-gint64
-ws_raw_task_get_n_live_wakers (void)
-{
-#ifdef WS_ENABLE_LEAK_COUNTERS
-  return atomic_load_explicit (&ws_raw_task_n_live_wakers, memory_order_relaxed);
-#else
-  return -1;
-#endif
-}
-
 void
 ws_result_clear (WsResult *result)
 {
@@ -122,7 +116,6 @@ ws_raw_task_new (WsTaskHost     *host,
                  gboolean        join_interest)
 {
   WsRawTask *task = ws_task_allocator_alloc0 ();
-  guint64 refs = join_interest ? 2 : 1;   /* notified (+ handle); bind adds the set's */
 
   host->vtable->ref (host);
   task->waker.vtable = &task_waker_vtable;
@@ -132,21 +125,19 @@ ws_raw_task_new (WsTaskHost     *host,
   task->u.future.data = data;
   task->u.future.destroy = destroy;
 
-  /* Relaxed: the task is not shared yet; the queue push that publishes it
-   * is a release. */
-  atomic_init (&task->state,
-               WS_STATE_NOTIFIED
-               | (join_interest ? WS_STATE_JOIN_INTEREST : 0)
-               | (refs << WS_STATE_REF_SHIFT));
+  /* Notified, with its queued reference (and the handle's); binding adds
+   * the owned set's. */
+  ws_task_state_init (&task->state, join_interest);
   COUNT_LIVE (1);
 
   return task;
 }
 
 /* The host accepted the task, which its owned set counts (the spawner
- * counts it, see ws-task-registry.c), so complete () must count its end.
- * Called before the task is published (the push that publishes it is a
- * release, and complete () runs after an acquire of that push). */
+ * counts it, see ws-task-registry.c), so complete () must have the host
+ * count its end (WsTaskHostVTable.release). Called before the task is
+ * published (the push that publishes it is a release, and complete ()
+ * runs after an acquire of that push). */
 void
 ws_raw_task_mark_counted (WsRawTask *task)
 {
@@ -161,24 +152,19 @@ void
 ws_raw_task_refuse (WsRawTask *task)
 {
   WsResult result = { WS_RESULT_CANCELLED, };
-  guint64 cur = atomic_load_explicit (&task->state, memory_order_relaxed);
-  guint64 join = cur & WS_STATE_JOIN_INTEREST;
+  /* Relaxed: not shared yet. */
+  guint64 cur = ws_task_state_load (&task->state, memory_order_relaxed);
 
   g_assert (!task->counted && (cur & WS_STATE_NOTIFIED));
 
   drop_stage (task);
   store_result (task, &result);
-  if (!join)
+  if (!(cur & WS_STATE_JOIN_INTEREST))
     {
       dealloc (task);
       return;
     }
-  /* Relaxed: not shared yet; whoever receives the handle gets it through
-   * a release (the return of the spawn, or a queue). */
-  atomic_store_explicit (&task->state,
-                         WS_STATE_COMPLETE | WS_STATE_CANCELLED | join
-                         | ((guint64) 1 << WS_STATE_REF_SHIFT),
-                         memory_order_relaxed);
+  ws_task_state_store_refused (&task->state);
 }
 
 static void
@@ -227,27 +213,14 @@ dealloc (WsRawTask *task)
 void
 ws_raw_task_ref (WsRawTask *task)
 {
-  /* Relaxed, as for any reference count increment: the caller already
-   * holds a reference, so nothing needs to be made visible. */
-  guint64 prev = atomic_fetch_add_explicit (&task->state, WS_STATE_REF_ONE,
-                                            memory_order_relaxed);
-  g_assert ((prev >> WS_STATE_REF_SHIFT) > 0);
+  ws_task_state_ref_inc (&task->state);
 }
 
 void
 ws_raw_task_unref_n (WsRawTask *task,
                      guint      n)
 {
-  /* Release so that our writes to the task happen before the free;
-   * acquire (on the last one) so that the freeing thread sees everyone
-   * else's writes. */
-  guint64 prev = atomic_fetch_sub_explicit (&task->state,
-                                            (guint64) n * WS_STATE_REF_ONE,
-                                            memory_order_acq_rel);
-  guint64 refs = prev >> WS_STATE_REF_SHIFT;
-
-  g_assert (refs >= n);
-  if (refs == n)
+  if (ws_task_state_ref_dec (&task->state, n))
     dealloc (task);
 }
 
@@ -302,22 +275,10 @@ complete (WsRawTask *task)
    * no wake to order it after a later removal. We hold RUNNING, so a
    * shutdown that misses the task here cannot destroy it under us. The
    * host outlives the task (the task holds a reference on it). */
-  if (task->counted)
-    {
-      if (ws_task_registry_remove (host->registry, task))
-        n_unref++;
-      ws_task_registry_count_completed (host->registry);
-    }
+  if (host->vtable->release (host, task))
+    n_unref++;
 
-  /* AcqRel: release publishes the stage (outcome) and the removal to the
-   * join handle, which reads them after an acquire load that sees
-   * COMPLETE; acquire pairs with the handle's release when it set
-   * JOIN_WAKER or dropped JOIN_INTEREST. */
-  prev = atomic_fetch_xor_explicit (&task->state,
-                                    WS_STATE_RUNNING | WS_STATE_COMPLETE,
-                                    memory_order_acq_rel);
-  g_assert (prev & WS_STATE_RUNNING);
-  g_assert (!(prev & WS_STATE_COMPLETE));
+  prev = ws_task_state_transition_to_complete (&task->state);
 
   if (!(prev & WS_STATE_JOIN_INTEREST))
     {
@@ -331,8 +292,7 @@ complete (WsRawTask *task)
       WsWaker *waker = task->join_waker;
 
       task->join_waker = NULL;
-      waker->vtable->wake (waker);
-      waker->vtable->unref (waker);
+      ws_waker_take_and_wake (waker);
     }
 
   ws_raw_task_unref_n (task, n_unref);
@@ -351,92 +311,6 @@ cancel_task (WsRawTask *task)
 
 /* ---- polling ----------------------------------------------------------- */
 
-typedef enum
-{
-  TO_RUNNING_SUCCESS,
-  TO_RUNNING_CANCELLED,
-  TO_RUNNING_FAILED,
-  TO_RUNNING_DEALLOC,
-} ToRunning;
-
-static ToRunning
-transition_to_running (WsRawTask *task)
-{
-  guint64 cur = atomic_load_explicit (&task->state, memory_order_acquire);
-
-  for (;;)
-    {
-      guint64 next;
-      ToRunning action;
-
-      g_assert (cur & WS_STATE_NOTIFIED);
-
-      if (cur & (WS_STATE_RUNNING | WS_STATE_COMPLETE))
-        {
-          /* Taken by shutdown, or already finished: drop our ref. */
-          next = cur - WS_STATE_REF_ONE;
-          action = (next >> WS_STATE_REF_SHIFT) == 0 ? TO_RUNNING_DEALLOC : TO_RUNNING_FAILED;
-        }
-      else
-        {
-          next = (cur | WS_STATE_RUNNING) & ~WS_STATE_NOTIFIED;
-          action = (cur & WS_STATE_CANCELLED) ? TO_RUNNING_CANCELLED : TO_RUNNING_SUCCESS;
-        }
-
-      /* Acquire: we must see everything the previous poller did to the
-       * future (it released in transition_to_idle) and whatever the waker
-       * published before its release in the wake. */
-      if (atomic_compare_exchange_weak_explicit (&task->state, &cur, next,
-                                                 memory_order_acq_rel,
-                                                 memory_order_acquire))
-        return action;
-    }
-}
-
-typedef enum
-{
-  TO_IDLE_OK,
-  TO_IDLE_NOTIFIED,
-  TO_IDLE_DEALLOC,
-  TO_IDLE_CANCELLED,
-} ToIdle;
-
-static ToIdle
-transition_to_idle (WsRawTask *task)
-{
-  guint64 cur = atomic_load_explicit (&task->state, memory_order_acquire);
-
-  for (;;)
-    {
-      guint64 next;
-      ToIdle action;
-
-      g_assert (cur & WS_STATE_RUNNING);
-
-      if (cur & WS_STATE_CANCELLED)
-        return TO_IDLE_CANCELLED;   /* keep RUNNING: we destroy it now */
-
-      next = cur & ~WS_STATE_RUNNING;
-      if (cur & WS_STATE_NOTIFIED)
-        {
-          /* Woken during the poll: our reference becomes the queued one. */
-          action = TO_IDLE_NOTIFIED;
-        }
-      else
-        {
-          next -= WS_STATE_REF_ONE;
-          action = (next >> WS_STATE_REF_SHIFT) == 0 ? TO_IDLE_DEALLOC : TO_IDLE_OK;
-        }
-
-      /* Release: the next poller (on any thread) acquires in
-       * transition_to_running and must see the future as we left it. */
-      if (atomic_compare_exchange_weak_explicit (&task->state, &cur, next,
-                                                 memory_order_acq_rel,
-                                                 memory_order_acquire))
-        return action;
-    }
-}
-
 void
 ws_raw_task_run (WsRawTask *task,
                  WsContext *cx)
@@ -445,17 +319,17 @@ ws_raw_task_run (WsRawTask *task,
 
   WS_CHAOS_POINT ();
 
-  switch (transition_to_running (task))
+  switch (ws_task_state_transition_to_running (&task->state))
     {
-    case TO_RUNNING_FAILED:
+    case WS_TO_RUNNING_FAILED:
       return;
-    case TO_RUNNING_DEALLOC:
+    case WS_TO_RUNNING_DEALLOC:
       dealloc (task);
       return;
-    case TO_RUNNING_CANCELLED:
+    case WS_TO_RUNNING_CANCELLED:
       cancel_task (task);
       return;
-    case TO_RUNNING_SUCCESS:
+    case WS_TO_RUNNING_SUCCESS:
     default:
       break;
     }
@@ -474,8 +348,9 @@ ws_raw_task_run (WsRawTask *task,
 
   if (poll == WS_POLL_READY)
     {
-      /* DESIGN 4: the destroy notify runs after the last poll and before
-       * any waiter learns that the task ended. */
+      /* The destroy notify runs after the last poll and before any waiter
+       * learns that the task ended (doc/architecture.md, "The task and its
+       * state word"). */
       drop_stage (task);
       store_result (task, &cx->result);
       complete (task);
@@ -496,23 +371,23 @@ ws_raw_task_run (WsRawTask *task,
    * or destroy it while we bind. If the set is closed, shutdown has
    * begun (and may have walked the set already): cancel it here. */
   if (!task->bound && task->host->bind_on_pending
-      && !ws_task_registry_bind (task->host->registry, task))
+      && !task->host->vtable->bind (task->host, task))
     {
       cancel_task (task);
       return;
     }
 
-  switch (transition_to_idle (task))
+  switch (ws_task_state_transition_to_idle (&task->state))
     {
-    case TO_IDLE_OK:
+    case WS_TO_IDLE_OK:
       break;
-    case TO_IDLE_NOTIFIED:
+    case WS_TO_IDLE_NOTIFIED:
       schedule (task, cx->yielded);
       break;
-    case TO_IDLE_DEALLOC:
+    case WS_TO_IDLE_DEALLOC:
       dealloc (task);
       break;
-    case TO_IDLE_CANCELLED:
+    case WS_TO_IDLE_CANCELLED:
       cancel_task (task);
       break;
     default:
@@ -525,79 +400,15 @@ ws_raw_task_run (WsRawTask *task,
 void
 ws_raw_task_wake_by_ref (WsRawTask *task)
 {
-  guint64 cur = atomic_load_explicit (&task->state, memory_order_relaxed);
-
-  WS_CHAOS_POINT ();
-
-  for (;;)
-    {
-      guint64 next;
-      gboolean submit = FALSE;
-
-      if (cur & (WS_STATE_COMPLETE | WS_STATE_NOTIFIED))
-        return;
-
-      if (cur & WS_STATE_RUNNING)
-        next = cur | WS_STATE_NOTIFIED;
-      else
-        {
-          next = (cur | WS_STATE_NOTIFIED) + WS_STATE_REF_ONE;
-          submit = TRUE;
-        }
-
-      /* Release: whatever the waker wrote before waking (a channel slot, a
-       * GIO result) must be visible to the poller, which acquires in
-       * transition_to_running or transition_to_idle. */
-      if (atomic_compare_exchange_weak_explicit (&task->state, &cur, next,
-                                                 memory_order_acq_rel,
-                                                 memory_order_relaxed))
-        {
-          if (submit)
-            schedule (task, FALSE);
-          return;
-        }
-    }
+  if (ws_task_state_transition_to_notified_by_ref (&task->state))
+    schedule (task, FALSE);
 }
 
 void
 ws_raw_task_cancel (WsRawTask *task)
 {
-  guint64 cur = atomic_load_explicit (&task->state, memory_order_relaxed);
-
-  WS_CHAOS_POINT ();
-
-  for (;;)
-    {
-      guint64 next;
-      gboolean submit = FALSE;
-
-      if (cur & (WS_STATE_COMPLETE | WS_STATE_CANCELLED))
-        return;
-
-      if (cur & (WS_STATE_RUNNING | WS_STATE_NOTIFIED))
-        {
-          /* The poller, or whoever pops the queued instance, sees
-           * CANCELLED and destroys the future at that scheduling point. */
-          next = cur | WS_STATE_CANCELLED | WS_STATE_NOTIFIED;
-        }
-      else
-        {
-          /* Idle: queue it so that its own executor destroys the future
-           * (on the owner thread for local tasks). */
-          next = (cur | WS_STATE_CANCELLED | WS_STATE_NOTIFIED) + WS_STATE_REF_ONE;
-          submit = TRUE;
-        }
-
-      /* AcqRel for the same reasons as a wake. */
-      if (atomic_compare_exchange_weak_explicit (&task->state, &cur, next,
-                                                 memory_order_acq_rel,
-                                                 memory_order_relaxed))
-        {
-          if (submit)
-            schedule (task, FALSE);
-          return;
-        }
-    }
+  if (ws_task_state_transition_to_notified_and_cancel (&task->state))
+    schedule (task, FALSE);
 }
 
 /* Shutdown: mark cancelled, and if the task is idle take RUNNING and
@@ -605,29 +416,10 @@ ws_raw_task_cancel (WsRawTask *task)
 gboolean
 ws_raw_task_shutdown (WsRawTask *task)
 {
-  guint64 cur = atomic_load_explicit (&task->state, memory_order_relaxed);
-
-  WS_CHAOS_POINT ();
-
-  for (;;)
-    {
-      guint64 next = cur | WS_STATE_CANCELLED;
-      gboolean idle = !(cur & (WS_STATE_RUNNING | WS_STATE_COMPLETE));
-
-      if (idle)
-        next |= WS_STATE_RUNNING;
-
-      /* Acquire: if we take RUNNING we own the future and must see the last
-       * poller's writes (it released going idle). */
-      if (atomic_compare_exchange_weak_explicit (&task->state, &cur, next,
-                                                 memory_order_acq_rel,
-                                                 memory_order_relaxed))
-        {
-          if (idle)
-            cancel_task (task);
-          return idle;
-        }
-    }
+  if (!ws_task_state_transition_to_shutdown (&task->state))
+    return FALSE;
+  cancel_task (task);
+  return TRUE;
 }
 
 /* A queued instance that will never run (a queue drained by shutdown):
@@ -647,57 +439,21 @@ ws_raw_task_drop_queued (WsRawTask *task)
 
 /* ---- the join side ------------------------------------------------------ */
 
+/* Stores @waker (a new reference) as the join waker and publishes it
+ * with JOIN_WAKER; FALSE if the task completed first (the field is then
+ * left empty). Only while JOIN_WAKER is clear. */
 static gboolean
 set_join_waker (WsRawTask *task,
                 WsWaker   *waker)
 {
-  guint64 cur;
-
   waker->vtable->ref (waker);
   task->join_waker = waker;
 
-  WS_CHAOS_POINT ();
-
-  cur = atomic_load_explicit (&task->state, memory_order_acquire);
-  for (;;)
-    {
-      if (cur & WS_STATE_COMPLETE)
-        {
-          task->join_waker = NULL;
-          waker->vtable->unref (waker);
-          return FALSE;
-        }
-      /* Release: the completer reads join_waker after an acquire that
-       * sees JOIN_WAKER. */
-      if (atomic_compare_exchange_weak_explicit (&task->state, &cur,
-                                                 cur | WS_STATE_JOIN_WAKER,
-                                                 memory_order_acq_rel,
-                                                 memory_order_acquire))
-        return TRUE;
-    }
-}
-
-/* Takes JOIN_WAKER back so the handle may rewrite join_waker; fails once
- * the task is complete (then the completer owns the field). */
-static gboolean
-unset_join_waker (WsRawTask *task)
-{
-  guint64 cur = atomic_load_explicit (&task->state, memory_order_acquire);
-
-  WS_CHAOS_POINT ();
-
-  for (;;)
-    {
-      if (cur & WS_STATE_COMPLETE)
-        return FALSE;
-      /* Acquire: we are about to rewrite the field the completer may have
-       * read; we only do so after it can no longer read it. */
-      if (atomic_compare_exchange_weak_explicit (&task->state, &cur,
-                                                 cur & ~WS_STATE_JOIN_WAKER,
-                                                 memory_order_acq_rel,
-                                                 memory_order_acquire))
-        return TRUE;
-    }
+  if (ws_task_state_set_join_waker (&task->state))
+    return TRUE;
+  task->join_waker = NULL;
+  waker->vtable->unref (waker);
+  return FALSE;
 }
 
 static void
@@ -723,7 +479,7 @@ ws_raw_task_try_read_output (WsRawTask *task,
 
   WS_CHAOS_POINT ();
 
-  cur = atomic_load_explicit (&task->state, memory_order_acquire);
+  cur = ws_task_state_load (&task->state, memory_order_acquire);
   if (!(cur & WS_STATE_COMPLETE) && waker != NULL)
     {
       gboolean registered;
@@ -732,7 +488,7 @@ ws_raw_task_try_read_output (WsRawTask *task,
         {
           /* Only after taking JOIN_WAKER back may we touch the field: until
            * then a completer may be taking it. */
-          if (!unset_join_waker (task))
+          if (!ws_task_state_unset_join_waker (&task->state))
             goto read;
           task->join_waker->vtable->unref (task->join_waker);
           task->join_waker = NULL;
@@ -756,38 +512,25 @@ read:
 void
 ws_raw_task_drop_join_handle (WsRawTask *task)
 {
-  guint64 cur = atomic_load_explicit (&task->state, memory_order_acquire);
-
-  WS_CHAOS_POINT ();
-
-  for (;;)
+  switch (ws_task_state_unset_join_interest (&task->state))
     {
-      g_assert (cur & WS_STATE_JOIN_INTEREST);
-
-      if (cur & WS_STATE_COMPLETE)
+    case WS_UNSET_JOIN_INTEREST_COMPLETE:
+      /* The completer left the outcome to us. */
+      if (task->stage == WS_STAGE_FINISHED)
+        drop_stage (task);
+      break;
+    case WS_UNSET_JOIN_INTEREST_TOOK_WAKER:
+      if (task->join_waker != NULL)
         {
-          /* The completer left the outcome to us. */
-          if (task->stage == WS_STAGE_FINISHED)
-            drop_stage (task);
-          break;
-        }
+          WsWaker *w = task->join_waker;
 
-      /* AcqRel: release so that the completer (acquire) sees we no longer
-       * want the outcome; we may also take back the join waker. */
-      if (atomic_compare_exchange_weak_explicit (&task->state, &cur,
-                                                 cur & ~(WS_STATE_JOIN_INTEREST | WS_STATE_JOIN_WAKER),
-                                                 memory_order_acq_rel,
-                                                 memory_order_acquire))
-        {
-          if ((cur & WS_STATE_JOIN_WAKER) && task->join_waker != NULL)
-            {
-              WsWaker *w = task->join_waker;
-
-              task->join_waker = NULL;
-              w->vtable->unref (w);
-            }
-          break;
+          task->join_waker = NULL;
+          w->vtable->unref (w);
         }
+      break;
+    case WS_UNSET_JOIN_INTEREST_OK:
+    default:
+      break;
     }
 
   ws_raw_task_unref (task);

@@ -76,7 +76,8 @@ run_adopted_thread (gpointer blocking)
 WsRuntimeCore *
 ws_runtime_core_new (const WsConfig *settings)
 {
-  WsRuntimeCore *self = g_aligned_alloc0 (1, sizeof (WsRuntimeCore), 64); /* the count on a line of its own */
+  /* Aligned: the count sits on a cache line of its own. */
+  WsRuntimeCore *self = g_aligned_alloc0 (1, sizeof (WsRuntimeCore), 64);
   WsThreadHandOff hand_off;
 
   atomic_init (&self->ref.count, 1);
@@ -208,7 +209,8 @@ ws_runtime_core_spawn_local (WsRuntimeCore  *self,
   WsRawTask *task;
 
   if (exec == NULL)
-    return ws_local_executors_refuse_spawn (self->locals, context, func, data, destroy, join_interest);
+    return ws_local_executors_refuse_spawn (self->locals, context, func, data, destroy,
+                                            join_interest);
 
   /* The lookup's executor reference keeps it alive across the push. */
   task = ws_local_executor_spawn (exec, func, data, destroy, join_interest);

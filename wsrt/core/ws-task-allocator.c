@@ -200,7 +200,8 @@ ws_task_allocator_get_n_cached (gsize *n_thread,
   *n_in_depot = (gsize) n_depot * WS_TASK_MAGAZINE_SIZE;
   ws_lock_unlock (&depot_lock);
 
-  *n_thread = ws_thread.task_cache.n_current + (ws_thread.task_cache.full != NULL ? WS_TASK_MAGAZINE_SIZE : 0);
+  *n_thread = ws_thread.task_cache.n_current
+              + (ws_thread.task_cache.full != NULL ? WS_TASK_MAGAZINE_SIZE : 0);
 }
 
 #else /* !WS_TASK_CACHE */

@@ -130,7 +130,8 @@ ws_worker_pool_new (const WsConfig        *config,
                     WsRuntimeRef          *runtime,
                     const WsThreadHandOff *hand_off)
 {
-  WsWorkerPool *self = g_aligned_alloc0 (1, sizeof (WsWorkerPool), 64); /* the injection queue on a line of its own */
+  /* Aligned: the injection queue sits on a cache line of its own. */
+  WsWorkerPool *self = g_aligned_alloc0 (1, sizeof (WsWorkerPool), 64);
   guint n = config->n_workers;
 
   g_assert (n > 0);

@@ -26,7 +26,7 @@ typedef struct _WsWorkerPool WsWorkerPool;
 
 /* After this many polls of LIFO-slot tasks in one tick the slot is
  * bypassed, so a chain of tasks that respawn each other cannot starve the
- * run queue or the injection queue (doc/architecture.md, "Scheduling";
+ * run queue or the injection queue (doc/architecture.md, "Rules: scheduling";
  * tokio >= 1.29 uses 3). */
 #define WS_MAX_LIFO_POLLS_PER_TICK 3
 
@@ -55,7 +55,8 @@ typedef struct
 
 #define WS_STAT_ADD(w, field, n) \
   atomic_store_explicit (&(w)->core.stats.field, \
-                         atomic_load_explicit (&(w)->core.stats.field, memory_order_relaxed) + (n), \
+                         atomic_load_explicit (&(w)->core.stats.field, \
+                                               memory_order_relaxed) + (n), \
                          memory_order_relaxed)
 #define WS_STAT_INC(w, field) WS_STAT_ADD (w, field, 1)
 

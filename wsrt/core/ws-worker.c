@@ -320,7 +320,8 @@ park (WsWorker *w)
   if (w->core.lifo != NULL || ws_local_queue_has_tasks (&w->core.queue))
     return;
 
-  is_last_searcher = ws_sleepers_transition_to_parked (&s->sleepers, w->index, w->core.is_searching);
+  is_last_searcher = ws_sleepers_transition_to_parked (&s->sleepers, w->index,
+                                                       w->core.is_searching);
   w->core.is_searching = FALSE;
 
   /* Between announcing the park and the re-check (the Dekker window). */
@@ -496,7 +497,7 @@ detach_core (WsWorker *w)
 
 /* Runs the worker on this thread: its context is the thread default for
  * as long as the thread is the worker, so GIO calls made by its tasks
- * complete there (doc/architecture.md, "Workers and GMainContext"). */
+ * complete there (doc/architecture.md, "Rules: main contexts"). */
 static void
 attach_core (WsWorker  *w,
              WsContext *cx,
@@ -555,7 +556,7 @@ ws_worker_thread_main (gpointer data)
 }
 
 /* Called by ws_block_in_place () on a worker, inside a poll
- * (doc/architecture.md, "Blocking"). Moves the worker's core to a new
+ * (doc/architecture.md, "Rules: blocking"). Moves the worker's core to a new
  * thread, which carries on as that worker; the calling thread keeps
  * running the current poll, then becomes a blocking thread. */
 gboolean
@@ -616,7 +617,8 @@ ws_worker_hand_off_core (GError **error)
       g_main_context_pop_thread_default (own);
       g_main_context_unref (own);
       attach_core (w, cx, TRUE);
-      g_prefix_error (error, "ws_block_in_place: could not start a thread to take over the worker: ");
+      g_prefix_error (error, "ws_block_in_place: could not start a thread to take over "
+                             "the worker: ");
       return FALSE;
     }
 

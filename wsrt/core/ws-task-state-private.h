@@ -1,0 +1,477 @@
+/* ws-task-state-private.h: the state word of a task and its transitions
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Everything a task is, apart from its future and its outcome, is one
+ * 64-bit word: six flags in the low byte, the reference count above them
+ * (doc/architecture.md, "The task and its state word"). One word, so that
+ * every transition is a single CAS or RMW: a flag and the reference it
+ * carries change together or not at all, and no transition ever sees a
+ * half-made one.
+ *
+ * Each transition is a pure function from the word it read to the word
+ * it wants and an action that tells the caller what to do next (poll,
+ * queue, free, nothing). ws_task_state_fetch_update_action () is the one
+ * loop that applies it: load, compute, CAS; on a failed CAS recompute
+ * from the word the CAS found. A transition may decline to write (the
+ * action then describes the word as it was); it never has side effects,
+ * since it may run several times for one transition. The caller acts
+ * only on the action of the CAS that succeeded.
+ *
+ * What the transitions keep, together (ws-raw-task.c states the rules of
+ * a task they serve):
+ *
+ *  - RUNNING is set only where it was clear (transition_to_running,
+ *    transition_to_shutdown), and cleared only by its holder
+ *    (transition_to_idle, transition_to_complete): one poller at a time.
+ *  - A task is queued only by its spawn or by the transition that moved
+ *    it from idle to NOTIFIED (transition_to_notified_by_ref,
+ *    transition_to_notified_and_cancel), and that transition adds the
+ *    queued instance's reference in the same CAS.
+ *  - COMPLETE is set once, by the holder of RUNNING, and never cleared;
+ *    after it no transition queues the task or takes RUNNING.
+ *  - JOIN_WAKER hands the task's join_waker field between the join
+ *    handle (which writes it only while the bit is clear) and the
+ *    completer (which reads it only if the word it replaced had the bit).
+ *  - The reference count never goes below zero; the transition that
+ *    drops the last reference reports it (a DEALLOC action, or TRUE from
+ *    ws_task_state_ref_dec) and nobody touches the task after it.
+ *
+ * The memory orders are those of doc/architecture.md, "Why each memory
+ * order is what it is"; each transition states its own. They are
+ * parameters of the loop, constants once it is inlined.
+ *
+ * Everything here is static inline: the transitions are on the path of
+ * every poll and every wake.
+ */
+
+#pragma once
+
+#include <stdatomic.h>
+
+#include <glib.h>
+
+#include "ws-chaos-private.h"
+
+G_BEGIN_DECLS
+
+/* State word layout. The flags sit in the low byte, the reference count
+ * above it, so that every transition is one CAS on one word. */
+#define WS_STATE_RUNNING       ((guint64) 1 << 0)  /* being polled; owns the stage */
+#define WS_STATE_COMPLETE      ((guint64) 1 << 1)  /* the outcome is in the stage */
+#define WS_STATE_NOTIFIED      ((guint64) 1 << 2)  /* queued, or to be re-queued */
+#define WS_STATE_CANCELLED     ((guint64) 1 << 3)
+#define WS_STATE_JOIN_INTEREST ((guint64) 1 << 4)  /* a join handle exists */
+#define WS_STATE_JOIN_WAKER    ((guint64) 1 << 5)  /* join_waker is set */
+#define WS_STATE_REF_SHIFT     8
+#define WS_STATE_REF_ONE       ((guint64) 1 << WS_STATE_REF_SHIFT)
+
+/* The word itself. A plain atomic, so that code that only loads it (a
+ * host that orders its own accesses on it) needs nothing from here. */
+typedef _Atomic guint64 WsTaskState;
+
+static inline guint64
+ws_task_state_ref_count (guint64 word)
+{
+  return word >> WS_STATE_REF_SHIFT;
+}
+
+/* What a transition computed from one value of the word: the action for
+ * the caller and, if @store, the word to write in its place. */
+typedef struct
+{
+  guint    action;
+  gboolean store;
+  guint64  next;
+} WsTaskStateStep;
+
+static inline WsTaskStateStep
+ws_task_state_step_store (guint    action,
+                          guint64  next)
+{
+  return (WsTaskStateStep) { action, TRUE, next };
+}
+
+static inline WsTaskStateStep
+ws_task_state_step_keep (guint action)
+{
+  return (WsTaskStateStep) { action, FALSE, 0 };
+}
+
+/* The one update loop (tokio's State::fetch_update_action). Loads the
+ * word with @failure, as a failed CAS reads it: the first load and a
+ * retry read the word for the same purpose. @transition is pure and may
+ * run more than once; only the action of the step that was written, or
+ * of the step that declined to write, is returned. */
+G_ALWAYS_INLINE static inline guint
+ws_task_state_fetch_update_action (WsTaskState      *state,
+                                   WsTaskStateStep (*transition) (guint64 cur),
+                                   memory_order      success,
+                                   memory_order      failure)
+{
+  guint64 cur = atomic_load_explicit (state, failure);
+
+  /* Between the load and the CAS: where a racing transition makes the
+   * CAS fail and the loop recompute. */
+  WS_CHAOS_POINT ();
+
+  for (;;)
+    {
+      WsTaskStateStep step = transition (cur);
+
+      if (!step.store)
+        return step.action;
+      if (atomic_compare_exchange_weak_explicit (state, &cur, step.next,
+                                                 success, failure))
+        return step.action;
+    }
+}
+
+/* ---- creation ------------------------------------------------------- */
+
+/* A new task: NOTIFIED (its spawn queues it), one reference for that
+ * queued instance and one for the join handle if there is one. Relaxed:
+ * the task is not shared yet; the queue push that publishes it is a
+ * release. */
+static inline void
+ws_task_state_init (WsTaskState *state,
+                    gboolean     join_interest)
+{
+  guint64 refs = join_interest ? 2 : 1;
+
+  atomic_init (state,
+               WS_STATE_NOTIFIED
+               | (join_interest ? WS_STATE_JOIN_INTEREST : 0)
+               | (refs << WS_STATE_REF_SHIFT));
+}
+
+static inline guint64
+ws_task_state_load (WsTaskState  *state,
+                    memory_order  order)
+{
+  return atomic_load_explicit (state, order);
+}
+
+/* A refused spawn with a join handle, never shared: ended as cancelled,
+ * with the handle's reference alone left. Relaxed: not shared yet;
+ * whoever receives the handle gets it through a release (the return of
+ * the spawn, or a queue). */
+static inline void
+ws_task_state_store_refused (WsTaskState *state)
+{
+  atomic_store_explicit (state,
+                         WS_STATE_COMPLETE | WS_STATE_CANCELLED | WS_STATE_JOIN_INTEREST
+                         | ((guint64) 1 << WS_STATE_REF_SHIFT),
+                         memory_order_relaxed);
+}
+
+/* ---- references ----------------------------------------------------- */
+
+static inline void
+ws_task_state_ref_inc (WsTaskState *state)
+{
+  /* Relaxed, as for any reference count increment: the caller already
+   * holds a reference, so nothing needs to be made visible. */
+  guint64 prev = atomic_fetch_add_explicit (state, WS_STATE_REF_ONE,
+                                            memory_order_relaxed);
+
+  g_assert (ws_task_state_ref_count (prev) > 0);
+}
+
+/* Drops @n references; TRUE if they were the last (the caller frees the
+ * task: tokio's transition_to_terminal when it follows completion). */
+static inline gboolean
+ws_task_state_ref_dec (WsTaskState *state,
+                       guint        n)
+{
+  /* Release so that our writes to the task happen before the free;
+   * acquire (on the last one) so that the freeing thread sees everyone
+   * else's writes. */
+  guint64 prev = atomic_fetch_sub_explicit (state,
+                                            (guint64) n * WS_STATE_REF_ONE,
+                                            memory_order_acq_rel);
+  guint64 refs = ws_task_state_ref_count (prev);
+
+  g_assert (refs >= n);
+  return refs == n;
+}
+
+/* ---- polling -------------------------------------------------------- */
+
+typedef enum
+{
+  WS_TO_RUNNING_SUCCESS,     /* RUNNING is ours: poll */
+  WS_TO_RUNNING_CANCELLED,   /* RUNNING is ours, but cancelled: end it */
+  WS_TO_RUNNING_FAILED,      /* a stale queued copy: its reference is gone */
+  WS_TO_RUNNING_DEALLOC,     /* ... and it was the last: free the task */
+} WsToRunning;
+
+/* Invariant: only a queued (NOTIFIED) instance is run. From idle it takes
+ * RUNNING and clears NOTIFIED, and the queued reference becomes the
+ * poller's. If RUNNING or COMPLETE is set (shutdown took the task, or it
+ * ended), the instance is stale: drop its reference, nothing else. */
+static inline WsTaskStateStep
+ws_task_state_to_running_step (guint64 cur)
+{
+  guint64 next;
+
+  g_assert (cur & WS_STATE_NOTIFIED);
+
+  if (cur & (WS_STATE_RUNNING | WS_STATE_COMPLETE))
+    {
+      next = cur - WS_STATE_REF_ONE;
+      return ws_task_state_step_store (ws_task_state_ref_count (next) == 0
+                                       ? WS_TO_RUNNING_DEALLOC : WS_TO_RUNNING_FAILED,
+                                       next);
+    }
+
+  next = (cur | WS_STATE_RUNNING) & ~WS_STATE_NOTIFIED;
+  return ws_task_state_step_store ((cur & WS_STATE_CANCELLED)
+                                   ? WS_TO_RUNNING_CANCELLED : WS_TO_RUNNING_SUCCESS,
+                                   next);
+}
+
+static inline WsToRunning
+ws_task_state_transition_to_running (WsTaskState *state)
+{
+  /* Acquire: we must see everything the previous poller did to the
+   * future (it released in transition_to_idle) and whatever the waker
+   * published before its release in the wake. */
+  return ws_task_state_fetch_update_action (state, ws_task_state_to_running_step,
+                                            memory_order_acq_rel,
+                                            memory_order_acquire);
+}
+
+typedef enum
+{
+  WS_TO_IDLE_OK,             /* idle; the poller's reference is gone */
+  WS_TO_IDLE_NOTIFIED,       /* woken during the poll: queue it again */
+  WS_TO_IDLE_DEALLOC,        /* idle, and that was the last reference */
+  WS_TO_IDLE_CANCELLED,      /* RUNNING kept: end it now */
+} WsToIdle;
+
+/* Invariant: a wake during the poll re-polls exactly once. The holder of
+ * RUNNING clears it; if NOTIFIED was set meanwhile its reference becomes
+ * the queued instance's (the wake added none), otherwise it is dropped.
+ * A cancelled task keeps RUNNING: its poller destroys the future. */
+static inline WsTaskStateStep
+ws_task_state_to_idle_step (guint64 cur)
+{
+  guint64 next;
+
+  g_assert (cur & WS_STATE_RUNNING);
+
+  if (cur & WS_STATE_CANCELLED)
+    return ws_task_state_step_keep (WS_TO_IDLE_CANCELLED);
+
+  next = cur & ~WS_STATE_RUNNING;
+  if (cur & WS_STATE_NOTIFIED)
+    return ws_task_state_step_store (WS_TO_IDLE_NOTIFIED, next);
+
+  next -= WS_STATE_REF_ONE;
+  return ws_task_state_step_store (ws_task_state_ref_count (next) == 0
+                                   ? WS_TO_IDLE_DEALLOC : WS_TO_IDLE_OK,
+                                   next);
+}
+
+static inline WsToIdle
+ws_task_state_transition_to_idle (WsTaskState *state)
+{
+  /* Release: the next poller (on any thread) acquires in
+   * transition_to_running and must see the future as we left it. */
+  return ws_task_state_fetch_update_action (state, ws_task_state_to_idle_step,
+                                            memory_order_acq_rel,
+                                            memory_order_acquire);
+}
+
+/* ---- wake and cancel ------------------------------------------------ */
+
+/* Invariant: a task is queued at most once per wake cycle, and never
+ * after it ended. Idle: set NOTIFIED and take a reference for the queued
+ * instance; the caller queues it (TRUE). Running: set NOTIFIED only, the
+ * poller re-queues it. NOTIFIED or COMPLETE already: nothing to do. */
+static inline WsTaskStateStep
+ws_task_state_to_notified_by_ref_step (guint64 cur)
+{
+  if (cur & (WS_STATE_COMPLETE | WS_STATE_NOTIFIED))
+    return ws_task_state_step_keep (FALSE);
+
+  if (cur & WS_STATE_RUNNING)
+    return ws_task_state_step_store (FALSE, cur | WS_STATE_NOTIFIED);
+
+  return ws_task_state_step_store (TRUE, (cur | WS_STATE_NOTIFIED) + WS_STATE_REF_ONE);
+}
+
+/* Returns TRUE if the caller must queue the task (with the reference
+ * this transition added). */
+static inline gboolean
+ws_task_state_transition_to_notified_by_ref (WsTaskState *state)
+{
+  /* Release: whatever the waker wrote before waking (a channel slot, a
+   * GIO result) must be visible to the poller, which acquires in
+   * transition_to_running or transition_to_idle. Relaxed load and
+   * failure: a wake that finds NOTIFIED or COMPLETE writes nothing, so it
+   * publishes nothing. */
+  return ws_task_state_fetch_update_action (state, ws_task_state_to_notified_by_ref_step,
+                                            memory_order_acq_rel,
+                                            memory_order_relaxed);
+}
+
+/* Invariant: cancel never destroys a future during a poll; it only sets
+ * bits. Running or queued: set CANCELLED (and NOTIFIED), and whoever next
+ * holds RUNNING ends the task. Idle: also take a reference and have the
+ * caller queue it (TRUE), so that the task's own executor destroys the
+ * future (on the owner thread for local tasks). Complete or cancelled
+ * already: nothing. */
+static inline WsTaskStateStep
+ws_task_state_to_notified_and_cancel_step (guint64 cur)
+{
+  guint64 next = cur | WS_STATE_CANCELLED | WS_STATE_NOTIFIED;
+
+  if (cur & (WS_STATE_COMPLETE | WS_STATE_CANCELLED))
+    return ws_task_state_step_keep (FALSE);
+
+  if (cur & (WS_STATE_RUNNING | WS_STATE_NOTIFIED))
+    return ws_task_state_step_store (FALSE, next);
+
+  return ws_task_state_step_store (TRUE, next + WS_STATE_REF_ONE);
+}
+
+static inline gboolean
+ws_task_state_transition_to_notified_and_cancel (WsTaskState *state)
+{
+  /* AcqRel for the same reasons as a wake. */
+  return ws_task_state_fetch_update_action (state, ws_task_state_to_notified_and_cancel_step,
+                                            memory_order_acq_rel,
+                                            memory_order_relaxed);
+}
+
+/* Invariant: shutdown ends a task only by holding RUNNING. Sets
+ * CANCELLED; if the task is idle (neither running nor complete) it also
+ * takes RUNNING, and the caller ends it here (TRUE). Otherwise the
+ * poller, or nobody (it has ended), sees CANCELLED. */
+static inline WsTaskStateStep
+ws_task_state_to_shutdown_step (guint64 cur)
+{
+  guint64 next = cur | WS_STATE_CANCELLED;
+
+  if (cur & (WS_STATE_RUNNING | WS_STATE_COMPLETE))
+    return ws_task_state_step_store (FALSE, next);
+
+  return ws_task_state_step_store (TRUE, next | WS_STATE_RUNNING);
+}
+
+static inline gboolean
+ws_task_state_transition_to_shutdown (WsTaskState *state)
+{
+  /* Acquire: if we take RUNNING we own the future and must see the last
+   * poller's writes (it released going idle). */
+  return ws_task_state_fetch_update_action (state, ws_task_state_to_shutdown_step,
+                                            memory_order_acq_rel,
+                                            memory_order_relaxed);
+}
+
+/* ---- completion ----------------------------------------------------- */
+
+/* Invariant: called by the holder of RUNNING with the outcome stored;
+ * RUNNING and COMPLETE flip together, so no instant shows neither (a
+ * shutdown would take the task) or both. Returns the word it replaced:
+ * its JOIN_INTEREST and JOIN_WAKER say who gets the outcome and whether
+ * the join waker is the completer's to wake. */
+static inline guint64
+ws_task_state_transition_to_complete (WsTaskState *state)
+{
+  /* AcqRel: release publishes the stage (outcome) and the removal from
+   * the owned set to the join handle, which reads them after an acquire
+   * load that sees COMPLETE; acquire pairs with the handle's release
+   * when it set JOIN_WAKER or dropped JOIN_INTEREST. */
+  guint64 prev = atomic_fetch_xor_explicit (state,
+                                            WS_STATE_RUNNING | WS_STATE_COMPLETE,
+                                            memory_order_acq_rel);
+
+  g_assert (prev & WS_STATE_RUNNING);
+  g_assert (!(prev & WS_STATE_COMPLETE));
+  return prev;
+}
+
+/* ---- the join side -------------------------------------------------- */
+
+/* Invariant: the handle may own join_waker only while JOIN_WAKER is
+ * clear, the completer only after it replaced a word with it set. Set
+ * the bit unless the task completed (then FALSE: the handle keeps the
+ * field and reads the outcome). */
+static inline WsTaskStateStep
+ws_task_state_set_join_waker_step (guint64 cur)
+{
+  if (cur & WS_STATE_COMPLETE)
+    return ws_task_state_step_keep (FALSE);
+  return ws_task_state_step_store (TRUE, cur | WS_STATE_JOIN_WAKER);
+}
+
+static inline gboolean
+ws_task_state_set_join_waker (WsTaskState *state)
+{
+  /* Release: the completer reads join_waker after an acquire that sees
+   * JOIN_WAKER. */
+  return ws_task_state_fetch_update_action (state, ws_task_state_set_join_waker_step,
+                                            memory_order_acq_rel,
+                                            memory_order_acquire);
+}
+
+/* Takes JOIN_WAKER back so the handle may rewrite join_waker; fails
+ * (FALSE) once the task is complete: then the completer owns the field. */
+static inline WsTaskStateStep
+ws_task_state_unset_join_waker_step (guint64 cur)
+{
+  if (cur & WS_STATE_COMPLETE)
+    return ws_task_state_step_keep (FALSE);
+  return ws_task_state_step_store (TRUE, cur & ~WS_STATE_JOIN_WAKER);
+}
+
+static inline gboolean
+ws_task_state_unset_join_waker (WsTaskState *state)
+{
+  /* Acquire: we are about to rewrite the field the completer may have
+   * read; we only do so after it can no longer read it. */
+  return ws_task_state_fetch_update_action (state, ws_task_state_unset_join_waker_step,
+                                            memory_order_acq_rel,
+                                            memory_order_acquire);
+}
+
+typedef enum
+{
+  WS_UNSET_JOIN_INTEREST_COMPLETE,    /* too late: the outcome is the handle's to drop */
+  WS_UNSET_JOIN_INTEREST_OK,          /* the completer will drop the outcome */
+  WS_UNSET_JOIN_INTEREST_TOOK_WAKER,  /* ... and join_waker is the handle's to release */
+} WsUnsetJoinInterest;
+
+/* Invariant: exactly one side drops the outcome. Before COMPLETE, the
+ * handle clears JOIN_INTEREST (and takes JOIN_WAKER back with it), and
+ * the completer, seeing no interest, drops the outcome. After COMPLETE
+ * the completer left it, and the handle drops it. */
+static inline WsTaskStateStep
+ws_task_state_unset_join_interest_step (guint64 cur)
+{
+  g_assert (cur & WS_STATE_JOIN_INTEREST);
+
+  if (cur & WS_STATE_COMPLETE)
+    return ws_task_state_step_keep (WS_UNSET_JOIN_INTEREST_COMPLETE);
+  return ws_task_state_step_store ((cur & WS_STATE_JOIN_WAKER)
+                                   ? WS_UNSET_JOIN_INTEREST_TOOK_WAKER
+                                   : WS_UNSET_JOIN_INTEREST_OK,
+                                   cur & ~(WS_STATE_JOIN_INTEREST | WS_STATE_JOIN_WAKER));
+}
+
+static inline WsUnsetJoinInterest
+ws_task_state_unset_join_interest (WsTaskState *state)
+{
+  /* AcqRel: release so that the completer (acquire) sees we no longer
+   * want the outcome; acquire because we may also take back the join
+   * waker, and on COMPLETE we read the stage. */
+  return ws_task_state_fetch_update_action (state, ws_task_state_unset_join_interest_step,
+                                            memory_order_acq_rel,
+                                            memory_order_acquire);
+}
+
+G_END_DECLS
