@@ -12,10 +12,7 @@
 
 #include "config.h"
 
-#include <gio/gio.h>
-
-#include "ws-test-util.h"
-#include "wsrt.h"
+#include "ws-test-fixture.h"
 #include "ws-raw-task-private.h"
 
 static guint n_refusals;
@@ -28,21 +25,6 @@ static guint n_refusals;
     g_test_assert_expected_messages (); \
     n_refusals++; \
   } G_STMT_END
-
-static _Atomic gint n_destroyed;
-
-static void
-count_destroy (gpointer data)
-{
-  atomic_fetch_add (&n_destroyed, 1);
-}
-
-static WsPoll
-ready_func (WsContext *cx,
-            gpointer   data)
-{
-  return WS_POLL_READY;
-}
 
 static void
 hook_func (gpointer data)
@@ -62,32 +44,32 @@ test_runtime_refusals (void)
   g_autoptr(WsHandle) handle = ws_runtime_get_handle (rt);
   GError *preset = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_FAILED, "already set");
 
-  atomic_store (&n_destroyed, 0);
+  ws_test_reset_counters ();
   n_refusals = 0;
 
   REFUSED (ws_runtime_new, g_assert_null (ws_runtime_new (1025)));
 
   /* Refused spawns free their user data: NULL runtime, then NULL func. */
-  REFUSED (ws_runtime_spawn, g_assert_null (ws_runtime_spawn (NULL, ready_func, NULL, count_destroy)));
-  REFUSED (ws_runtime_spawn, g_assert_null (ws_runtime_spawn (rt, NULL, NULL, count_destroy)));
-  REFUSED (ws_runtime_spawn_detached, ws_runtime_spawn_detached (NULL, ready_func, NULL, count_destroy));
-  REFUSED (ws_runtime_spawn_detached, ws_runtime_spawn_detached (rt, NULL, NULL, count_destroy));
-  REFUSED (ws_runtime_spawn_blocking, g_assert_null (ws_runtime_spawn_blocking (NULL, ready_func, NULL, count_destroy)));
-  REFUSED (ws_runtime_spawn_blocking, g_assert_null (ws_runtime_spawn_blocking (rt, NULL, NULL, count_destroy)));
-  REFUSED (ws_runtime_spawn_local, g_assert_null (ws_runtime_spawn_local (NULL, ctx, ready_func, NULL, count_destroy)));
-  REFUSED (ws_runtime_spawn_local, g_assert_null (ws_runtime_spawn_local (rt, ctx, NULL, NULL, count_destroy)));
-  REFUSED (ws_runtime_spawn_local_detached, ws_runtime_spawn_local_detached (NULL, ctx, ready_func, NULL, count_destroy));
-  REFUSED (ws_runtime_spawn_local_detached, ws_runtime_spawn_local_detached (rt, ctx, NULL, NULL, count_destroy));
-  REFUSED (ws_handle_spawn, g_assert_null (ws_handle_spawn (NULL, ready_func, NULL, count_destroy)));
-  REFUSED (ws_handle_spawn, g_assert_null (ws_handle_spawn (handle, NULL, NULL, count_destroy)));
-  g_assert_cmpint (atomic_load (&n_destroyed), ==, 12);
+  REFUSED (ws_runtime_spawn, g_assert_null (ws_runtime_spawn (NULL, ws_test_ready, NULL, ws_test_count_destroy)));
+  REFUSED (ws_runtime_spawn, g_assert_null (ws_runtime_spawn (rt, NULL, NULL, ws_test_count_destroy)));
+  REFUSED (ws_runtime_spawn_detached, ws_runtime_spawn_detached (NULL, ws_test_ready, NULL, ws_test_count_destroy));
+  REFUSED (ws_runtime_spawn_detached, ws_runtime_spawn_detached (rt, NULL, NULL, ws_test_count_destroy));
+  REFUSED (ws_runtime_spawn_blocking, g_assert_null (ws_runtime_spawn_blocking (NULL, ws_test_ready, NULL, ws_test_count_destroy)));
+  REFUSED (ws_runtime_spawn_blocking, g_assert_null (ws_runtime_spawn_blocking (rt, NULL, NULL, ws_test_count_destroy)));
+  REFUSED (ws_runtime_spawn_local, g_assert_null (ws_runtime_spawn_local (NULL, ctx, ws_test_ready, NULL, ws_test_count_destroy)));
+  REFUSED (ws_runtime_spawn_local, g_assert_null (ws_runtime_spawn_local (rt, ctx, NULL, NULL, ws_test_count_destroy)));
+  REFUSED (ws_runtime_spawn_local_detached, ws_runtime_spawn_local_detached (NULL, ctx, ws_test_ready, NULL, ws_test_count_destroy));
+  REFUSED (ws_runtime_spawn_local_detached, ws_runtime_spawn_local_detached (rt, ctx, NULL, NULL, ws_test_count_destroy));
+  REFUSED (ws_handle_spawn, g_assert_null (ws_handle_spawn (NULL, ws_test_ready, NULL, ws_test_count_destroy)));
+  REFUSED (ws_handle_spawn, g_assert_null (ws_handle_spawn (handle, NULL, NULL, ws_test_count_destroy)));
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 12);
 
   /* Refused hooks free their user data too. */
-  REFUSED (ws_runtime_set_on_thread_start, ws_runtime_set_on_thread_start (NULL, hook_func, NULL, count_destroy));
-  REFUSED (ws_runtime_set_on_thread_stop, ws_runtime_set_on_thread_stop (NULL, hook_func, NULL, count_destroy));
-  REFUSED (ws_runtime_set_before_park, ws_runtime_set_before_park (NULL, hook_func, NULL, count_destroy));
-  REFUSED (ws_runtime_set_after_unpark, ws_runtime_set_after_unpark (NULL, hook_func, NULL, count_destroy));
-  g_assert_cmpint (atomic_load (&n_destroyed), ==, 16);
+  REFUSED (ws_runtime_set_on_thread_start, ws_runtime_set_on_thread_start (NULL, hook_func, NULL, ws_test_count_destroy));
+  REFUSED (ws_runtime_set_on_thread_stop, ws_runtime_set_on_thread_stop (NULL, hook_func, NULL, ws_test_count_destroy));
+  REFUSED (ws_runtime_set_before_park, ws_runtime_set_before_park (NULL, hook_func, NULL, ws_test_count_destroy));
+  REFUSED (ws_runtime_set_after_unpark, ws_runtime_set_after_unpark (NULL, hook_func, NULL, ws_test_count_destroy));
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 16);
 
   REFUSED (ws_runtime_shutdown, g_assert_false (ws_runtime_shutdown (NULL, -1)));
   REFUSED (ws_runtime_shutdown, g_assert_false (ws_runtime_shutdown (rt, -2)));
@@ -108,14 +90,14 @@ test_context_and_waker_refusals (void)
   WsContext idle_cx = { NULL, };   /* a context outside any poll */
   GValue v = G_VALUE_INIT;
 
-  atomic_store (&n_destroyed, 0);
+  ws_test_reset_counters ();
   n_refusals = 0;
 
   /* Refused results are freed: the pointer with its destroy notify, the
    * error (LSan would see it otherwise). */
-  REFUSED (ws_context_return_pointer, ws_context_return_pointer (NULL, &v, count_destroy));
-  REFUSED (ws_context_return_pointer, ws_context_return_pointer (&idle_cx, &v, count_destroy));
-  g_assert_cmpint (atomic_load (&n_destroyed), ==, 2);
+  REFUSED (ws_context_return_pointer, ws_context_return_pointer (NULL, &v, ws_test_count_destroy));
+  REFUSED (ws_context_return_pointer, ws_context_return_pointer (&idle_cx, &v, ws_test_count_destroy));
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 2);
   g_value_init (&v, G_TYPE_INT);
   REFUSED (ws_context_return_value, ws_context_return_value (NULL, &v));
   REFUSED (ws_context_return_value, ws_context_return_value (&idle_cx, &v));
@@ -148,7 +130,7 @@ in_poll_func (WsContext *cx,
   /* A second result is refused, and freed. */
   ws_context_return_pointer (cx, NULL, NULL);
   g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*exactly one result*");
-  ws_context_return_pointer (cx, ip, count_destroy);
+  ws_context_return_pointer (cx, ip, ws_test_count_destroy);
   g_test_assert_expected_messages ();
   return WS_POLL_READY;
 }
@@ -161,12 +143,12 @@ test_in_poll_refusals (void)
   InPoll ip = { G_VALUE_INIT };
   g_autoptr(WsTask) task = NULL;
 
-  atomic_store (&n_destroyed, 0);
+  ws_test_reset_counters ();
   n_refusals = 0;
   /* Polled on this thread, so the expected messages are ours. */
   task = ws_runtime_spawn_local (rt, ctx, in_poll_func, &ip, NULL);
   ws_test_iterate_until (ctx, ws_task_is_finished (task));
-  g_assert_cmpint (atomic_load (&n_destroyed), ==, 1);
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 1);
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
@@ -174,7 +156,7 @@ static void
 test_task_refusals (void)
 {
   g_autoptr(WsRuntime) rt = ws_runtime_new (1);
-  g_autoptr(WsTask) task = ws_runtime_spawn (rt, ready_func, NULL, NULL);
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, ws_test_ready, NULL, NULL);
   g_autoptr(GTask) other = g_task_new (NULL, NULL, NULL, NULL);
   GError *preset = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_FAILED, "already set");
 
@@ -329,6 +311,20 @@ test_metrics_refusals (void)
   g_test_message ("metrics: %u refusals checked", n_refusals);
 }
 
+/* A runtime with this thread-name prefix is refused with
+ * WS_ERROR_INVALID_CONFIG naming the property. */
+static void
+assert_prefix_refused (const char *prefix)
+{
+  g_autoptr(GError) error = NULL;
+  WsRuntime *rt = g_initable_new (WS_TYPE_RUNTIME, NULL, &error,
+                                  "thread-name-prefix", prefix, NULL);
+
+  g_assert_null (rt);
+  g_assert_error (error, WS_ERROR, WS_ERROR_INVALID_CONFIG);
+  g_assert_nonnull (strstr (error->message, "thread-name-prefix"));
+}
+
 /* Invalid configuration: WS_ERROR_INVALID_CONFIG naming the property, or
  * GObject's own range check naming it (the value is then not taken). */
 static void
@@ -337,15 +333,7 @@ test_invalid_configuration (void)
   const char *prefixes[] = { "", "sixteen-chars-xx" };
 
   for (guint i = 0; i < G_N_ELEMENTS (prefixes); i++)
-    {
-      g_autoptr(GError) error = NULL;
-      WsRuntime *rt = g_initable_new (WS_TYPE_RUNTIME, NULL, &error,
-                                      "thread-name-prefix", prefixes[i], NULL);
-
-      g_assert_null (rt);
-      g_assert_error (error, WS_ERROR, WS_ERROR_INVALID_CONFIG);
-      g_assert_nonnull (strstr (error->message, "thread-name-prefix"));
-    }
+    assert_prefix_refused (prefixes[i]);
 
   {
     const struct { const char *name; guint value; } out_of_range[] = {
@@ -372,6 +360,23 @@ test_invalid_configuration (void)
         g_assert_true (ws_runtime_shutdown (rt, -1));
       }
   }
+}
+
+static void
+test_invalid_thread_name_prefix (void)
+{
+  assert_prefix_refused ("much-too-long-prefix");
+}
+
+/* A spawn on no runtime is refused, naming the check, and frees its data. */
+static void
+test_refused_spawn_frees (void)
+{
+  ws_test_reset_counters ();
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*WS_IS_RUNTIME*");
+  g_assert_null (ws_runtime_spawn (NULL, ws_test_return_index, NULL, ws_test_count_destroy));
+  g_test_assert_expected_messages ();
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 1);
 }
 
 /* The harness itself: a test that leaks a waker reference fails. */
@@ -425,6 +430,8 @@ main (int   argc,
   ws_test_add_func ("/bad-input/awaitables", test_awaitable_refusals);
   ws_test_add_func ("/bad-input/metrics", test_metrics_refusals);
   ws_test_add_func ("/bad-input/invalid-configuration", test_invalid_configuration);
+  ws_test_add_func ("/bad-input/invalid-thread-name-prefix", test_invalid_thread_name_prefix);
+  ws_test_add_func ("/bad-input/refused-spawn-frees", test_refused_spawn_frees);
   ws_test_add_func ("/bad-input/leak-check", test_leak_check_fails_a_leaking_test);
   {
     /* Static: the parent skips it, and a skipped case's data is never

@@ -10,12 +10,8 @@
 
 #include "config.h"
 
-#include <gio/gio.h>
-
-#include "ws-test-util.h"
-#include "wsrt.h"
+#include "ws-test-fixture.h"
 #include "ws-raw-task-private.h"
-#include "ws-task-allocator-private.h"
 
 typedef struct
 {
@@ -150,8 +146,7 @@ test_cancel_pending (void)
   g_autoptr(WsTask) task = ws_runtime_spawn (rt, pending_forever, &p, probe_destroy);
   g_autoptr(GError) error = NULL;
 
-  while (atomic_load (&p.polls) == 0)
-    g_usleep (100);
+  ws_test_wait_until (atomic_load (&p.polls) > 0);
 
   /* No spurious polls: nobody woke it. */
   g_usleep (20000);
@@ -179,13 +174,9 @@ ready_with_int (WsContext *cx,
                 gpointer   data)
 {
   Probe *p = data;
-  GValue v = G_VALUE_INIT;
 
   atomic_fetch_add (&p->polls, 1);
-  g_value_init (&v, G_TYPE_INT);
-  g_value_set_int (&v, 42);
-  ws_context_return_value (cx, &v);
-  return WS_POLL_READY;
+  return ws_test_return_int (cx, 42);
 }
 
 static void
@@ -305,13 +296,6 @@ order_destroy (gpointer data)
   atomic_store (&((Order *) data)->destroyed, TRUE);
 }
 
-static WsPoll
-order_func (WsContext *cx,
-            gpointer   data)
-{
-  return WS_POLL_READY;
-}
-
 static void
 test_destroy_before_waiters (void)
 {
@@ -320,7 +304,7 @@ test_destroy_before_waiters (void)
   for (guint i = 0; i < 50; i++)
     {
       Order o = { FALSE };
-      g_autoptr(WsTask) task = ws_runtime_spawn (rt, order_func, &o, order_destroy);
+      g_autoptr(WsTask) task = ws_runtime_spawn (rt, ws_test_ready, &o, order_destroy);
 
       g_assert_true (ws_task_wait (task, NULL, NULL));
       g_assert_true (atomic_load (&o.destroyed));
@@ -444,130 +428,21 @@ test_drop_handle_detaches (void)
   WsTask *task = ws_runtime_spawn (rt, slow_child, &p, probe_destroy);
 
   g_object_unref (task);
-  while (atomic_load (&p.destroyed) == 0)
-    g_usleep (1000);
+  ws_test_wait_until (atomic_load (&p.destroyed) > 0);
   g_assert_cmpint (atomic_load (&p.polls), ==, 1);
   g_assert_true (ws_runtime_shutdown (rt, -1));
   g_clear_object (&rt);
   assert_no_live_tasks ();
 }
 
-/* The task allocator: a thread's freed tasks are reused by that thread,
- * its full magazines reach the shared depot when it exits, and another
- * thread allocates from there. ASan builds bypass the caches (so that a
- * use after free is reported): nothing is ever cached there. */
-#define ALLOC_N 200
-
-typedef struct
-{
-  gsize thread;
-  gsize depot;
-} Cached;
-
-/* Empties the depot: allocates until this thread's cache and the depot are
- * empty, and frees past the caches. */
-static gpointer
-drain_depot_thread (gpointer data)
-{
-  GPtrArray *tasks = g_ptr_array_new_with_free_func (g_free);
-  gsize in_thread, in_depot;
-
-  for (;;)
-    {
-      ws_task_allocator_get_n_cached (&in_thread, &in_depot);
-      if (in_thread + in_depot == 0)
-        break;
-      g_ptr_array_add (tasks, ws_task_allocator_alloc0 ());
-    }
-  g_ptr_array_unref (tasks);
-  return NULL;
-}
-
-static gpointer
-alloc_one_thread (gpointer data)
-{
-  Cached *cached = data;
-  WsRawTask *t = ws_task_allocator_alloc0 ();
-
-  ws_task_allocator_get_n_cached (&cached->thread, &cached->depot);
-  g_free (t);               /* not back to the cache: the counts stay */
-  return NULL;
-}
-
-static gpointer
-alloc_free_thread (gpointer data)
-{
-  WsRawTask *tasks[ALLOC_N];
-  Cached *cached = data;
-
-  for (guint i = 0; i < ALLOC_N; i++)
-    tasks[i] = ws_task_allocator_alloc0 ();
-  for (guint i = 0; i < ALLOC_N; i++)
-    {
-      atomic_store (&tasks[i]->state, 42);  /* dirty it: alloc0 must clear it */
-      ws_task_allocator_free (tasks[i]);
-    }
-  ws_task_allocator_get_n_cached (&cached->thread, &cached->depot);
-
-  /* The most recently freed task comes back first, cleared. */
-  tasks[0] = ws_task_allocator_alloc0 ();
-  g_assert_true (cached->thread == 0 || tasks[0] == tasks[ALLOC_N - 1]);
-  g_assert_cmpuint (atomic_load (&tasks[0]->state), ==, 0);
-  ws_task_allocator_free (tasks[0]);
-  return NULL;
-}
-
-static void
-test_allocator_caches (void)
-{
-  Cached before, in_thread, after, taken;
-
-  g_thread_join (g_thread_new ("drain", drain_depot_thread, NULL));
-  ws_task_allocator_get_n_cached (&before.thread, &before.depot);
-  g_assert_cmpuint (before.depot, ==, 0);
-  g_thread_join (g_thread_new ("alloc-free", alloc_free_thread, &in_thread));
-  ws_task_allocator_get_n_cached (&after.thread, &after.depot);
-
-#if defined(__SANITIZE_ADDRESS__)
-  g_assert_cmpuint (in_thread.thread + in_thread.depot, ==, 0);
-  g_assert_cmpuint (after.thread + after.depot, ==, 0);
-  (void) taken;
-#else
-  /* 200 frees: one full magazine of 64 and 8 tasks kept by the thread,
-   * two magazines to the depot. */
-  g_assert_cmpuint (in_thread.thread, ==, 64 + 8);
-  g_assert_cmpuint (in_thread.depot, ==, 2 * 64);
-  /* At exit the full magazine went to the depot, the partial one back to
-   * malloc. */
-  g_assert_cmpuint (after.depot, ==, 3 * 64);
-  g_assert_cmpuint (after.thread, ==, before.thread);
-
-  /* A thread with an empty cache allocates from the depot: one magazine
-   * leaves it, 63 tasks stay in that thread's cache. */
-  g_thread_join (g_thread_new ("alloc", alloc_one_thread, &taken));
-  g_assert_cmpuint (taken.depot, ==, after.depot - 64);
-  g_assert_cmpuint (taken.thread, ==, 63);
-#endif
-}
-
-int
-main (int   argc,
-      char *argv[])
-{
-  ws_test_init (&argc, &argv);
-
-  ws_test_add_func ("/task/wake-during-poll", test_wake_during_poll);
-  ws_test_add_func ("/task/wake-after-completion", test_wake_after_completion);
-  ws_test_add_func ("/task/cancel-pending", test_cancel_pending);
-  ws_test_add_func ("/task/cancel-races-completion", test_cancel_races_completion);
-  ws_test_add_func ("/task/error-result", test_error_result);
-  ws_test_add_func ("/task/pointer-result", test_pointer_result);
-  ws_test_add_func ("/task/destroy-before-waiters", test_destroy_before_waiters);
-  ws_test_add_func ("/task/wait-on-worker-fails", test_wait_on_worker_fails);
-  ws_test_add_func ("/task/wait-cancellable", test_wait_cancellable);
-  ws_test_add_func ("/task/await-task", test_await_task);
-  ws_test_add_func ("/task/drop-handle-detaches", test_drop_handle_detaches);
-  ws_test_add_func ("/task/allocator-caches", test_allocator_caches);
-
-  return g_test_run ();
-}
+WS_TEST_MAIN ({ "/task/wake-during-poll", test_wake_during_poll },
+              { "/task/wake-after-completion", test_wake_after_completion },
+              { "/task/cancel-pending", test_cancel_pending },
+              { "/task/cancel-races-completion", test_cancel_races_completion },
+              { "/task/error-result", test_error_result },
+              { "/task/pointer-result", test_pointer_result },
+              { "/task/destroy-before-waiters", test_destroy_before_waiters },
+              { "/task/wait-on-worker-fails", test_wait_on_worker_fails },
+              { "/task/wait-cancellable", test_wait_cancellable },
+              { "/task/await-task", test_await_task },
+              { "/task/drop-handle-detaches", test_drop_handle_detaches })

@@ -9,6 +9,10 @@
  * (30 by default; the environment variable overrides it, for slow
  * sanitizer builds). After each case it checks the core's leak counters:
  * no task and no waker reference may outlive the test case.
+ *
+ * GLib alone: every program includes it, the core's and the public-API
+ * ones too. The fixtures that programs share are in ws-test-fixture.h,
+ * which includes this header.
  */
 
 #pragma once
@@ -64,6 +68,22 @@ typedef struct
   gconstpointer  data;
 } WsTestCase;
 
+/* Sleeps 100 us at a time until @cond holds. A condition that never comes
+ * is a hang, which the watchdog reports. */
+#define ws_test_wait_until(cond) \
+  G_STMT_START { while (!(cond)) g_usleep (100); } G_STMT_END
+
+/* Like ws_test_wait_until(), for at most @usec microseconds; evaluates to
+ * whether @cond holds. For the tests that must tell "late" from "never". */
+#define ws_test_wait_until_for(cond, usec) \
+  ({ \
+    gint64 ws_until_ = g_get_monotonic_time () + (usec); \
+    gboolean ws_held_; \
+    while (!(ws_held_ = !!(cond)) && g_get_monotonic_time () < ws_until_) \
+      g_usleep (100); \
+    ws_held_; \
+  })
+
 /* Every test case ends with no live task and no live waker reference: a
  * leak is a failure of the case that made it. Threads the test no longer
  * waits for (a worker dropping its last reference after the waiter woke)
@@ -75,11 +95,10 @@ ws_test_assert_no_leaks (void)
 #ifdef WSRT_COMPILATION
   const char *env = g_getenv ("WS_TEST_LEAK_WAIT_MS");
   gint64 start = g_get_monotonic_time ();
-  gint64 until = start + (env ? g_ascii_strtoll (env, NULL, 10) * 1000 : 5 * G_USEC_PER_SEC);
 
-  while ((ws_raw_task_get_n_live () != 0 || ws_raw_task_get_n_live_wakers () > 0)
-         && g_get_monotonic_time () < until)
-    g_usleep (1000);
+  (void) ws_test_wait_until_for (ws_raw_task_get_n_live () == 0
+                                 && ws_raw_task_get_n_live_wakers () <= 0,
+                                 env ? g_ascii_strtoll (env, NULL, 10) * 1000 : 5 * G_USEC_PER_SEC);
   if (g_get_monotonic_time () - start > 100000)
     g_test_message ("leak check: waited %" G_GINT64_FORMAT " ms for tasks %" G_GINT64_FORMAT
                     ", wakers %" G_GINT64_FORMAT,
@@ -138,6 +157,37 @@ ws_test_add_data_func (const char    *path,
   tc->data = data;
   g_test_add_data_func_full (tc->path, tc, ws_test_run_case, g_free);
 }
+
+/* One test case of a table: its path and its function. */
+typedef struct
+{
+  const char *path;
+  GTestFunc   func;
+} WsTestDef;
+
+/* Adds every case of @defs with ws_test_add_func () and runs them. */
+static inline int
+ws_test_run_all (int             *argc,
+                 char          ***argv,
+                 const WsTestDef *defs,
+                 gsize            n_defs)
+{
+  ws_test_init (argc, argv);
+  for (gsize i = 0; i < n_defs; i++)
+    ws_test_add_func (defs[i].path, defs[i].func);
+  return g_test_run ();
+}
+
+/* The main () of a test program whose cases need nothing but the
+ * watchdog: WS_TEST_MAIN ({ "/subject/case", test_case }, ...). */
+#define WS_TEST_MAIN(...) \
+  int \
+  main (int   argc, \
+        char *argv[]) \
+  { \
+    static const WsTestDef ws_test_defs[] = { __VA_ARGS__ }; \
+    return ws_test_run_all (&argc, &argv, ws_test_defs, G_N_ELEMENTS (ws_test_defs)); \
+  }
 
 /* Runs @ctx until @cond is TRUE. */
 #define ws_test_iterate_until(ctx, cond) \

@@ -1,4 +1,5 @@
-/* test-local-queue.c: the per-worker run queue and the injection queue
+/* test-local-queue.c: the per-worker run queue: capacity, overflow into
+ * the injection queue, stealing half
  *
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -6,17 +7,11 @@
 
 #include "config.h"
 
-#include "ws-test-util.h"
+#include "../ws-test-fixture.h"
 #include "ws-local-queue-private.h"
 #include "ws-inject-queue-private.h"
 
 #define CAP WS_LOCAL_QUEUE_CAPACITY
-
-static WsRawTask *
-new_fake_task (void)
-{
-  return g_new0 (WsRawTask, 1);
-}
 
 static void
 test_capacity_and_overflow (void)
@@ -33,7 +28,7 @@ test_capacity_and_overflow (void)
 
   for (guint i = 0; i < CAP; i++)
     {
-      tasks[i] = new_fake_task ();
+      tasks[i] = ws_test_fake_task (i);
       overflows += ws_local_queue_push_back_or_overflow (q, tasks[i], &inject);
     }
   g_assert_cmpuint (overflows, ==, 0);
@@ -42,7 +37,7 @@ test_capacity_and_overflow (void)
 
   /* The next push overflows once: half the queue plus the new task move to
    * the injection queue in one batch, oldest first. */
-  tasks[CAP] = new_fake_task ();
+  tasks[CAP] = ws_test_fake_task (CAP);
   overflows += ws_local_queue_push_back_or_overflow (q, tasks[CAP], &inject);
   g_assert_cmpuint (overflows, ==, 1);
   g_assert_cmpuint (ws_local_queue_len (q), ==, CAP / 2);
@@ -51,20 +46,12 @@ test_capacity_and_overflow (void)
   n = ws_inject_queue_pop_batch (&inject, batch, G_N_ELEMENTS (batch));
   g_assert_cmpuint (n, ==, CAP / 2 + 1);
   for (guint i = 0; i < n; i++)
-    {
-      g_assert_true (batch[i] == (i < CAP / 2 ? tasks[i] : tasks[CAP]));
-      g_free (batch[i]);
-    }
+    g_assert_true (batch[i] == (i < CAP / 2 ? tasks[i] : tasks[CAP]));
   g_assert_cmpuint (ws_inject_queue_len (&inject), ==, 0);
 
   /* The rest pops in FIFO order. */
   for (guint i = CAP / 2; i < CAP; i++)
-    {
-      WsRawTask *t = ws_local_queue_pop (q);
-
-      g_assert_true (t == tasks[i]);
-      g_free (t);
-    }
+    g_assert_true (ws_local_queue_pop (q) == tasks[i]);
   g_assert_null (ws_local_queue_pop (q));
 
   ws_inject_queue_clear (&inject);
@@ -88,7 +75,7 @@ test_steal_half (void)
   ws_inject_queue_init (&inject);
 
   for (guint i = 0; i < n_tasks; i++)
-    ws_local_queue_push_back_or_overflow (src, new_fake_task (), &inject);
+    ws_local_queue_push_back_or_overflow (src, ws_test_fake_task (i), &inject);
 
   t = ws_local_queue_steal_into (src, dst, &n_stolen);
   g_assert_nonnull (t);
@@ -96,12 +83,11 @@ test_steal_half (void)
   /* One is returned to run now; the others wait in the thief's queue. */
   g_assert_cmpuint (ws_local_queue_len (dst), ==, expect - 1);
   g_assert_cmpuint (ws_local_queue_len (src), ==, n_tasks - expect);
-  g_free (t);
 
-  while ((t = ws_local_queue_pop (src)) != NULL)
-    g_free (t);
-  while ((t = ws_local_queue_pop (dst)) != NULL)
-    g_free (t);
+  while (ws_local_queue_pop (src) != NULL)
+    ;
+  while (ws_local_queue_pop (dst) != NULL)
+    ;
 
   /* Nothing to steal from an empty queue. */
   g_assert_null (ws_local_queue_steal_into (src, dst, &n_stolen));
@@ -113,9 +99,8 @@ test_steal_half (void)
 }
 
 /* 1,000,000 pushes and pops by the owner against a concurrent thief:
- * every task comes out exactly once. Tasks are fake pointers (index + 1,
- * shifted); the owner never pushes into a full queue, so the overflow path,
- * which would link them, is not taken here. */
+ * every task comes out exactly once. Tasks are fake pointers; the owner
+ * never pushes into a full queue, so nothing overflows here. */
 #define STRESS_N 1000000
 
 typedef struct
@@ -127,17 +112,11 @@ typedef struct
   guint64         stolen;
 } StressData;
 
-static inline WsRawTask *
-fake (guint i)
-{
-  return (WsRawTask *) GSIZE_TO_POINTER (((gsize) i + 1) << 4);
-}
-
 static inline void
 record (StressData *d,
         WsRawTask  *t)
 {
-  gsize i = (GPOINTER_TO_SIZE (t) >> 4) - 1;
+  guint i = ws_test_fake_task_index (t);
 
   g_assert_cmpuint (i, <, STRESS_N);
   atomic_fetch_add (&d->seen[i], 1);
@@ -193,7 +172,7 @@ test_stress_concurrent_steal (void)
             record (&d, t);
             popped++;
           }
-      g_assert_false (ws_local_queue_push_back_or_overflow (d.src, fake (i), &inject));
+      g_assert_false (ws_local_queue_push_back_or_overflow (d.src, ws_test_fake_task (i), &inject));
       if (i % 3 == 0 && (t = ws_local_queue_pop (d.src)) != NULL)
         {
           record (&d, t);
@@ -225,98 +204,6 @@ test_stress_concurrent_steal (void)
   g_free (d.thief_queue);
 }
 
-/* The injection queue keeps FIFO order across its blocks, whatever the
- * sizes of the pushes and pops, and reuses drained blocks. */
-static void
-test_inject_fifo_across_blocks (void)
-{
-  enum { N = 5 * WS_INJECT_BLOCK_SLOTS + 3 };
-  static const gsize pops[] = { 1, 7, WS_INJECT_BLOCK_SLOTS, 2 * WS_INJECT_BLOCK_SLOTS + 5, 64 };
-  WsInjectQueue inject;
-  WsRawTask *tasks[N];
-  WsRawTask *out[N];
-  guint pushed = 0;
-  guint popped = 0;
-
-  ws_inject_queue_init (&inject);
-  for (guint round = 0; round < 3; round++)
-    {
-      /* Pushes of 1, then batches of 50 and 200, in turn. */
-      pushed = popped = 0;
-      for (guint i = 0; i < N; i++)
-        tasks[i] = GUINT_TO_POINTER ((round + 1) * 100000 + i);
-      while (pushed < N)
-        {
-          gsize k = MIN ((gsize) (pushed % 3 == 0 ? 1 : pushed % 3 == 1 ? 50 : 200),
-                         (gsize) (N - pushed));
-
-          if (k == 1)
-            ws_inject_queue_push (&inject, tasks[pushed]);
-          else
-            ws_inject_queue_push_batch (&inject, tasks + pushed, k);
-          pushed += k;
-          g_assert_cmpuint (ws_inject_queue_len (&inject), ==, pushed - popped);
-
-          /* Pop some while pushing, so head and tail blocks differ. */
-          if (pushed % 2 == 0)
-            popped += ws_inject_queue_pop_batch (&inject, out + popped, 3);
-        }
-      for (guint p = 0; popped < N; p++)
-        {
-          gsize want = pops[p % G_N_ELEMENTS (pops)];
-          gsize got = ws_inject_queue_pop_batch (&inject, out + popped, MIN (want, (gsize) (N - popped)));
-
-          g_assert_cmpuint (got, ==, MIN (want, (gsize) (N - popped)));
-          popped += got;
-        }
-      for (guint i = 0; i < N; i++)
-        g_assert_true (out[i] == tasks[i]);
-      g_assert_cmpuint (ws_inject_queue_len (&inject), ==, 0);
-      g_assert_null (ws_inject_queue_pop (&inject));
-      g_assert_true (inject.head_block == inject.tail_block);
-      g_assert_cmpuint (inject.head_index, ==, 0);
-    }
-  ws_inject_queue_clear (&inject);
-}
-
-/* Shutdown's last sweep pops until empty and seals in the same critical
- * section; a later push is refused and leaves the task to the caller. */
-static void
-test_inject_sealed (void)
-{
-  WsInjectQueue inject;
-  WsRawTask *a = new_fake_task ();
-  WsRawTask *b = new_fake_task ();
-  WsRawTask *t;
-
-  ws_inject_queue_init (&inject);
-  g_assert_true (ws_inject_queue_push (&inject, a));
-  g_assert_true (ws_inject_queue_push (&inject, b));
-  g_assert_false (ws_inject_queue_is_sealed (&inject));
-  g_assert_true (ws_inject_queue_pop_or_seal (&inject) == a);
-  g_assert_false (ws_inject_queue_is_sealed (&inject));
-  g_assert_true (ws_inject_queue_pop_or_seal (&inject) == b);
-  g_assert_null (ws_inject_queue_pop_or_seal (&inject));
-  g_assert_true (ws_inject_queue_is_sealed (&inject));
-  g_assert_false (ws_inject_queue_push (&inject, a));
-  g_assert_cmpuint (ws_inject_queue_len (&inject), ==, 0);
-  g_assert_cmpuint (ws_inject_queue_pop_batch (&inject, &t, 1), ==, 0);
-  ws_inject_queue_clear (&inject);
-  g_free (a);
-  g_free (b);
-}
-
-int
-main (int   argc,
-      char *argv[])
-{
-  ws_test_init (&argc, &argv);
-
-  ws_test_add_func ("/local-queue/capacity-and-overflow", test_capacity_and_overflow);
-  ws_test_add_func ("/local-queue/steal-half", test_steal_half);
-  ws_test_add_func ("/local-queue/stress-concurrent-steal", test_stress_concurrent_steal);
-  ws_test_add_func ("/inject-queue/fifo-across-blocks", test_inject_fifo_across_blocks);
-  ws_test_add_func ("/inject-queue/sealed", test_inject_sealed);
-
-  return g_test_run ();
-}
+WS_TEST_MAIN ({ "/local-queue/capacity-and-overflow", test_capacity_and_overflow },
+              { "/local-queue/steal-half", test_steal_half },
+              { "/local-queue/stress-concurrent-steal", test_stress_concurrent_steal })

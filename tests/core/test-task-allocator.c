@@ -1,0 +1,110 @@
+/* test-task-allocator.c: the per-thread caches of task memory
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include "../ws-test-fixture.h"
+#include "ws-task-allocator-private.h"
+
+/* A thread's freed tasks are reused by that thread,
+ * its full magazines reach the shared depot when it exits, and another
+ * thread allocates from there. ASan builds bypass the caches (so that a
+ * use after free is reported): nothing is ever cached there. */
+#define ALLOC_N 200
+
+typedef struct
+{
+  gsize thread;
+  gsize depot;
+} Cached;
+
+/* Empties the depot: allocates until this thread's cache and the depot are
+ * empty, and frees past the caches. */
+static gpointer
+drain_depot_thread (gpointer data)
+{
+  GPtrArray *tasks = g_ptr_array_new_with_free_func (g_free);
+  gsize in_thread, in_depot;
+
+  for (;;)
+    {
+      ws_task_allocator_get_n_cached (&in_thread, &in_depot);
+      if (in_thread + in_depot == 0)
+        break;
+      g_ptr_array_add (tasks, ws_task_allocator_alloc0 ());
+    }
+  g_ptr_array_unref (tasks);
+  return NULL;
+}
+
+static gpointer
+alloc_one_thread (gpointer data)
+{
+  Cached *cached = data;
+  WsRawTask *t = ws_task_allocator_alloc0 ();
+
+  ws_task_allocator_get_n_cached (&cached->thread, &cached->depot);
+  g_free (t);               /* not back to the cache: the counts stay */
+  return NULL;
+}
+
+static gpointer
+alloc_free_thread (gpointer data)
+{
+  WsRawTask *tasks[ALLOC_N];
+  Cached *cached = data;
+
+  for (guint i = 0; i < ALLOC_N; i++)
+    tasks[i] = ws_task_allocator_alloc0 ();
+  for (guint i = 0; i < ALLOC_N; i++)
+    {
+      atomic_store (&tasks[i]->state, 42);  /* dirty it: alloc0 must clear it */
+      ws_task_allocator_free (tasks[i]);
+    }
+  ws_task_allocator_get_n_cached (&cached->thread, &cached->depot);
+
+  /* The most recently freed task comes back first, cleared. */
+  tasks[0] = ws_task_allocator_alloc0 ();
+  g_assert_true (cached->thread == 0 || tasks[0] == tasks[ALLOC_N - 1]);
+  g_assert_cmpuint (atomic_load (&tasks[0]->state), ==, 0);
+  ws_task_allocator_free (tasks[0]);
+  return NULL;
+}
+
+static void
+test_allocator_caches (void)
+{
+  Cached before, in_thread, after, taken;
+
+  g_thread_join (g_thread_new ("drain", drain_depot_thread, NULL));
+  ws_task_allocator_get_n_cached (&before.thread, &before.depot);
+  g_assert_cmpuint (before.depot, ==, 0);
+  g_thread_join (g_thread_new ("alloc-free", alloc_free_thread, &in_thread));
+  ws_task_allocator_get_n_cached (&after.thread, &after.depot);
+
+#if defined(__SANITIZE_ADDRESS__)
+  g_assert_cmpuint (in_thread.thread + in_thread.depot, ==, 0);
+  g_assert_cmpuint (after.thread + after.depot, ==, 0);
+  (void) taken;
+#else
+  /* 200 frees: one full magazine of 64 and 8 tasks kept by the thread,
+   * two magazines to the depot. */
+  g_assert_cmpuint (in_thread.thread, ==, 64 + 8);
+  g_assert_cmpuint (in_thread.depot, ==, 2 * 64);
+  /* At exit the full magazine went to the depot, the partial one back to
+   * malloc. */
+  g_assert_cmpuint (after.depot, ==, 3 * 64);
+  g_assert_cmpuint (after.thread, ==, before.thread);
+
+  /* A thread with an empty cache allocates from the depot: one magazine
+   * leaves it, 63 tasks stay in that thread's cache. */
+  g_thread_join (g_thread_new ("alloc", alloc_one_thread, &taken));
+  g_assert_cmpuint (taken.depot, ==, after.depot - 64);
+  g_assert_cmpuint (taken.thread, ==, 63);
+#endif
+}
+
+WS_TEST_MAIN ({ "/task-allocator/caches", test_allocator_caches })

@@ -1,0 +1,192 @@
+/* test-async-op.c: WsAsyncOp, GIO asynchronous calls as awaitables
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * GIO awaitables: a task starts a GIO call with ws_async_op_callback and
+ * awaits it (a file load, a socket connect); cancelling the operation
+ * makes the call's _finish fail with G_IO_ERROR_CANCELLED.
+ */
+
+#include "config.h"
+
+#include "ws-test-fixture.h"
+
+typedef struct
+{
+  GFile     *file;
+  WsAsyncOp *op;
+  gchar     *contents;
+  GError    *error;
+} LoadState;
+
+static void
+load_state_free (gpointer data)
+{
+  LoadState *s = data;
+
+  g_clear_pointer (&s->op, ws_async_op_unref);
+  /* contents and error are read by the test after the task ends */
+}
+
+static WsPoll
+load_func (WsContext *cx,
+           gpointer   data)
+{
+  LoadState *s = data;
+
+  if (s->op == NULL)
+    {
+      s->op = ws_async_op_new ();
+      g_file_load_contents_async (s->file, ws_async_op_get_cancellable (s->op),
+                                  ws_async_op_callback, ws_async_op_start (s->op, cx));
+    }
+  if (ws_async_op_poll (s->op, cx) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+  g_file_load_contents_finish (s->file, ws_async_op_get_result (s->op),
+                               &s->contents, NULL, NULL, &s->error);
+  return WS_POLL_READY;
+}
+
+static void
+test_load_contents (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  g_autofree gchar *path = g_test_build_filename (G_TEST_DIST, "test-async-op.c", NULL);
+  LoadState s = { 0 };
+  g_autoptr(WsTask) task = NULL;
+
+  s.file = g_file_new_for_path (path);
+  task = ws_runtime_spawn (rt, load_func, &s, load_state_free);
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_assert_no_error (s.error);
+  g_assert_nonnull (strstr (s.contents, "GIO awaitables"));
+  g_free (s.contents);
+  g_object_unref (s.file);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+typedef struct
+{
+  gchar             *host;
+  WsAsyncOp         *op;
+  GSocketConnection *conn;
+  GError            *error;
+} ConnectState;
+
+static WsPoll
+connect_func (WsContext *cx,
+              gpointer   data)
+{
+  ConnectState *s = data;
+
+  if (s->op == NULL)
+    {
+      g_autoptr(GSocketClient) client = g_socket_client_new ();
+
+      s->op = ws_async_op_new ();
+      g_socket_client_connect_to_host_async (client, s->host, 0,
+                                             ws_async_op_get_cancellable (s->op),
+                                             ws_async_op_callback, ws_async_op_start (s->op, cx));
+    }
+  if (ws_async_op_poll (s->op, cx) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+  {
+    g_autoptr(GObject) client = g_async_result_get_source_object (ws_async_op_get_result (s->op));
+
+    s->conn = g_socket_client_connect_to_host_finish (G_SOCKET_CLIENT (client),
+                                                      ws_async_op_get_result (s->op), &s->error);
+  }
+  g_clear_pointer (&s->op, ws_async_op_unref);
+  return WS_POLL_READY;
+}
+
+static void
+test_socket_connect (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  g_autoptr(GSocketListener) listener = g_socket_listener_new ();
+  g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  g_autoptr(GSocketAddress) addr = g_inet_socket_address_new (loopback, 0);
+  g_autoptr(GSocketAddress) bound = NULL;
+  g_autoptr(GSocketConnection) server_side = NULL;
+  g_autoptr(GError) error = NULL;
+  ConnectState s = { 0 };
+  g_autoptr(WsTask) task = NULL;
+
+  g_assert_true (g_socket_listener_add_address (listener, addr, G_SOCKET_TYPE_STREAM,
+                                                G_SOCKET_PROTOCOL_TCP, NULL, &bound, &error));
+  g_assert_no_error (error);
+  s.host = g_strdup_printf ("127.0.0.1:%u",
+                            g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound)));
+
+  task = ws_runtime_spawn (rt, connect_func, &s, NULL);
+  /* This thread is no worker: it may block on accept. */
+  server_side = g_socket_listener_accept (listener, NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_assert_no_error (s.error);
+  g_assert_nonnull (s.conn);
+
+  g_object_unref (s.conn);
+  g_free (s.host);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* Cancelling the operation makes _finish fail with CANCELLED. */
+typedef struct
+{
+  GSocketListener   *listener;
+  WsAsyncOp         *op;
+  GError            *error;
+  _Atomic gboolean   started;
+} AcceptState;
+
+static WsPoll
+accept_func (WsContext *cx,
+             gpointer   data)
+{
+  AcceptState *s = data;
+  GSocketConnection *conn;
+
+  if (s->op == NULL)
+    {
+      s->op = ws_async_op_new ();
+      g_socket_listener_accept_async (s->listener, ws_async_op_get_cancellable (s->op),
+                                      ws_async_op_callback, ws_async_op_start (s->op, cx));
+      atomic_store (&s->started, TRUE);
+    }
+  if (ws_async_op_poll (s->op, cx) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+  conn = g_socket_listener_accept_finish (s->listener, ws_async_op_get_result (s->op), NULL, &s->error);
+  g_assert_null (conn);
+  return WS_POLL_READY;
+}
+
+static void
+test_cancel (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  g_autoptr(GSocketAddress) addr = g_inet_socket_address_new (loopback, 0);
+  AcceptState s = { g_socket_listener_new () };
+  g_autoptr(WsTask) task = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (g_socket_listener_add_address (s.listener, addr, G_SOCKET_TYPE_STREAM,
+                                                G_SOCKET_PROTOCOL_TCP, NULL, NULL, &error));
+  task = ws_runtime_spawn (rt, accept_func, &s, NULL);
+  ws_test_wait_until (atomic_load (&s.started));
+  ws_async_op_cancel (s.op);
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_assert_error (s.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+
+  g_clear_error (&s.error);
+  ws_async_op_unref (s.op);
+  g_object_unref (s.listener);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+WS_TEST_MAIN ({ "/async-op/load-contents", test_load_contents },
+              { "/async-op/socket-connect", test_socket_connect },
+              { "/async-op/cancel", test_cancel })

@@ -1,0 +1,148 @@
+/* test-block-in-place.c: ws_block_in_place
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * A worker that blocks in place hands its core to a new thread, so the
+ * runtime keeps running tasks; off the runtime, or nested, the function
+ * just runs; a local task is refused (it would block its main loop).
+ */
+
+#include "config.h"
+
+#include "ws-test-fixture.h"
+
+/* A task that calls ws_block_in_place (func, func_data) and notes what
+ * it returned and whether it came back on the thread it left from. */
+typedef struct
+{
+  WsBlockingFunc  func;
+  gpointer        func_data;
+  gboolean        ok;
+  GError         *error;
+  gboolean        same_thread;
+  gboolean        ran;          /* set by the blocking function */
+} InPlace;
+
+static WsPoll
+in_place_func (WsContext *cx,
+               gpointer   data)
+{
+  InPlace *p = data;
+  GThread *before = g_thread_self ();
+
+  p->ok = ws_block_in_place (p->func, p->func_data, &p->error);
+  p->same_thread = before == g_thread_self ();
+  return WS_POLL_READY;
+}
+
+static void
+set_flag (gpointer data)
+{
+  *(gboolean *) data = TRUE;
+}
+
+/* Both workers block in ws_block_in_place at a gate; new tasks still run
+ * because the cores moved to new threads. */
+static void
+test_keeps_workers (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  WsTestGate gate;
+  InPlace p[2] = { { ws_test_gate_wait, &gate }, { ws_test_gate_wait, &gate } };
+  WsTask *blockers[2];
+  WsTask *tasks[1000];
+
+  ws_test_gate_init (&gate);
+  ws_test_reset_counters ();
+  for (guint i = 0; i < 2; i++)
+    blockers[i] = ws_runtime_spawn (rt, in_place_func, &p[i], NULL);
+  ws_test_gate_wait_for_waiters (&gate, 2);
+
+  for (guint i = 0; i < G_N_ELEMENTS (tasks); i++)
+    tasks[i] = ws_runtime_spawn (rt, ws_test_count_poll, NULL, NULL);
+  ws_test_wait_all (tasks, G_N_ELEMENTS (tasks));
+  /* All ran while both original worker threads sat at the gate. */
+  g_assert_cmpuint (atomic_load (&ws_test_n_polled), ==, G_N_ELEMENTS (tasks));
+  g_assert_cmpuint (ws_test_gate_get_waiting (&gate), ==, 2);
+
+  ws_test_gate_open (&gate);
+  ws_test_wait_all (blockers, 2);
+  for (guint i = 0; i < 2; i++)
+    {
+      g_assert_no_error (p[i].error);
+      g_assert_true (p[i].ok);
+      g_assert_true (p[i].same_thread);
+    }
+
+  g_assert_true (ws_runtime_shutdown (rt, 5 * G_USEC_PER_SEC));
+  ws_test_gate_clear (&gate);
+}
+
+static void
+test_off_runtime (void)
+{
+  gboolean ran = FALSE;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (ws_block_in_place (set_flag, &ran, &error));
+  g_assert_no_error (error);
+  g_assert_true (ran);
+}
+
+/* Nested block_in_place calls just run. */
+static void
+nested_inner (gpointer data)
+{
+  InPlace *p = data;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (ws_block_in_place (set_flag, &p->ran, &error));
+  g_assert_no_error (error);
+}
+
+static void
+test_nested (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  InPlace p = { nested_inner, };
+  g_autoptr(WsTask) task = NULL;
+
+  p.func_data = &p;
+  task = ws_runtime_spawn (rt, in_place_func, &p, NULL);
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_assert_true (p.ok);
+  g_assert_no_error (p.error);
+  g_assert_true (p.ran);
+  /* The runtime still works on its new thread. */
+  g_clear_object (&task);
+  task = ws_runtime_spawn (rt, ws_test_count_poll, NULL, NULL);
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_assert_true (ws_runtime_shutdown (rt, 5 * G_USEC_PER_SEC));
+}
+
+/* A local task may not block its main loop: refused with
+ * WS_ERROR_WOULD_BLOCK, pointing to ws_runtime_spawn_blocking. */
+static void
+test_local_refused (void)
+{
+  WsTestOnContext f;
+  InPlace p = { set_flag, };
+  g_autoptr(WsTask) task = NULL;
+
+  p.func_data = &p.ran;
+  ws_test_on_context_init (&f, 1);
+  task = ws_runtime_spawn_local (f.rt, f.ctx, in_place_func, &p, NULL);
+  ws_test_iterate_until (f.ctx, ws_task_is_finished (task));
+  g_assert_false (p.ok);
+  g_assert_error (p.error, WS_ERROR, WS_ERROR_WOULD_BLOCK);
+  g_assert_nonnull (strstr (p.error->message, "ws_runtime_spawn_blocking"));
+  g_assert_false (p.ran);
+  g_clear_error (&p.error);
+  ws_test_on_context_clear (&f);
+}
+
+WS_TEST_MAIN ({ "/block-in-place/keeps-workers", test_keeps_workers },
+              { "/block-in-place/off-runtime", test_off_runtime },
+              { "/block-in-place/nested", test_nested },
+              { "/block-in-place/local-refused", test_local_refused })

@@ -1,0 +1,323 @@
+/* test-local-tasks.c: tasks spawned on a GMainContext
+ * (ws_runtime_spawn_local)
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Every poll and the destroy notify run on the context's owner thread,
+ * whoever wakes or cancels the task; a dispatch runs a bounded slice, so
+ * other sources of the context (a timer, a redraw) keep running under a
+ * flood; shutdown ends local tasks on the owner thread.
+ */
+
+#include "config.h"
+
+#include "ws-test-fixture.h"
+#include "ws-local-executor-private.h"
+
+typedef struct
+{
+  GThread   *owner;
+  WsRuntime *rt;
+  guint      polls;
+  gboolean   wrong_thread;
+  GThread   *destroy_thread;
+  WsWaker   *_Atomic waker;
+} Local;
+
+static void
+local_destroy (gpointer data)
+{
+  ((Local *) data)->destroy_thread = g_thread_self ();
+}
+
+/* Counts the poll; notes a poll off the owner thread. */
+static void
+local_polled (Local *l)
+{
+  if (g_thread_self () != l->owner)
+    l->wrong_thread = TRUE;
+  l->polls++;
+}
+
+/* The task ran and ended on the owner thread only. */
+static void
+assert_all_on_owner (Local *l)
+{
+  g_assert_false (l->wrong_thread);
+  g_assert_true (l->destroy_thread == l->owner);
+}
+
+static WsPoll
+wake_from_worker (WsContext *cx,
+                  gpointer   data)
+{
+  Local *l = data;
+
+  ws_test_wake_and_unref (atomic_exchange (&l->waker, NULL));
+  return WS_POLL_READY;
+}
+
+static WsPoll
+local_woken_by_worker (WsContext *cx,
+                       gpointer   data)
+{
+  Local *l = data;
+
+  local_polled (l);
+  if (l->polls == 1)
+    {
+      atomic_store (&l->waker, ws_context_get_waker (cx));
+      ws_runtime_spawn_detached (l->rt, wake_from_worker, l, NULL);
+      return WS_POLL_PENDING;
+    }
+  return WS_POLL_READY;
+}
+
+/* The runtime and context of a test, and a Local for its task. */
+static void
+local_init (WsTestOnContext *f,
+            guint            n_workers,
+            Local           *l)
+{
+  ws_test_on_context_init (f, n_workers);
+  *l = (Local) { .owner = g_thread_self (), .rt = f->rt };
+}
+
+static void
+test_wake_from_worker (void)
+{
+  WsTestOnContext f;
+  Local l;
+  g_autoptr(WsTask) task = NULL;
+
+  local_init (&f, 2, &l);
+  task = ws_runtime_spawn_local (f.rt, NULL, local_woken_by_worker, &l, local_destroy);
+  ws_test_iterate_until (f.ctx, ws_task_is_finished (task));
+  g_assert_cmpuint (l.polls, ==, 2);
+  assert_all_on_owner (&l);
+  ws_test_on_context_clear (&f);
+}
+
+static WsPoll
+local_pending_forever (WsContext *cx,
+                       gpointer   data)
+{
+  local_polled (data);
+  return WS_POLL_PENDING;
+}
+
+static WsPoll
+cancel_from_worker (WsContext *cx,
+                    gpointer   data)
+{
+  ws_task_cancel (data);
+  return WS_POLL_READY;
+}
+
+static void
+test_cancel_from_worker (void)
+{
+  WsTestOnContext f;
+  Local l;
+  g_autoptr(WsTask) task = NULL;
+  g_autoptr(WsTask) canceller = NULL;
+
+  local_init (&f, 2, &l);
+  task = ws_runtime_spawn_local (f.rt, f.ctx, local_pending_forever, &l, local_destroy);
+  ws_test_iterate_until (f.ctx, l.polls == 1);
+
+  canceller = ws_runtime_spawn (f.rt, cancel_from_worker, g_object_ref (task), g_object_unref);
+  g_assert_true (ws_task_wait (canceller, NULL, NULL));
+  /* Cancelled on a worker, destroyed here, at the next dispatch. */
+  g_assert_null (l.destroy_thread);
+  ws_test_iterate_until (f.ctx, ws_task_is_finished (task));
+  assert_all_on_owner (&l);
+  g_assert_cmpuint (l.polls, ==, 1);
+  ws_test_on_context_clear (&f);
+}
+
+/* A flood of local tasks: each dispatch returns after a bounded slice, so
+ * a timeout on the same context keeps firing. */
+#define N_FLOOD 100000
+
+static gboolean
+count_tick (gpointer data)
+{
+  (*(guint *) data)++;
+  return G_SOURCE_CONTINUE;
+}
+
+/* Spawns the flood (ws_test_count_poll tasks) on @ctx. */
+static void
+spawn_flood (WsRuntime    *rt,
+             GMainContext *ctx)
+{
+  ws_test_reset_counters ();
+  for (guint i = 0; i < N_FLOOD; i++)
+    ws_runtime_spawn_local_detached (rt, ctx, ws_test_count_poll, NULL, NULL);
+}
+
+static gboolean
+flood_done (void)
+{
+  return atomic_load (&ws_test_n_polled) >= N_FLOOD;
+}
+
+static void
+test_flood_bounded (void)
+{
+  WsTestOnContext f;
+  GSource *timer = g_timeout_source_new (16);
+  guint ticks = 0;
+  guint dispatches = 0;
+
+  ws_test_on_context_init (&f, 1);
+  g_source_set_callback (timer, count_tick, &ticks, NULL);
+  g_source_attach (timer, f.ctx);
+
+  atomic_store (&ws_local_executor_max_slice_polls, 0);
+  spawn_flood (f.rt, f.ctx);
+
+  while (!flood_done ())
+    {
+      g_main_context_iteration (f.ctx, TRUE);
+      dispatches++;
+    }
+  /* No dispatch ran more than the poll cap, so control returned to the
+   * main loop at least 100000 / cap times. */
+  g_assert_cmpuint (atomic_load (&ws_local_executor_max_slice_polls), <=, WS_LOCAL_SLICE_MAX_POLLS);
+  g_assert_cmpuint (dispatches, >=, N_FLOOD / WS_LOCAL_SLICE_MAX_POLLS);
+  g_test_message ("100000 local tasks in %u main-loop iterations; timer fired %u times",
+                  dispatches, ticks);
+  /* And the timer still fires. */
+  ws_test_iterate_until (f.ctx, ticks > 0);
+
+  g_source_destroy (timer);
+  g_source_unref (timer);
+  ws_test_on_context_clear (&f);
+}
+
+static gboolean
+count_redraw (gpointer data)
+{
+  guint *during_flood = data;
+
+  if (!flood_done ())
+    (*during_flood)++;
+  return G_SOURCE_CONTINUE;
+}
+
+/* GTK paints from a source at GDK_PRIORITY_REDRAW (G_PRIORITY_HIGH_IDLE +
+ * 20), below G_PRIORITY_DEFAULT, when a frame is due. GLib dispatches only
+ * the highest ready priority, so a backlog of local tasks must not keep the
+ * executor's source ready at DEFAULT: a 1 ms timer at redraw priority (a
+ * stand-in for the frame clock) runs during the flood. */
+static void
+test_flood_lets_redraw_run (void)
+{
+  WsTestOnContext f;
+  GSource *redraw = g_timeout_source_new (1);
+  guint during_flood = 0;
+
+  ws_test_on_context_init (&f, 1);
+  g_source_set_priority (redraw, G_PRIORITY_HIGH_IDLE + 20);
+  g_source_set_callback (redraw, count_redraw, &during_flood, NULL);
+  g_source_attach (redraw, f.ctx);
+
+  spawn_flood (f.rt, f.ctx);
+  ws_test_iterate_until (f.ctx, flood_done ());
+
+  g_test_message ("a redraw-priority source ran %u times during the flood", during_flood);
+  g_assert_cmpuint (during_flood, >, 0);
+
+  g_source_destroy (redraw);
+  g_source_unref (redraw);
+  ws_test_on_context_clear (&f);
+}
+
+/* Local tasks run on their context's thread; wait_async calls back there
+ * exactly once, never from inside the call. */
+static WsPoll
+local_yield_thrice (WsContext *cx,
+                    gpointer   data)
+{
+  Local *l = data;
+
+  local_polled (l);
+  if (l->polls <= 3)
+    return ws_context_yield (cx);
+  return WS_POLL_READY;
+}
+
+static void
+test_yield_and_wait_async (void)
+{
+  WsTestOnContext f;
+  Local l;
+  g_autoptr(WsTask) task = NULL;
+  WsTestWaitResult r = { 0, };
+
+  local_init (&f, 1, &l);
+  task = ws_runtime_spawn_local (f.rt, NULL, local_yield_thrice, &l, local_destroy);
+  ws_task_wait_async (task, NULL, ws_test_wait_cb, &r);
+  g_assert_cmpuint (r.calls, ==, 0);        /* never from inside the call */
+
+  ws_test_iterate_until (f.ctx, r.calls > 0);
+  g_assert_cmpuint (r.calls, ==, 1);
+  g_assert_true (r.ok);
+  g_assert_no_error (r.error);
+  g_assert_cmpuint (l.polls, ==, 4);
+  assert_all_on_owner (&l);
+
+  /* Waiting on a finished task: still exactly once, still not inside. */
+  ws_task_wait_async (task, NULL, ws_test_wait_cb, &r);
+  g_assert_cmpuint (r.calls, ==, 1);
+  ws_test_iterate_until (f.ctx, r.calls > 1);
+  while (g_main_context_iteration (f.ctx, FALSE))
+    ;
+  g_assert_cmpuint (r.calls, ==, 2);
+
+  ws_test_on_context_clear (&f);
+}
+
+/* A cancelled wait calls back once with CANCELLED; shutdown then ends the
+ * local task on the owner thread. */
+static void
+test_cancelled_wait_and_shutdown (void)
+{
+  WsTestOnContext f;
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  Local l;
+  g_autoptr(WsTask) task = NULL;
+  WsTestWaitResult r = { 0, };
+
+  local_init (&f, 1, &l);
+  task = ws_runtime_spawn_local (f.rt, f.ctx, local_pending_forever, &l, local_destroy);
+  ws_task_wait_async (task, cancellable, ws_test_wait_cb, &r);
+  ws_test_iterate_until (f.ctx, l.polls > 0);
+  g_cancellable_cancel (cancellable);
+  g_assert_cmpuint (r.calls, ==, 0);
+  ws_test_iterate_until (f.ctx, r.calls > 0);
+  g_assert_false (r.ok);
+  g_assert_error (r.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_clear_error (&r.error);
+  g_assert_false (ws_task_is_finished (task));
+
+  /* This thread owns ctx, so shutdown runs the cancellation right here. */
+  g_assert_true (ws_runtime_shutdown (f.rt, -1));
+  g_assert_true (ws_task_is_finished (task));
+  assert_all_on_owner (&l);
+  while (g_main_context_iteration (f.ctx, FALSE))
+    ;
+  g_assert_cmpuint (r.calls, ==, 1);
+
+  ws_test_on_context_clear (&f);
+}
+
+WS_TEST_MAIN ({ "/local-tasks/wake-from-worker", test_wake_from_worker },
+              { "/local-tasks/cancel-from-worker", test_cancel_from_worker },
+              { "/local-tasks/flood-bounded", test_flood_bounded },
+              { "/local-tasks/flood-lets-redraw-run", test_flood_lets_redraw_run },
+              { "/local-tasks/yield-and-wait-async", test_yield_and_wait_async },
+              { "/local-tasks/cancelled-wait-and-shutdown", test_cancelled_wait_and_shutdown })

@@ -1,0 +1,281 @@
+/* test-scheduling.c: how workers pick what to run
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * Through the public API: a yield lets other tasks run, a blocked
+ * worker's queue is stolen, tasks that respawn themselves for ever do not
+ * starve remote spawns, a worker that never runs out of work still
+ * dispatches its GMainContext, and the cooperative budget makes a greedy
+ * task give up its worker.
+ */
+
+#include "config.h"
+
+#include "ws-test-fixture.h"
+
+/* A yield loop: 1,000 yields are 1,001 polls, and other tasks run between. */
+typedef struct
+{
+  guint polls;
+} Yielder;
+
+static WsPoll
+yielder_func (WsContext *cx,
+              gpointer   data)
+{
+  Yielder *y = data;
+
+  if (y->polls++ < 1000)
+    return ws_context_yield (cx);
+  return WS_POLL_READY;
+}
+
+static void
+test_yield_loop (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  Yielder ys[4] = { 0, };
+  WsTask *tasks[4];
+
+  for (guint i = 0; i < 4; i++)
+    tasks[i] = ws_runtime_spawn (rt, yielder_func, &ys[i], NULL);
+  ws_test_wait_all (tasks, 4);
+  for (guint i = 0; i < 4; i++)
+    g_assert_cmpuint (ys[i].polls, ==, 1001);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* A worker blocks on a plain condition variable until its child has run:
+ * the child must be stolen and run by the other worker. */
+typedef struct
+{
+  WsTestGate  child_done;
+  GThread    *parent_thread;
+  GThread    *child_thread;
+} Blocker;
+
+static WsPoll
+blocker_child (WsContext *cx,
+               gpointer   data)
+{
+  Blocker *b = data;
+
+  b->child_thread = g_thread_self ();
+  ws_test_gate_open (&b->child_done);
+  return WS_POLL_READY;
+}
+
+static WsPoll
+blocker_parent (WsContext *cx,
+                gpointer   data)
+{
+  Blocker *b = data;
+  g_autoptr(WsHandle) handle = ws_handle_get_current ();
+  g_autoptr(WsTask) child = NULL;
+
+  b->parent_thread = g_thread_self ();
+  child = ws_handle_spawn (handle, blocker_child, b, NULL);
+  ws_test_gate_wait (&b->child_done);
+  return WS_POLL_READY;
+}
+
+static void
+test_blocked_worker_child_stolen (void)
+{
+  /* With the LIFO slot on, the child would sit in the slot, which is not
+   * stealable; this is what block_in_place is for. */
+  g_autoptr(WsRuntime) rt = ws_test_runtime_new ("n-workers", 2,
+                                                 "disable-lifo-slot", TRUE,
+                                                 NULL);
+  Blocker b = { 0, };
+  g_autoptr(WsTask) task = NULL;
+  g_autoptr(WsMetrics) metrics = NULL;
+  guint64 steals = 0;
+
+  ws_test_gate_init (&b.child_done);
+
+  task = ws_runtime_spawn (rt, blocker_parent, &b, NULL);
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_assert_true (b.child_done.open);
+  g_assert_true (b.child_thread != b.parent_thread);
+
+  metrics = ws_runtime_get_metrics (rt);
+  for (guint i = 0; i < ws_metrics_get_n_workers (metrics); i++)
+    steals += ws_metrics_get_worker_steal_count (metrics, i);
+  g_assert_cmpuint (steals, ==, 1);
+
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  ws_test_gate_clear (&b.child_done);
+}
+
+/* Chains that respawn themselves from a worker for ever must not starve
+ * remote spawns: the LIFO slot is capped per tick and the injection queue
+ * is read every global-queue-interval ticks. (tokio 1.24 never finishes
+ * this workload, spawn_many_remote_busy2.) */
+static _Atomic gboolean busy_stop;
+static _Atomic guint busy_links;
+
+static WsPoll
+busy_link (WsContext *cx,
+           gpointer   data)
+{
+  gint64 end = g_get_monotonic_time () + 10;
+
+  atomic_fetch_add (&busy_links, 1);
+  while (g_get_monotonic_time () < end)
+    ;
+  if (!atomic_load (&busy_stop))
+    {
+      g_autoptr(WsHandle) handle = ws_handle_get_current ();
+      g_autoptr(WsTask) next = ws_handle_spawn (handle, busy_link, NULL, NULL);
+    }
+  return WS_POLL_READY;
+}
+
+static void
+test_respawning_chains_do_not_starve (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  WsTask *tasks[1000];
+
+  atomic_store (&busy_stop, FALSE);
+  atomic_store (&busy_links, 0);
+  for (guint i = 0; i < 2; i++)
+    ws_runtime_spawn_detached (rt, busy_link, NULL, NULL);
+  ws_test_wait_until (atomic_load (&busy_links) >= 10);
+
+  ws_test_reset_counters ();
+  for (guint i = 0; i < G_N_ELEMENTS (tasks); i++)
+    tasks[i] = ws_runtime_spawn (rt, ws_test_return_index, GUINT_TO_POINTER (i), NULL);
+  ws_test_wait_all (tasks, G_N_ELEMENTS (tasks));
+  g_assert_cmpint (atomic_load (&ws_test_n_polled), ==, G_N_ELEMENTS (tasks));
+
+  atomic_store (&busy_stop, TRUE);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* A timeout attached to a worker's context fires while that worker never
+ * runs out of work: maintenance dispatches the context every
+ * event-interval ticks. */
+typedef struct
+{
+  _Atomic gboolean fired;
+  GThread         *worker;
+  GThread         *fired_on;
+  WsWaker         *waker;
+  guint            yields;
+} TimerLoad;
+
+static gboolean
+timer_cb (gpointer data)
+{
+  TimerLoad *t = data;
+
+  t->fired_on = g_thread_self ();
+  atomic_store (&t->fired, TRUE);
+  return G_SOURCE_REMOVE;
+}
+
+static WsPoll
+busy_until_timer (WsContext *cx,
+                  gpointer   data)
+{
+  TimerLoad *t = data;
+
+  if (t->worker == NULL)
+    {
+      GSource *source = g_timeout_source_new (10);
+
+      t->worker = g_thread_self ();
+      g_source_set_callback (source, timer_cb, t, NULL);
+      g_source_attach (source, g_main_context_get_thread_default ());
+      g_source_unref (source);
+    }
+  if (!atomic_load (&t->fired))
+    {
+      t->yields++;
+      return ws_context_yield (cx);   /* the worker always has work */
+    }
+  return WS_POLL_READY;
+}
+
+static void
+test_timer_fires_under_load (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  TimerLoad t = { 0, };
+  g_autoptr(WsTask) task = NULL;
+  g_autoptr(WsMetrics) metrics = NULL;
+
+  task = ws_runtime_spawn (rt, busy_until_timer, &t, NULL);
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_assert_true (atomic_load (&t.fired));
+  g_assert_true (t.fired_on == t.worker);
+  g_assert_cmpuint (t.yields, >, 0);
+
+  metrics = ws_runtime_get_metrics (rt);
+  g_assert_cmpuint (ws_metrics_get_worker_poll_count (metrics, 0), ==, t.yields + 1);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* The cooperative budget: a task that always finds its channel ready
+ * gives up the worker after 128 operations. */
+typedef struct
+{
+  WsChannel *ch;
+  guint      received_in_first_poll;
+  guint      polls;
+  guint      total;
+} Greedy;
+
+static WsPoll
+greedy_func (WsContext *cx,
+             gpointer   data)
+{
+  Greedy *g = data;
+
+  g->polls++;
+  while (g->total < 1000)
+    {
+      gpointer item;
+
+      if (ws_channel_poll_receive (g->ch, cx, &item, NULL) == WS_POLL_PENDING)
+        return WS_POLL_PENDING;
+      g->total++;
+      if (g->polls == 1)
+        g->received_in_first_poll++;
+    }
+  return WS_POLL_READY;
+}
+
+static void
+test_budget_forces_yield (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  Greedy g = { ws_channel_new (1000, NULL) };
+  g_autoptr(WsTask) task = NULL;
+  g_autoptr(WsMetrics) m = NULL;
+
+  for (guint i = 0; i < 1000; i++)
+    g_assert_true (ws_channel_try_send (g.ch, GUINT_TO_POINTER (i + 1), NULL));
+  task = ws_runtime_spawn (rt, greedy_func, &g, NULL);
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+
+  /* Always ready, yet the first poll gave up before the 1,000th item. */
+  g_assert_cmpuint (g.total, ==, 1000);
+  g_assert_cmpuint (g.received_in_first_poll, <, 1000);
+  g_assert_cmpuint (g.received_in_first_poll, ==, 128);
+  g_assert_cmpuint (g.polls, >, 1);
+  m = ws_runtime_get_metrics (rt);
+  g_assert_cmpuint (ws_metrics_get_worker_forced_yield_count (m, 0), >=, g.polls - 1);
+
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  ws_channel_unref (g.ch);
+}
+
+WS_TEST_MAIN ({ "/scheduling/yield-loop", test_yield_loop },
+              { "/scheduling/blocked-worker-child-stolen", test_blocked_worker_child_stolen },
+              { "/scheduling/respawning-chains-do-not-starve", test_respawning_chains_do_not_starve },
+              { "/scheduling/timer-fires-under-load", test_timer_fires_under_load },
+              { "/scheduling/budget-forces-yield", test_budget_forces_yield })

@@ -1,0 +1,575 @@
+/* ws-test-fixture.h: the fixtures that test programs share
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The one home of what more than one test program needs, so that no
+ * program carries its own copy: a gate that threads wait at, and then
+ *
+ *  - for the core's unit tests (tests/core/, built with -DWS_TEST_CORE:
+ *    GLib only, no GObject): fake tasks for the queues and a fake task
+ *    host that records what it is asked to schedule;
+ *  - for the programs of the GObject face: runtimes, the small task
+ *    functions and destroy notifies that count, and a wait callback.
+ *
+ * It includes ws-test-util.h (the watchdog, the leak check, waiting for
+ * a condition, the main () of a program), which the programs that use
+ * only the public API (test-version) include alone.
+ */
+
+#pragma once
+
+#include "ws-test-util.h"
+#include "ws-lock-private.h"   /* POSIX locks: visible to TSan, unlike GMutex */
+
+/* ---- a gate ------------------------------------------------------------ */
+
+/* Threads wait at the gate until it opens; the test can wait until a
+ * number of them are there. */
+typedef struct
+{
+  WsLock   lock;
+  WsCond   cond;
+  gboolean open;
+  guint    waiting;
+} WsTestGate;
+
+static inline void
+ws_test_gate_init (WsTestGate *g)
+{
+  ws_lock_init (&g->lock);
+  ws_cond_init (&g->cond);
+  g->open = FALSE;
+  g->waiting = 0;
+}
+
+static inline void
+ws_test_gate_clear (WsTestGate *g)
+{
+  ws_lock_clear (&g->lock);
+  ws_cond_clear (&g->cond);
+}
+
+/* Takes a WsTestGate: a GDestroyNotify-shaped function, for the APIs that
+ * run a callback (ws_block_in_place). */
+static inline void
+ws_test_gate_wait (gpointer data)
+{
+  WsTestGate *g = data;
+
+  ws_lock_lock (&g->lock);
+  g->waiting++;
+  ws_cond_broadcast (&g->cond);
+  while (!g->open)
+    ws_cond_wait (&g->cond, &g->lock);
+  g->waiting--;
+  ws_cond_broadcast (&g->cond);
+  ws_lock_unlock (&g->lock);
+}
+
+static inline void
+ws_test_gate_wait_for_waiters (WsTestGate *g,
+                               guint       n)
+{
+  ws_lock_lock (&g->lock);
+  while (g->waiting < n)
+    ws_cond_wait (&g->cond, &g->lock);
+  ws_lock_unlock (&g->lock);
+}
+
+static inline guint
+ws_test_gate_get_waiting (WsTestGate *g)
+{
+  guint n;
+
+  ws_lock_lock (&g->lock);
+  n = g->waiting;
+  ws_lock_unlock (&g->lock);
+  return n;
+}
+
+static inline void
+ws_test_gate_open (WsTestGate *g)
+{
+  ws_lock_lock (&g->lock);
+  g->open = TRUE;
+  ws_cond_broadcast (&g->cond);
+  ws_lock_unlock (&g->lock);
+}
+
+#ifdef WS_TEST_CORE
+
+/* ---- the core's unit tests: fake tasks and a fake host ----------------- */
+
+#include "ws-raw-task-private.h"
+#include "ws-task-registry-private.h"
+
+/* A task pointer the queues can hold but nobody may dereference: @i + 1,
+ * shifted past the alignment bits. */
+static inline WsRawTask *
+ws_test_fake_task (guint i)
+{
+  return (WsRawTask *) GSIZE_TO_POINTER (((gsize) i + 1) << 4);
+}
+
+static inline guint
+ws_test_fake_task_index (WsRawTask *task)
+{
+  return (guint) ((GPOINTER_TO_SIZE (task) >> 4) - 1);
+}
+
+/* A host for tasks made with ws_raw_task_new (): schedule() records the
+ * task (and keeps the reference it hands over) instead of queueing it
+ * anywhere, and the test runs what was recorded (ws_test_host_run_next);
+ * bind and release count their calls and use the host's own registry,
+ * as every real host does. Binds on the first PENDING if
+ * @bind_on_pending, as the worker pool does. */
+typedef struct
+{
+  WsTaskHost      host;
+  WsTaskRegistry  registry;
+  WsLock          lock;
+  GQueue          scheduled;      /* of WsRawTask, under lock */
+  _Atomic guint   n_scheduled;    /* ever */
+  _Atomic guint   n_yields;       /* schedules with is_yield */
+  _Atomic guint   n_binds;
+  _Atomic guint   n_releases;
+  _Atomic gint    refs;           /* 1 for the test, 1 per live task */
+} WsTestHost;
+
+static inline void
+ws_test_host_schedule (WsTaskHost *host,
+                       WsRawTask  *task,
+                       gboolean    is_yield)
+{
+  WsTestHost *h = (WsTestHost *) host;
+
+  ws_lock_lock (&h->lock);
+  g_queue_push_tail (&h->scheduled, task);
+  ws_lock_unlock (&h->lock);
+  atomic_fetch_add (&h->n_scheduled, 1);
+  if (is_yield)
+    atomic_fetch_add (&h->n_yields, 1);
+}
+
+static inline void
+ws_test_host_ref (WsTaskHost *host)
+{
+  atomic_fetch_add (&((WsTestHost *) host)->refs, 1);
+}
+
+static inline void
+ws_test_host_unref (WsTaskHost *host)
+{
+  /* Freed by ws_test_host_clear (), which checks the count is back to 1. */
+  g_assert_cmpint (atomic_fetch_sub (&((WsTestHost *) host)->refs, 1), >, 1);
+}
+
+static inline gboolean
+ws_test_host_bind (WsTaskHost *host,
+                   WsRawTask  *task)
+{
+  atomic_fetch_add (&((WsTestHost *) host)->n_binds, 1);
+  return ws_task_registry_bind_task (host, task);
+}
+
+static inline gboolean
+ws_test_host_release (WsTaskHost *host,
+                      WsRawTask  *task)
+{
+  atomic_fetch_add (&((WsTestHost *) host)->n_releases, 1);
+  return ws_task_registry_release_task (host, task);
+}
+
+static const WsTaskHostVTable ws_test_host_vtable = {
+  .schedule = ws_test_host_schedule,
+  .ref = ws_test_host_ref,
+  .unref = ws_test_host_unref,
+  .bind = ws_test_host_bind,
+  .release = ws_test_host_release,
+};
+
+static inline void
+ws_test_host_init (WsTestHost *h,
+                   gboolean    bind_on_pending)
+{
+  h->host.vtable = &ws_test_host_vtable;
+  h->host.registry = &h->registry;
+  h->host.bind_on_pending = bind_on_pending;
+  ws_task_registry_init (&h->registry);
+  ws_lock_init (&h->lock);
+  g_queue_init (&h->scheduled);
+  atomic_init (&h->n_scheduled, 0);
+  atomic_init (&h->n_yields, 0);
+  atomic_init (&h->n_binds, 0);
+  atomic_init (&h->n_releases, 0);
+  atomic_init (&h->refs, 1);
+}
+
+/* Every task has been freed (it held a host reference until then) and
+ * nothing is left scheduled. */
+static inline void
+ws_test_host_clear (WsTestHost *h)
+{
+  g_assert_cmpuint (h->scheduled.length, ==, 0);
+  g_assert_cmpint (atomic_load (&h->refs), ==, 1);
+  ws_task_registry_clear (&h->registry);
+  ws_lock_clear (&h->lock);
+}
+
+static inline guint
+ws_test_host_n_scheduled (WsTestHost *h)
+{
+  return atomic_load (&h->n_scheduled);
+}
+
+/* The oldest scheduled task (its queued reference is now the caller's),
+ * or NULL. */
+static inline WsRawTask *
+ws_test_host_pop (WsTestHost *h)
+{
+  WsRawTask *task;
+
+  ws_lock_lock (&h->lock);
+  task = g_queue_pop_head (&h->scheduled);
+  ws_lock_unlock (&h->lock);
+  return task;
+}
+
+/* Runs @task, whose queued reference the caller holds, as a worker
+ * would: one ws_raw_task_run () with a fresh context. */
+static inline void
+ws_test_task_run (WsRawTask *task)
+{
+  WsContext cx = { NULL, };
+
+  cx.budget = 128;
+  ws_raw_task_run (task, &cx);
+}
+
+/* Runs the oldest scheduled task: TRUE if there was one. */
+static inline gboolean
+ws_test_host_run_next (WsTestHost *h)
+{
+  WsRawTask *task = ws_test_host_pop (h);
+
+  if (task == NULL)
+    return FALSE;
+  ws_test_task_run (task);
+  return TRUE;
+}
+
+/* The reference count in a task's state word. */
+static inline guint64
+ws_test_task_refs (WsRawTask *task)
+{
+  return ws_raw_task_get_state (task) >> WS_STATE_REF_SHIFT;
+}
+
+/* What happened to a task of a core test; the task's data. */
+typedef struct
+{
+  WsRawTask  *task;
+  WsTestHost *host;
+  guint       polls;
+  guint       destroyed;
+  guint64     state_at_destroy;    /* the word when the destroy notify ran */
+  guint64     state_in_poll;       /* the word at the end of the last poll */
+  guint       scheduled_in_poll;   /* schedules the host had seen by then */
+  guint       results_freed;
+  WsWaker    *waker;               /* a waker a poll kept, if any */
+  /* Called inside each poll of ws_test_probe_pending, if set. */
+  void      (*during_poll) (gpointer data);
+  gpointer    during_poll_data;
+} WsTestProbe;
+
+static inline void
+ws_test_probe_destroy (gpointer data)
+{
+  WsTestProbe *p = data;
+
+  p->destroyed++;
+  p->state_at_destroy = ws_raw_task_get_state (p->task);
+}
+
+/* A new task on @h that runs @func with @p as its data. */
+static inline WsRawTask *
+ws_test_probe_task (WsTestProbe *p,
+                    WsTestHost  *h,
+                    WsTaskFunc   func,
+                    gboolean     join_interest)
+{
+  p->host = h;
+  p->task = ws_raw_task_new (&h->host, func, p, ws_test_probe_destroy, join_interest);
+  return p->task;
+}
+
+/* Polled @polls times, its destroy notify run @destroyed times. */
+static inline void
+ws_test_probe_assert (WsTestProbe *p,
+                      guint        polls,
+                      guint        destroyed)
+{
+  g_assert_cmpuint (p->polls, ==, polls);
+  g_assert_cmpuint (p->destroyed, ==, destroyed);
+}
+
+/* For a poll function: counts the poll and notes the word and the host
+ * as they are inside it. */
+static inline WsTestProbe *
+ws_test_probe_polled (WsContext *cx,
+                      gpointer   data)
+{
+  WsTestProbe *p = data;
+
+  p->polls++;
+  g_assert_true (cx->task == p->task);
+  p->state_in_poll = ws_raw_task_get_state (p->task);
+  p->scheduled_in_poll = ws_test_host_n_scheduled (p->host);
+  return p;
+}
+
+static inline void
+ws_test_probe_free_result (gpointer data)
+{
+  ((WsTestProbe *) data)->results_freed++;
+}
+
+/* READY with a pointer result: the probe, "freed" by counting. */
+static inline WsPoll
+ws_test_probe_ready (WsContext *cx,
+                     gpointer   data)
+{
+  WsTestProbe *p = ws_test_probe_polled (cx, data);
+
+  cx->result.kind = WS_RESULT_POINTER;
+  cx->result.u.pointer.data = p;
+  cx->result.u.pointer.destroy = ws_test_probe_free_result;
+  return WS_POLL_READY;
+}
+
+/* PENDING, after the probe's during_poll. */
+static inline WsPoll
+ws_test_probe_pending (WsContext *cx,
+                       gpointer   data)
+{
+  WsTestProbe *p = ws_test_probe_polled (cx, data);
+
+  if (p->during_poll != NULL)
+    p->during_poll (p->during_poll_data);
+  return WS_POLL_PENDING;
+}
+
+/* The fixture of a core test: a fresh host (binding at spawn; a test may
+ * set host.host.bind_on_pending before its first task), three probes and
+ * an outcome to read into. The host must end empty. */
+typedef struct
+{
+  WsTestHost  host;
+  WsTestProbe p;
+  WsTestProbe q;
+  WsTestProbe r;
+  WsResult    out;
+} WsTestCoreFixture;
+
+typedef struct
+{
+  const char *path;
+  void      (*func) (WsTestCoreFixture *f);
+} WsTestCoreDef;
+
+static inline void
+ws_test_core_run_case (gconstpointer data)
+{
+  const WsTestCoreDef *def = data;
+  WsTestCoreFixture f = { 0, };
+
+  ws_test_host_init (&f.host, FALSE);
+  def->func (&f);
+  ws_result_clear (&f.out);
+  ws_test_host_clear (&f.host);
+}
+
+/* The main () of a program of core tests that take a WsTestCoreFixture:
+ * WS_TEST_CORE_MAIN ({ "/subject/case", test_case }, ...). Each case runs
+ * under the watchdog, as ws_test_add_func () cases do. */
+#define WS_TEST_CORE_MAIN(...) \
+  int \
+  main (int   argc, \
+        char *argv[]) \
+  { \
+    static const WsTestCoreDef ws_test_defs[] = { __VA_ARGS__ }; \
+    ws_test_init (&argc, &argv); \
+    for (gsize i = 0; i < G_N_ELEMENTS (ws_test_defs); i++) \
+      ws_test_add_data_func (ws_test_defs[i].path, &ws_test_defs[i], ws_test_core_run_case); \
+    return g_test_run (); \
+  }
+
+#else /* !WS_TEST_CORE */
+
+/* ---- the GObject face: runtimes, task functions, counters -------------- */
+
+#include <gio/gio.h>
+
+#include "wsrt.h"
+
+/* Bumped by the task functions and the destroy notify below; a test that
+ * reads them resets them first. */
+static _Atomic gint ws_test_n_polled;
+static _Atomic gint ws_test_n_destroyed;
+
+static inline void
+ws_test_reset_counters (void)
+{
+  atomic_store (&ws_test_n_polled, 0);
+  atomic_store (&ws_test_n_destroyed, 0);
+}
+
+static inline void
+ws_test_count_destroy (gpointer data)
+{
+  atomic_fetch_add (&ws_test_n_destroyed, 1);
+}
+
+/* READY at once, and nothing else. */
+static inline WsPoll
+ws_test_ready (WsContext *cx,
+               gpointer   data)
+{
+  return WS_POLL_READY;
+}
+
+/* Counts its poll, then READY. */
+static inline WsPoll
+ws_test_count_poll (WsContext *cx,
+                    gpointer   data)
+{
+  atomic_fetch_add (&ws_test_n_polled, 1);
+  return WS_POLL_READY;
+}
+
+/* Counts its polls and is PENDING for ever, dropping its waker: only a
+ * cancel or shutdown ends it. */
+static inline WsPoll
+ws_test_pending_forever (WsContext *cx,
+                         gpointer   data)
+{
+  atomic_fetch_add (&ws_test_n_polled, 1);
+  return WS_POLL_PENDING;
+}
+
+/* Returns @value as the task's G_TYPE_INT value. */
+static inline WsPoll
+ws_test_return_int (WsContext *cx,
+                    gint       value)
+{
+  GValue v = G_VALUE_INIT;
+
+  g_value_init (&v, G_TYPE_INT);
+  g_value_set_int (&v, value);
+  ws_context_return_value (cx, &v);
+  return WS_POLL_READY;
+}
+
+/* Counts its poll and returns GPOINTER_TO_UINT (@data) as a G_TYPE_UINT
+ * value. */
+static inline WsPoll
+ws_test_return_index (WsContext *cx,
+                      gpointer   data)
+{
+  GValue v = G_VALUE_INIT;
+
+  atomic_fetch_add (&ws_test_n_polled, 1);
+  g_value_init (&v, G_TYPE_UINT);
+  g_value_set_uint (&v, GPOINTER_TO_UINT (data));
+  ws_context_return_value (cx, &v);
+  return WS_POLL_READY;
+}
+
+/* A started runtime with the properties given as name/value pairs,
+ * NULL-terminated (as g_initable_new ()); the construction must succeed. */
+static inline WsRuntime *
+ws_test_runtime_new (const char *first_property_name,
+                     ...)
+{
+  g_autoptr(GError) error = NULL;
+  GObject *rt;
+  va_list args;
+
+  va_start (args, first_property_name);
+  rt = g_initable_new_valist (WS_TYPE_RUNTIME, first_property_name, args, NULL, &error);
+  va_end (args);
+  g_assert_no_error (error);
+  g_assert_nonnull (rt);
+  return WS_RUNTIME (rt);
+}
+
+/* Each of @n tasks ends successfully; drops them. */
+static inline void
+ws_test_wait_all (WsTask **tasks,
+                  guint    n)
+{
+  for (guint i = 0; i < n; i++)
+    {
+      g_assert_true (ws_task_wait (tasks[i], NULL, NULL));
+      g_object_unref (tasks[i]);
+    }
+}
+
+/* Wakes @waker and drops the reference the caller held on it. */
+static inline void
+ws_test_wake_and_unref (WsWaker *waker)
+{
+  ws_waker_wake (waker);
+  ws_waker_unref (waker);
+}
+
+/* A runtime, and a new GMainContext pushed as this thread's default: for
+ * local tasks and for callbacks delivered to the caller's context. */
+typedef struct
+{
+  WsRuntime    *rt;
+  GMainContext *ctx;
+} WsTestOnContext;
+
+static inline void
+ws_test_on_context_init (WsTestOnContext *f,
+                         guint            n_workers)
+{
+  f->rt = ws_runtime_new (n_workers);
+  f->ctx = g_main_context_new ();
+  g_main_context_push_thread_default (f->ctx);
+}
+
+/* Shuts the runtime down (it must succeed), pops the context, drops
+ * both. */
+static inline void
+ws_test_on_context_clear (WsTestOnContext *f)
+{
+  g_assert_true (ws_runtime_shutdown (f->rt, -1));
+  g_main_context_pop_thread_default (f->ctx);
+  g_clear_pointer (&f->ctx, g_main_context_unref);
+  g_clear_object (&f->rt);
+}
+
+/* What a ws_task_wait_async () callback got, and how often it ran. */
+typedef struct
+{
+  guint     calls;
+  gboolean  ok;
+  GError   *error;
+} WsTestWaitResult;
+
+static inline void
+ws_test_wait_cb (GObject      *object,
+                 GAsyncResult *result,
+                 gpointer      data)
+{
+  WsTestWaitResult *r = data;
+
+  r->calls++;
+  g_clear_error (&r->error);
+  r->ok = ws_task_wait_finish (WS_TASK (object), result, &r->error);
+}
+
+#endif /* WS_TEST_CORE */
