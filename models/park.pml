@@ -5,17 +5,17 @@
  *
  * NW workers and one remote producer. Mirrors:
  *  - worker_run, steal_work, run_task, transition_from_searching, park
- *    (wsrt/ws-worker.c);
+ *    (wsrt/core/ws-worker.c);
  *  - ws_sleepers_transition_to_searching, ws_sleepers_transition_from_searching,
  *    ws_sleepers_transition_to_parked, ws_sleepers_worker_to_notify,
- *    ws_sleepers_is_parked (wsrt/ws-sleepers.c): the state word with its
+ *    ws_sleepers_is_parked (wsrt/core/ws-sleepers.c): the state word with its
  *    searching and unparked counts, and the sleeper stack under its lock;
- *  - ws_parker_park / ws_parker_unpark (wsrt/ws-parker.c): EMPTY, PARKED,
+ *  - ws_parker_park / ws_parker_unpark (wsrt/core/ws-parker.c): EMPTY, PARKED,
  *    NOTIFIED; a sleeping worker blocks until NOTIFIED (the eventfd wakeup
  *    of g_main_context_wakeup is sticky, so "blocks until" is exact);
- *  - pool_schedule (wsrt/ws-scheduler.c): a remote spawn pushes to the
+ *  - pool_schedule (wsrt/core/ws-worker-pool.c): a remote spawn pushes to the
  *    injection queue (ws_inject_queue_push_batch, seq_cst store of len)
- *    and calls ws_scheduler_notify_parked (seq_cst fence, load of state);
+ *    and calls ws_worker_pool_notify_parked (seq_cst fence, load of state);
  *  - a task running on a worker spawns a child into the worker's local
  *    queue and notifies (ws_worker_schedule_local, the run-queue path).
  *
@@ -97,7 +97,7 @@ inline should_wake (result)
   result = (searching == 0 && unparked < NW)
 }
 
-/* ws_scheduler_notify_parked = ws_sleepers_worker_to_notify + unpark */
+/* ws_worker_pool_notify_parked = ws_sleepers_worker_to_notify + unpark */
 inline notify_parked ()
 {
   bool wake;

@@ -8,7 +8,7 @@
  * spawned by one foreign (non-worker) spawner thread, NW workers, one
  * foreign waker (a GIO callback holding a waker of task 0), the thread
  * that calls shutdown and then drops the runtime. Mirrors:
- *  - the spawn gate of ws_task_host_spawn (wsrt/ws-scheduler.c): create
+ *  - the spawn gate of ws_worker_pool_spawn (wsrt/core/ws-worker-pool.c): create
  *    the task (ws_raw_task_new; the task takes a host reference, it is not
  *    counted alive yet), in_flight++ (the spawner's per-thread counter),
  *    read `closed`; closed: in_flight--, the refused task is cancelled
@@ -30,7 +30,7 @@
  *    taken (RUNNING) and destroyed here, running ones are marked CANCELLED
  *    and destroyed by their poller), drain the local queue
  *    (ws_raw_task_drop_queued), exit;
- *  - ws_scheduler_shutdown: close (the owned set's closed bit, which is
+ *  - ws_runtime_core_shutdown: close (the owned set's closed bit, which is
  *    also the spawn gate's) and set the shutdown flag, wake the workers;
  *    wait until every worker has exited; wait until every in_flight is 0;
  *    the final sweep: walk the owned set, drain the injection queue
@@ -160,7 +160,7 @@ inline check_task (t)
   assert (!t_freed[t])
 }
 
-/* ws_scheduler_unref, for the host reference of a task or of the owner. */
+/* ws_runtime_ref_release, for the host reference of a task or of the owner. */
 inline drop_host_ref ()
 {
   check_host ();
@@ -265,7 +265,7 @@ inline walk_owned ()
 }
 
 /* A push from a foreign thread (pool_schedule: ws_inject_queue_push),
- * then the notify (ws_scheduler_notify_parked). */
+ * then the notify (ws_worker_pool_notify_parked). */
 inline push_foreign (t, from_spawner)
 {
 #ifndef OLD_PROTOCOL

@@ -1,4 +1,4 @@
-/* task-state.pml: the task state word of wsrt/ws-raw-task.c
+/* task-state.pml: the task state word of wsrt/core/ws-raw-task.c
  *
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -232,7 +232,7 @@ inline drop_queued ()
 
 /* ws_raw_task_run, with transition_to_running and transition_to_idle;
  * once the set is closed a worker may instead drain what it pops
- * (drain_local, worker_shutdown, ws_scheduler_shutdown). */
+ * (ws_worker_drain, worker_shutdown, ws_runtime_core_shutdown). */
 proctype worker ()
 {
   byte action;
