@@ -23,17 +23,17 @@
  *  - the worker: pops the injection queue or its local queue and runs the
  *    task (transition_to_running, the poll, transition_to_idle; a wake
  *    during the poll re-queues it on the local queue). The first PENDING
- *    binds the task to the owned set (ws_task_registry_bind, under the
+ *    binds the task to the task registry (ws_task_registry_bind, under the
  *    set's lock); a closed set refuses and the poller cancels the task. A
  *    task that ends in its first poll is never bound. On the shutdown
  *    flag: ws_task_registry_shutdown_all (ws_raw_task_shutdown: idle ones are
  *    taken (RUNNING) and destroyed here, running ones are marked CANCELLED
  *    and destroyed by their poller), drain the local queue
  *    (ws_raw_task_drop_queued), exit;
- *  - ws_runtime_core_shutdown: close (the owned set's closed bit, which is
+ *  - ws_runtime_core_shutdown: close (the task registry's closed bit, which is
  *    also the spawn gate's) and set the shutdown flag, wake the workers;
  *    wait until every worker has exited; wait until every in_flight is 0;
- *    the final sweep: walk the owned set, drain the injection queue
+ *    the final sweep: walk the task registry, drain the injection queue
  *    (ws_inject_queue_pop + ws_raw_task_drop_queued), again until both are
  *    empty, then seal the injection queue in the same step that sees it
  *    empty; return TRUE. The program then drops its runtime reference.
@@ -120,12 +120,12 @@
 /* The host (WsScheduler). */
 byte host_refs = 1;          /* the runtime owner's */
 bool host_freed = false;
-bool closed = false;         /* the owned set's closed bit = the gate's */
+bool closed = false;         /* the task registry's closed bit = the gate's */
 bool shutdown_flag = false;  /* WsScheduler.shutdown */
 bool sealed = false;         /* the injection queue (closed, in the old code) */
 byte in_flight = 0;          /* the spawner's gate counter */
-byte alive = 0;              /* the owned set's alive counters */
-byte n_owned = 0;            /* tasks linked in the owned set */
+byte alive = 0;              /* the task registry's alive counters */
+byte n_owned = 0;            /* tasks linked in the task registry */
 byte workers_running = NW;   /* n_running_threads */
 byte n_shutdown_workers = 0;
 chan injq = [NT] of { byte };
@@ -193,7 +193,7 @@ inline unref (t, n)
 }
 
 /* With RUNNING held: the future is dropped (destroy notify: after the
- * READY poll, or cancel_task), then complete (): leave the owned set,
+ * READY poll, or cancel_task), then complete (): leave the task registry,
  * count the completion, publish COMPLETE, drop the poller's reference
  * (and the set's if it was still linked). */
 inline finish (t)
@@ -513,7 +513,7 @@ proctype shutdown ()
   byte t, i, n_unref;
   bool idle, linked, done;
 
-  /* 1: close (the owned set and the gate), set the flag, wake workers */
+  /* 1: close (the task registry and the gate), set the flag, wake workers */
   atomic {
     check_host ();
     closed = true;

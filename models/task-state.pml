@@ -29,12 +29,12 @@
  *  - no use after free: every step on the task asserts it is not freed;
  *    the reference count never goes below zero;
  *  - the alive count is right when a waiter looks: a handle that sees
- *    COMPLETE finds the task out of the owned set (assert in handle).
+ *    COMPLETE finds the task out of the task registry (assert in handle).
  *
  * A model that cannot fail proves nothing: build with -DBROKEN_WAKE (a wake
  * during a poll is dropped instead of setting NOTIFIED) or -DBROKEN_IDLE
  * (transition_to_idle ignores NOTIFIED) and pan reports the lost wake;
- * -DBROKEN_ALIVE (complete() leaves the owned set after publishing
+ * -DBROKEN_ALIVE (complete() leaves the task registry after publishing
  * COMPLETE) and pan reports a handle that saw the end while the task was
  * still counted alive (tests: model-task-broken-*, which must find a
  * counterexample).
@@ -55,12 +55,12 @@ bool join_waker = false;
 byte refs = 3;               /* queued + handle + the waker's */
 
 byte stage = FUTURE;
-/* The worker pool binds a task to its owned set when the first poll
+/* The worker pool binds a task to its task registry when the first poll
  * returns PENDING (WsTaskHost.bind_on_pending); a task queued but never
  * polled is reached at shutdown by the queue drain instead. */
 bool bound = false;          /* task->bound */
 bool registry_linked = false;   /* in the owned-task set */
-bool closed = false;         /* the owned set's closed flag */
+bool closed = false;         /* the task registry's closed flag */
 bool freed = false;
 
 /* Observations. */
@@ -106,7 +106,7 @@ inline drop_stage ()
   fi
 }
 
-/* complete (): leave the owned set (still RUNNING), XOR
+/* complete (): leave the task registry (still RUNNING), XOR
  * RUNNING|COMPLETE, hand the outcome to the handle or drop it. */
 inline complete_task ()
 {
@@ -374,7 +374,7 @@ proctype handle ()
        fi
      }
      /* The alive count is right once a handle sees the end: the task
-      * has left the owned set (ws_metrics_get_alive_tasks). */
+      * has left the task registry (ws_metrics_get_alive_tasks). */
      assert (!complete || !registry_linked);
      if
      :: registered -> handle_woken   /* blocks until the completer wakes it */
@@ -407,7 +407,7 @@ proctype handle ()
 
 /* Runtime shutdown: close the set (ws_task_registry_close), then
  * (ws_task_registry_shutdown_all, ws_raw_task_shutdown) unlink the task
- * from the owned set, mark it cancelled and, if it is idle, take RUNNING
+ * from the task registry, mark it cancelled and, if it is idle, take RUNNING
  * and destroy it here; the set's reference then plays the poller's. A
  * queued instance left behind is run or drained by the worker that pops
  * it (drop_queued). */
