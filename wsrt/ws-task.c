@@ -45,7 +45,7 @@ struct _WsTask
   gboolean    registered;
   gboolean    finished;
   WsResult    result;
-  GPtrArray  *waiters;        /* WsWaker * (owned) */
+  WsWakerList waiters;        /* woken when the task ends */
 };
 
 G_DEFINE_FINAL_TYPE (WsTask, ws_task, G_TYPE_OBJECT)
@@ -82,19 +82,20 @@ register_locked (WsTask *self)
     self->registered = TRUE;
 }
 
-static void
-wake_waiters (GPtrArray *waiters)
+/* Under the lock: TRUE if the task has ended; otherwise @waker is listed
+ * (with a reference of its own, once however often it is added) and woken
+ * when the task ends. */
+static gboolean
+finished_or_listed_locked (WsTask  *self,
+                           WsWaker *waker)
 {
-  if (waiters == NULL)
-    return;
-  for (guint i = 0; i < waiters->len; i++)
-    {
-      WsWaker *w = waiters->pdata[i];
-
-      w->vtable->wake (w);
-      w->vtable->unref (w);
-    }
-  g_ptr_array_unref (waiters);
+  finish_locked (self);
+  if (!self->finished)
+    register_locked (self);
+  if (self->finished)
+    return TRUE;
+  ws_waker_list_add (&self->waiters, waker);
+  return FALSE;
 }
 
 /* The core wakes us once, right after the task completed. */
@@ -102,16 +103,16 @@ static void
 face_waker_wake (WsWaker *waker)
 {
   WsTask *self = TASK_FROM_WAKER (waker);
-  GPtrArray *waiters;
+  WsWakerList waiters;
 
   ws_lock_lock (&self->lock);
   finish_locked (self);
   g_assert (self->finished);
-  waiters = g_steal_pointer (&self->waiters);
+  waiters = ws_waker_list_take (&self->waiters);
   ws_cond_broadcast (&self->cond);
   ws_lock_unlock (&self->lock);
 
-  wake_waiters (waiters);
+  ws_waker_list_wake_all (&waiters);
 }
 
 static void
@@ -155,12 +156,7 @@ ws_task_finalize (GObject *object)
     ws_raw_task_drop_join_handle (self->raw);
   ws_result_clear (&self->result);
   ws_lock_unlock (&self->lock);
-  if (self->waiters != NULL)
-    {
-      for (guint i = 0; i < self->waiters->len; i++)
-        ws_waker_unref (self->waiters->pdata[i]);
-      g_ptr_array_unref (self->waiters);
-    }
+  ws_waker_list_clear (&self->waiters);
   ws_lock_clear (&self->lock);
   ws_cond_clear (&self->cond);
 
@@ -231,6 +227,7 @@ ws_task_poll (WsTask    *self,
               WsContext *context)
 {
   WsWaker *waker;
+  gboolean finished;
 
   g_return_val_if_fail (WS_IS_TASK (self), WS_POLL_READY);
   g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
@@ -241,28 +238,10 @@ ws_task_poll (WsTask    *self,
   waker = &context->task->waker;
 
   ws_lock_lock (&self->lock);
-  finish_locked (self);
-  if (!self->finished)
-    register_locked (self);
-  if (self->finished)
-    {
-      ws_lock_unlock (&self->lock);
-      return WS_POLL_READY;
-    }
-
-  if (self->waiters == NULL)
-    self->waiters = g_ptr_array_new ();
-  for (guint i = 0; i < self->waiters->len; i++)
-    if (self->waiters->pdata[i] == waker)
-      {
-        ws_lock_unlock (&self->lock);
-        return WS_POLL_PENDING;
-      }
-  waker->vtable->ref (waker);
-  g_ptr_array_add (self->waiters, waker);
+  finished = finished_or_listed_locked (self, waker);
   ws_lock_unlock (&self->lock);
 
-  return WS_POLL_PENDING;
+  return finished ? WS_POLL_READY : WS_POLL_PENDING;
 }
 
 /**
@@ -417,26 +396,15 @@ ws_task_wait_async (WsTask              *self,
                             callback, user_data);
 
   ws_lock_lock (&self->lock);
-  finish_locked (self);
-  if (!self->finished)
-    register_locked (self);
-  finished = self->finished;
-  if (!finished)
-    {
-      if (self->waiters == NULL)
-        self->waiters = g_ptr_array_new ();
-      /* The list takes our reference; the task's end wakes it. */
-      g_ptr_array_add (self->waiters, ws_async_wait_get_waker (wait));
-      wait = NULL;
-    }
+  finished = finished_or_listed_locked (self, ws_async_wait_get_waker (wait));
   ws_lock_unlock (&self->lock);
 
+  /* Delivered from the caller's context, not from here; if the task has
+   * not ended, the list holds a reference of its own and its end wakes
+   * the wait. */
   if (finished)
-    {
-      /* Delivered from the caller's context, not from here. */
-      ws_async_wait_complete (wait);
-      g_object_unref (wait);
-    }
+    ws_async_wait_complete (wait);
+  g_object_unref (wait);
 }
 
 /**
@@ -552,17 +520,7 @@ ws_task_add_waiter (WsTask  *self,
   gboolean finished;
 
   ws_lock_lock (&self->lock);
-  finish_locked (self);
-  if (!self->finished)
-    register_locked (self);
-  finished = self->finished;
-  if (!finished)
-    {
-      if (self->waiters == NULL)
-        self->waiters = g_ptr_array_new ();
-      waker->vtable->ref (waker);
-      g_ptr_array_add (self->waiters, waker);
-    }
+  finished = finished_or_listed_locked (self, waker);
   ws_lock_unlock (&self->lock);
 
   if (finished)

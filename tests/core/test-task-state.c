@@ -458,7 +458,7 @@ test_shutdown (WsTestCoreFixture *f)
   WsRawTask *idle = ws_test_probe_task (&f->p, &f->host, ws_test_probe_pending, TRUE);
 
   /* Idle: shutdown takes RUNNING and ends it here, dropping the
-   * reference its caller held (the owned set's, here taken by hand). */
+   * reference its caller held (the task registry's, here taken by hand). */
   ws_test_task_run (idle);
   ws_raw_task_ref (idle);
   g_assert_true (ws_raw_task_shutdown (idle));

@@ -36,23 +36,11 @@ static void blocking_schedule (WsTaskHost *host,
                                WsRawTask  *task,
                                gboolean    is_yield);
 
-/* The pool's memory is the runtime's: a task holds the runtime. */
-static void
-blocking_ref (WsTaskHost *host)
-{
-  ws_runtime_ref_acquire (((WsBlockingPool *) host)->runtime);
-}
-
-static void
-blocking_unref (WsTaskHost *host)
-{
-  ws_runtime_ref_release (((WsBlockingPool *) host)->runtime);
-}
-
 static const WsTaskHostVTable blocking_host_class = {
   .schedule = blocking_schedule,
-  .ref = blocking_ref,
-  .unref = blocking_unref,
+  /* The pool's memory is the runtime's: a task holds the runtime. */
+  .ref = ws_task_host_ref_runtime,
+  .unref = ws_task_host_unref_runtime,
   .bind = ws_task_registry_bind_task,
   .release = ws_task_registry_release_task,
 };
@@ -66,6 +54,7 @@ ws_blocking_pool_new (const WsConfig *config,
 
   self->host.vtable = &blocking_host_class;
   self->host.registry = &self->registry;
+  self->host.runtime = runtime;
   ws_task_registry_init (&self->registry);
   self->config = config;
   self->runtime = runtime;
@@ -145,7 +134,7 @@ run_job (WsBlockingPool *self,
       while (slot->ready == NULL && !ws_raw_task_is_complete (task) && !self->closed)
         wait_locked (self, slot, -1, NULL);
       if (slot->ready == NULL)
-        break;                  /* complete, or shut down (the owned set ends it) */
+        break;                  /* complete, or shut down (the task registry ends it) */
       task = g_steal_pointer (&slot->ready);
       ws_lock_unlock (&self->lock);
     }
@@ -301,7 +290,7 @@ blocking_schedule (WsTaskHost *host,
   if (self->closed)
     {
       ws_lock_unlock (&self->lock);
-      /* Shutdown reaches the task through the owned set. */
+      /* Shutdown reaches the task through the task registry. */
       ws_raw_task_unref (task);
       return;
     }

@@ -24,7 +24,7 @@
  * reference of its own across the call: GLib locks the context again
  * after a finalize returns, so the finalize must never drop the last one.
  *
- * Shutdown: close the owned set (spawns are refused from then on), queue
+ * Shutdown: close the task registry (spawns are refused from then on), queue
  * the cancellation of every task, run them at once where the shutting
  * down thread can acquire the context, and otherwise wait (up to the
  * deadline) for the owner to dispatch them; each dispatch of a closed
@@ -614,28 +614,10 @@ refused_schedule (WsTaskHost *host,
   ws_raw_task_unref (task);
 }
 
-static WsLocalExecutors *
-set_of_refused_host (WsTaskHost *host)
-{
-  return (WsLocalExecutors *) ((char *) host - G_STRUCT_OFFSET (WsLocalExecutors, refused_host));
-}
-
-static void
-refused_ref (WsTaskHost *host)
-{
-  ws_runtime_ref_acquire (set_of_refused_host (host)->runtime);
-}
-
-static void
-refused_unref (WsTaskHost *host)
-{
-  ws_runtime_ref_release (set_of_refused_host (host)->runtime);
-}
-
 static const WsTaskHostVTable refused_host_class = {
   .schedule = refused_schedule,
-  .ref = refused_ref,
-  .unref = refused_unref,
+  .ref = ws_task_host_ref_runtime,
+  .unref = ws_task_host_unref_runtime,
   .bind = ws_task_registry_bind_task,
   .release = ws_task_registry_release_task,
 };
@@ -649,6 +631,7 @@ ws_local_executors_new (const WsConfig *config,
   set->config = config;
   set->runtime = runtime;
   set->refused_host.vtable = &refused_host_class;
+  set->refused_host.runtime = runtime;
   ws_task_registry_init (&set->refused_registry);
   set->refused_host.registry = &set->refused_registry;
   atomic_init (&set->polls, 0);

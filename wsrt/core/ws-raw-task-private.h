@@ -76,12 +76,12 @@ struct _WsRawTask
   WsTaskState      state;            /* ws-task-state-private.h */
   WsTaskHost      *host;
   WsRawTask       *queue_next;       /* WsTaskFifo link (ws-task-fifo-private.h) */
-  WsRawTask       *registry_prev;       /* owned-task list, under its lock */
+  WsRawTask       *registry_prev;       /* registry list, under its lock */
   WsRawTask       *registry_next;
   WsWaker         *join_waker;       /* guarded by WS_STATE_JOIN_WAKER */
   guint16          registry_shard;
   guint8           registry_linked;     /* under the shard lock */
-  guint8           bound;            /* in the owned set once; see ws_task_registry_bind */
+  guint8           bound;            /* in the task registry once; see ws_task_registry_bind */
   guint8           stage;            /* WsStage, owned by whoever holds RUNNING */
   guint8           result_kind;      /* WsResultKind once FINISHED */
   guint8           counted;          /* accepted: counted alive until complete() */

@@ -7,7 +7,7 @@
  * outcome, hands the outcome to the join handle, and ends the task on
  * cancel or shutdown. The state word and its transitions are in
  * ws-task-state-private.h, the waker in ws-waker-private.h; what the task
- * needs from its executor (queueing, the owned set) it asks its host
+ * needs from its executor (queueing, the task registry) it asks its host
  * (ws-task-host-private.h), never a scheduler or a registry directly.
  *
  * The rules (doc/architecture.md, "The task and its state word") and how
@@ -25,7 +25,7 @@
  *  - cancel never destroys a future during a poll: it sets CANCELLED and
  *    queues the task, and whoever next owns RUNNING destroys the future.
  *
- * References: one for the owned-task set once the task is bound to it, one
+ * References: one for the task registry once the task is bound to it, one
  * for each queued (notified) instance, one for the join handle, one per
  * WsWaker reference. The task itself holds one reference on its host
  * from ws_raw_task_new () until dealloc (), so nothing a task does can
@@ -126,14 +126,14 @@ ws_raw_task_new (WsTaskHost     *host,
   task->u.future.destroy = destroy;
 
   /* Notified, with its queued reference (and the handle's); binding adds
-   * the owned set's. */
+   * the task registry's. */
   ws_task_state_init (&task->state, join_interest);
   COUNT_LIVE (1);
 
   return task;
 }
 
-/* The host accepted the task, which its owned set counts (the spawner
+/* The host accepted the task, which its task registry counts (the spawner
  * counts it, see ws-task-registry.c), so complete () must have the host
  * count its end (WsTaskHostVTable.release). Called before the task is
  * published (the push that publishes it is a release, and complete ()
@@ -269,7 +269,7 @@ complete (WsRawTask *task)
 
   WS_CHAOS_POINT ();
 
-  /* Leave the owned set before COMPLETE is published, so that the
+  /* Leave the task registry before COMPLETE is published, so that the
    * alive-task count is right by the time a waiter looks: a handle that
    * reads COMPLETE without waiting (ws_task_wait on a finished task) gets
    * no wake to order it after a later removal. We hold RUNNING, so a
@@ -366,7 +366,7 @@ ws_raw_task_run (WsRawTask *task,
     }
 
   /* The first PENDING of a task on a host that binds late: from now on
-   * the task may wait on a waker in no queue, where only the owned set
+   * the task may wait on a waker in no queue, where only the task registry
    * lets shutdown reach it. Still RUNNING, so nobody else can complete
    * or destroy it while we bind. If the set is closed, shutdown has
    * begun (and may have walked the set already): cancel it here. */
@@ -426,7 +426,7 @@ ws_raw_task_shutdown (WsRawTask *task)
  * cancel the task here unless someone already ended it or is polling it,
  * then drop the queued reference. Needed for tasks that were never
  * polled, which a host binding on the first PENDING has not put in its
- * owned set; harmless for the others (their shutdown found them complete,
+ * task registry; harmless for the others (their shutdown found them complete,
  * or finds them unlinked). Only shutdown's drains call this, never a
  * push: a cancellation may wake an awaiter, whose schedule pushes again,
  * and the drain loop pops it (no recursion). */

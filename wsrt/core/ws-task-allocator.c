@@ -55,7 +55,7 @@ enum
 typedef WsThreadTaskCache ThreadCache;
 
 /* Full magazines, linked through the registry_next of their first task (a
- * free task is in no owned set). */
+ * free task is in no task registry). */
 static WsLock     depot_lock = WS_LOCK_INIT;
 static WsRawTask *depot;
 static guint      n_depot;

@@ -6,7 +6,7 @@
  * A task's host is the worker pool, the blocking pool or a local executor
  * on one GMainContext. The task core (ws-raw-task.c) knows its host only
  * through this interface: where a woken task goes (schedule), how the
- * task keeps the host alive (ref, unref), and how the host's owned set
+ * task keeps the host alive (ref, unref), and how the host's task registry
  * learns of the task (bind, release). So the task core calls no
  * scheduler and no registry itself, and a host is free in how it queues
  * and how it tracks its tasks.
@@ -31,11 +31,13 @@
 
 #include <glib.h>
 
+#include "ws-runtime-ref-private.h"
+
 G_BEGIN_DECLS
 
 typedef struct _WsRawTask      WsRawTask;
 typedef struct _WsTaskHost     WsTaskHost;
-typedef struct _WsOwnedTasks   WsTaskRegistry;
+typedef struct _WsTaskRegistry   WsTaskRegistry;
 
 typedef struct
 {
@@ -49,13 +51,13 @@ typedef struct
   void     (*ref)      (WsTaskHost *host);
   void     (*unref)    (WsTaskHost *host);
   /* The first poll of @task returned PENDING on a host that binds late
-   * (bind_on_pending): put it in the owned set, which takes a reference.
+   * (bind_on_pending): put it in the task registry, which takes a reference.
    * FALSE if the set is closed (shutdown has begun): the poller then
    * cancels the task itself. */
   gboolean (*bind)     (WsTaskHost *host,
                         WsRawTask  *task);
   /* @task is ending (its poller holds RUNNING, the outcome is stored,
-   * COMPLETE is not published yet): leave the owned set and count the
+   * COMPLETE is not published yet): leave the task registry and count the
    * end. TRUE if the set held a reference, now the caller's to drop. */
   gboolean (*release)  (WsTaskHost *host,
                         WsRawTask  *task);
@@ -65,12 +67,29 @@ struct _WsTaskHost
 {
   const WsTaskHostVTable *vtable;
   WsTaskRegistry          *registry;
-  /* Bind a task to the owned set when its first poll returns PENDING, not
-   * at spawn. Only for a host whose spawns pass the owned set's spawn
+  /* Bind a task to the task registry when its first poll returns PENDING, not
+   * at spawn. Only for a host whose spawns pass the task registry's spawn
    * gate and whose queues shutdown drains with ws_raw_task_drop_queued
    * (the worker pool): a queued task that was never polled is reached
    * there, not through the set. */
   gboolean               bind_on_pending;
+  /* For a host whose memory is its runtime's (the worker pool, the
+   * blocking pool): a task's reference on the host is a reference on the
+   * runtime, and its vtable's ref and unref are the two functions below.
+   * NULL for a host with a count of its own (a local executor). */
+  WsRuntimeRef          *runtime;
 };
+
+static inline void
+ws_task_host_ref_runtime (WsTaskHost *host)
+{
+  ws_runtime_ref_acquire (host->runtime);
+}
+
+static inline void
+ws_task_host_unref_runtime (WsTaskHost *host)
+{
+  ws_runtime_ref_release (host->runtime);
+}
 
 G_END_DECLS

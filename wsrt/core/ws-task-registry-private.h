@@ -35,7 +35,7 @@ typedef struct
   gchar            padding[64 - 4 * sizeof (guint64)];
 } WsOwnedCounters;
 
-struct _WsOwnedTasks
+struct _WsTaskRegistry
 {
   /* Read on every spawn, written once: not on a line with shard 0's lock. */
   _Atomic gboolean closed;

@@ -383,7 +383,7 @@ static inline guint64
 ws_task_state_transition_to_complete (WsTaskState *state)
 {
   /* AcqRel: release publishes the stage (outcome) and the removal from
-   * the owned set to the join handle, which reads them after an acquire
+   * the task registry to the join handle, which reads them after an acquire
    * load that sees COMPLETE; acquire pairs with the handle's release
    * when it set JOIN_WAKER or dropped JOIN_INTEREST. */
   guint64 prev = atomic_fetch_xor_explicit (state,

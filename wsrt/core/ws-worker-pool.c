@@ -37,7 +37,7 @@
  * thread, between ws_raw_task_new () and its push; (b) in a worker's LIFO
  * slot or run queue, or in the injection queue; (c) being polled; (d)
  * idle, waiting on a waker, which is only possible after a poll returned
- * PENDING, so the task is bound to the owned set (late binding:
+ * PENDING, so the task is bound to the task registry (late binding:
  * ws_raw_task_run binds on the first PENDING, under the set's shard lock,
  * and cancels the task itself if the set is closed); (e) in transit on a
  * waking thread, between the wake's CAS and its push, which also means it
@@ -45,7 +45,7 @@
  *
  * The steps:
  *
- *  1. begin_shutdown: close the owned set (seq_cst), which is also the
+ *  1. begin_shutdown: close the task registry (seq_cst), which is also the
  *     spawn gate; close the blocking pool and the local executors; raise
  *     the shutdown flag (release) and unpark every worker.
  *  2. Each worker, on seeing the flag (worker_shutdown, ws-worker.c):
@@ -114,13 +114,11 @@
 static void pool_schedule (WsTaskHost *host,
                            WsRawTask  *task,
                            gboolean    is_yield);
-static void pool_ref      (WsTaskHost *host);
-static void pool_unref    (WsTaskHost *host);
 
 static const WsTaskHostVTable pool_host_class = {
   .schedule = pool_schedule,
-  .ref = pool_ref,
-  .unref = pool_unref,
+  .ref = ws_task_host_ref_runtime,
+  .unref = ws_task_host_unref_runtime,
   .bind = ws_task_registry_bind_task,
   .release = ws_task_registry_release_task,
 };
@@ -138,6 +136,7 @@ ws_worker_pool_new (const WsConfig        *config,
   self->host.vtable = &pool_host_class;
   self->host.registry = &self->registry;
   self->host.bind_on_pending = TRUE;
+  self->host.runtime = runtime;
   self->config = config;
   self->runtime = runtime;
   self->hand_off = *hand_off;
@@ -174,18 +173,6 @@ ws_worker_pool_free (WsWorkerPool *self)
   ws_lock_clear (&self->sweep_lock);
   ws_cond_clear (&self->cond);
   g_aligned_free (self);
-}
-
-static void
-pool_ref (WsTaskHost *host)
-{
-  ws_runtime_ref_acquire (((WsWorkerPool *) host)->runtime);
-}
-
-static void
-pool_unref (WsTaskHost *host)
-{
-  ws_runtime_ref_release (((WsWorkerPool *) host)->runtime);
 }
 
 /* Runs @func under the pool's lock if no worker has started, so that
