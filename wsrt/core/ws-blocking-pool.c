@@ -3,9 +3,33 @@
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * Threads start on demand up to max-blocking-threads; an idle
- * thread exits after blocking-keep-alive; jobs run in submission order. A
- * job that returns PENDING goes back to the queue when woken.
+ * Threads start on demand up to max-blocking-threads; an idle thread exits
+ * after blocking-keep-alive; jobs run in submission order
+ * (doc/architecture.md, "Rules: blocking").
+ *
+ * What holds:
+ *
+ *  - A job is bound to the pool's task registry at spawn (under the
+ *    registry's lock: refused once it is closed, never counted), so
+ *    shutdown reaches every job through the registry, queued or not.
+ *  - A schedule takes the queue lock and either queues the job (waking an
+ *    idle thread, or counting a new thread in n_threads before it starts
+ *    it outside the lock) or, for a job that returned PENDING, hands it
+ *    back to the thread that polled it (the "pinned" table): a pending job
+ *    keeps its thread, which parks on its own GMainContext until the job
+ *    is woken, like a dedicated block_on. A closed pool drops the queued
+ *    reference; it never completes or cancels a job.
+ *  - Every thread that runs jobs is counted (n_threads, then n_exiting
+ *    until its stop hook has run), so shutdown waits for all of them; a
+ *    job that shuts its own runtime down is recognised
+ *    (ws_thread.blocking_pool) and not waited for.
+ *  - A thread that left ws_block_in_place () is adopted with its context
+ *    (ws_thread.adopted_context) when the pool has room and is open.
+ *
+ * Its part in shutdown (ws-worker-pool.c, steps 1 and 7): close (the
+ * registry, then the queue: queued jobs are cancelled through the
+ * registry and their queue references dropped; idle and pinned threads
+ * are woken), then wait, up to the deadline, until every thread is gone.
  */
 
 #include "config.h"

@@ -1,4 +1,8 @@
-/* ws-error.c
+/* ws-error.c: the WS_ERROR domain
+ *
+ * The codes are in the public ws-error.h; the core sets them (a refused
+ * ws_block_in_place, a thread that could not start), so the domain lives
+ * here, in plain GLib.
  *
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
