@@ -11,7 +11,7 @@
 
 G_BEGIN_DECLS
 
-WsHandle    *ws_handle_new_for_core (WsRuntimeCore *sched);
-WsRuntimeCore *ws_handle_get_scheduler     (WsHandle    *self);
+WsHandle      *ws_handle_new_for_core (WsRuntimeCore *core);
+WsRuntimeCore *ws_handle_get_core     (WsHandle      *self);
 
 G_END_DECLS

@@ -22,7 +22,7 @@
 struct _WsHandle
 {
   GObject      parent_instance;
-  WsRuntimeCore *sched;
+  WsRuntimeCore *core;
 };
 
 G_DEFINE_FINAL_TYPE (WsHandle, ws_handle, G_TYPE_OBJECT)
@@ -32,7 +32,7 @@ ws_handle_finalize (GObject *object)
 {
   WsHandle *self = WS_HANDLE (object);
 
-  g_clear_pointer (&self->sched, ws_runtime_core_unref);
+  g_clear_pointer (&self->core, ws_runtime_core_unref);
 
   G_OBJECT_CLASS (ws_handle_parent_class)->finalize (object);
 }
@@ -49,18 +49,18 @@ ws_handle_init (WsHandle *self)
 }
 
 WsHandle *
-ws_handle_new_for_core (WsRuntimeCore *sched)
+ws_handle_new_for_core (WsRuntimeCore *core)
 {
   WsHandle *self = g_object_new (WS_TYPE_HANDLE, NULL);
 
-  self->sched = ws_runtime_core_ref (sched);
+  self->core = ws_runtime_core_ref (core);
   return self;
 }
 
 WsRuntimeCore *
-ws_handle_get_scheduler (WsHandle *self)
+ws_handle_get_core (WsHandle *self)
 {
-  return self->sched;
+  return self->core;
 }
 
 /**
@@ -75,11 +75,11 @@ ws_handle_get_scheduler (WsHandle *self)
 WsHandle *
 ws_handle_get_current (void)
 {
-  WsRuntimeCore *sched = ws_runtime_core_get_current ();
+  WsRuntimeCore *core = ws_runtime_core_get_current ();
 
-  if (sched == NULL)
+  if (core == NULL)
     return NULL;
-  return ws_handle_new_for_core (sched);
+  return ws_handle_new_for_core (core);
 }
 
 /**
@@ -110,6 +110,6 @@ ws_handle_spawn (WsHandle       *self,
       g_return_val_if_fail (func != NULL, NULL);
     }
 
-  raw = ws_runtime_core_spawn (self->sched, func, user_data, destroy, TRUE);
+  raw = ws_runtime_core_spawn (self->core, func, user_data, destroy, TRUE);
   return ws_task_new_for_raw (raw);
 }

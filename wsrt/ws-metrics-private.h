@@ -11,6 +11,6 @@
 
 G_BEGIN_DECLS
 
-WsMetrics *ws_metrics_new_snapshot (WsRuntimeCore *sched);
+WsMetrics *ws_metrics_new_snapshot (WsRuntimeCore *core);
 
 G_END_DECLS

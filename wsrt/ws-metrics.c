@@ -54,26 +54,26 @@ G_DEFINE_BOXED_TYPE (WsMetrics, ws_metrics, ws_metrics_ref, ws_metrics_unref)
 #define LOAD(w, f) atomic_load_explicit (&(w)->core.stats.f, memory_order_relaxed)
 
 WsMetrics *
-ws_metrics_new_snapshot (WsRuntimeCore *sched)
+ws_metrics_new_snapshot (WsRuntimeCore *core)
 {
   WsMetrics *self = g_new0 (WsMetrics, 1);
 
   g_atomic_ref_count_init (&self->ref_count);
-  self->n_workers = sched->pool->n_workers;
-  self->alive_tasks = (guint) CLAMP (ws_runtime_core_alive_tasks (sched), 0, G_MAXUINT);
-  self->spawned_tasks = ws_task_registry_spawned (&sched->pool->registry)
+  self->n_workers = core->pool->n_workers;
+  self->alive_tasks = (guint) CLAMP (ws_runtime_core_alive_tasks (core), 0, G_MAXUINT);
+  self->spawned_tasks = ws_task_registry_spawned (&core->pool->registry)
                         + ws_task_registry_spawned (
-                            ws_blocking_pool_get_registry (sched->blocking));
-  self->remote_schedules = atomic_load_explicit (&sched->pool->remote_schedules,
+                            ws_blocking_pool_get_registry (core->blocking));
+  self->remote_schedules = atomic_load_explicit (&core->pool->remote_schedules,
                                                  memory_order_relaxed);
-  self->injection_queue_depth = (guint) ws_inject_queue_len (&sched->pool->inject);
-  ws_blocking_pool_get_counts (sched->blocking, &self->blocking_threads,
+  self->injection_queue_depth = (guint) ws_inject_queue_len (&core->pool->inject);
+  ws_blocking_pool_get_counts (core->blocking, &self->blocking_threads,
                                &self->idle_blocking_threads, &self->blocking_queue_depth);
 
-  self->workers = g_new0 (WorkerMetrics, sched->pool->n_workers);
-  for (guint i = 0; i < sched->pool->n_workers; i++)
+  self->workers = g_new0 (WorkerMetrics, core->pool->n_workers);
+  for (guint i = 0; i < core->pool->n_workers; i++)
     {
-      WsWorker *w = sched->pool->workers[i];
+      WsWorker *w = core->pool->workers[i];
       WorkerMetrics *m = &self->workers[i];
 
       m->polls = LOAD (w, polls);

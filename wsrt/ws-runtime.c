@@ -50,7 +50,7 @@ struct _WsRuntime
 {
   GObject            parent_instance;
   WsConfig  config;
-  WsRuntimeCore       *sched;
+  WsRuntimeCore       *core;
   WsHandle          *handle;
   gboolean           initialized;
 };
@@ -99,18 +99,18 @@ validate (WsRuntime  *self,
   return TRUE;
 }
 
-/* The scheduler is made at construction when the configuration is valid;
+/* The runtime core is made at construction when the configuration is valid;
  * otherwise g_initable_init() reports the error, and a runtime made with
  * plain g_object_new() falls back to defaults here, with a critical, on
  * first use. */
 static WsRuntimeCore *
 ensure_core (WsRuntime *self)
 {
-  WsRuntimeCore *sched = g_atomic_pointer_get (&self->sched);
+  WsRuntimeCore *core = g_atomic_pointer_get (&self->core);
   WsConfig config;
 
-  if G_LIKELY (sched != NULL)
-    return sched;
+  if G_LIKELY (core != NULL)
+    return core;
 
   config = self->config;
   if (!validate (self, NULL))
@@ -120,15 +120,15 @@ ensure_core (WsRuntime *self)
       config.thread_name_prefix = (gchar *) "ws";
     }
 
-  sched = ws_runtime_core_new (&config);
-  if (!g_atomic_pointer_compare_and_exchange (&self->sched, NULL, sched))
+  core = ws_runtime_core_new (&config);
+  if (!g_atomic_pointer_compare_and_exchange (&self->core, NULL, core))
     {
       /* Another thread got there first. */
-      ws_runtime_core_shutdown (sched, -1);
-      ws_runtime_core_unref (sched);
-      return g_atomic_pointer_get (&self->sched);
+      ws_runtime_core_shutdown (core, -1);
+      ws_runtime_core_unref (core);
+      return g_atomic_pointer_get (&self->core);
     }
-  return sched;
+  return core;
 }
 
 static WsHandle *
@@ -162,7 +162,7 @@ ws_runtime_initable_init (GInitable     *initable,
     return FALSE;
 
   ensure_core (self);
-  if (!ws_runtime_core_start (self->sched, error))
+  if (!ws_runtime_core_start (self->core, error))
     return FALSE;
 
   self->initialized = TRUE;
@@ -194,8 +194,8 @@ ws_runtime_dispose (GObject *object)
   /* Disposing shuts the runtime down, or finishes a shutdown that
    * returned early (a timeout). From one of its own threads the call
    * returns at once, and the last pool thread ends the tasks. */
-  if (self->sched != NULL && !ws_runtime_core_is_finished (self->sched))
-    ws_runtime_core_shutdown (self->sched, -1);
+  if (self->core != NULL && !ws_runtime_core_is_finished (self->core))
+    ws_runtime_core_shutdown (self->core, -1);
 
   g_clear_object (&self->handle);
 
@@ -207,7 +207,7 @@ ws_runtime_finalize (GObject *object)
 {
   WsRuntime *self = WS_RUNTIME (object);
 
-  g_clear_pointer (&self->sched, ws_runtime_core_unref);
+  g_clear_pointer (&self->core, ws_runtime_core_unref);
   g_free (self->config.thread_name_prefix);
 
   G_OBJECT_CLASS (ws_runtime_parent_class)->finalize (object);
@@ -224,7 +224,7 @@ ws_runtime_get_property (GObject    *object,
   switch (prop_id)
     {
     case PROP_N_WORKERS:
-      g_value_set_uint (value, self->sched != NULL ? self->sched->config.n_workers
+      g_value_set_uint (value, self->core != NULL ? self->core->config.n_workers
                                                    : self->config.n_workers);
       break;
     case PROP_THREAD_NAME_PREFIX:

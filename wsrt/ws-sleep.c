@@ -274,18 +274,18 @@ static GMainContext *
 timer_context (void)
 {
   WsWorker *w = ws_worker_get_current ();
-  WsRuntimeCore *sched;
+  WsRuntimeCore *core;
 
   if (w != NULL)
     return w->core.context;
 
   /* Local executor: the application's context is the thread default. */
-  sched = ws_runtime_core_get_current ();
-  if (sched != NULL && g_main_context_get_thread_default () == NULL)
+  core = ws_runtime_core_get_current ();
+  if (core != NULL && g_main_context_get_thread_default () == NULL)
     {
       /* A blocking thread iterates no context: use the first worker's,
        * which its worker dispatches. */
-      return ws_worker_pool_get_context (sched->pool, 0);
+      return ws_worker_pool_get_context (core->pool, 0);
     }
   return g_main_context_get_thread_default () ? g_main_context_get_thread_default ()
                                               : g_main_context_default ();

@@ -17,7 +17,7 @@ typedef struct
 {
   _Atomic guint  polls;
   _Atomic guint  destroyed;
-  WsRuntimeCore   *sched;
+  WsRuntimeCore   *core;
 } Counter;
 
 static void
@@ -46,7 +46,7 @@ spawn_children (WsContext *cx,
   Counter *c = data;
 
   for (guint i = 0; i < 10; i++)
-    ws_runtime_core_spawn (c->sched, count_once, c, counter_destroy, FALSE);
+    ws_runtime_core_spawn (c->core, count_once, c, counter_destroy, FALSE);
   return WS_POLL_READY;
 }
 
@@ -59,22 +59,22 @@ test_spawn_and_shutdown (void)
                                .blocking_keep_alive = G_USEC_PER_SEC,
                                .local_slice = 1000 };
   Counter c = { 0, };
-  WsRuntimeCore *sched = ws_runtime_core_new (&config);
+  WsRuntimeCore *core = ws_runtime_core_new (&config);
 
-  c.sched = sched;
-  g_assert_true (ws_runtime_core_start (sched, NULL));
+  c.core = core;
+  g_assert_true (ws_runtime_core_start (core, NULL));
   for (guint i = 0; i < 100; i++)
-    ws_runtime_core_spawn (sched, spawn_children, &c, counter_destroy, FALSE);
+    ws_runtime_core_spawn (core, spawn_children, &c, counter_destroy, FALSE);
 
   /* Each of the 100 parents and 1,000 children ends, then its destroy
    * notify runs; shutdown returns TRUE only after every one of them. */
   while (atomic_load (&c.destroyed) < 1100)
     g_usleep (1000);
-  g_assert_true (ws_runtime_core_shutdown (sched, -1));
+  g_assert_true (ws_runtime_core_shutdown (core, -1));
   g_assert_cmpuint (atomic_load (&c.polls), ==, 1000);
   g_assert_cmpuint (atomic_load (&c.destroyed), ==, 1100);
-  g_assert_cmpint (ws_runtime_core_alive_tasks (sched), ==, 0);
-  ws_runtime_core_unref (sched);
+  g_assert_cmpint (ws_runtime_core_alive_tasks (core), ==, 0);
+  ws_runtime_core_unref (core);
 }
 
 int
