@@ -48,11 +48,11 @@
 
 struct _WsRuntime
 {
-  GObject            parent_instance;
-  WsConfig  config;
-  WsRuntimeCore       *core;
-  WsHandle          *handle;
-  gboolean           initialized;
+  GObject        parent_instance;
+  WsConfig       config;
+  WsRuntimeCore *core;
+  WsHandle      *handle;
+  gboolean       initialized;
 };
 
 enum
