@@ -21,7 +21,7 @@
 
 struct _WsHandle
 {
-  GObject      parent_instance;
+  GObject        parent_instance;
   WsRuntimeCore *core;
 };
 
