@@ -184,6 +184,11 @@ ws_runtime_core_spawn (WsRuntimeCore  *self,
                        GDestroyNotify  destroy,
                        gboolean        join_interest)
 {
+  /* A runtime nobody started starts on its first spawn; one that cannot
+   * start its workers is shut down, and the spawn is refused. */
+  if G_UNLIKELY (!ws_worker_pool_has_started (self->pool))
+    ws_runtime_core_start (self, NULL);
+
   return ws_worker_pool_spawn (self->pool, func, data, destroy, join_interest);
 }
 

@@ -74,6 +74,7 @@ WsWorkerPool *ws_worker_pool_new              (const WsConfig        *config,
 void          ws_worker_pool_free             (WsWorkerPool *self);
 gboolean      ws_worker_pool_start            (WsWorkerPool *self,
                                                GError      **error);
+gboolean      ws_worker_pool_has_started      (WsWorkerPool *self);
 gboolean      ws_worker_pool_run_unstarted    (WsWorkerPool *self,
                                                void        (*func) (gpointer),
                                                gpointer      data);

@@ -45,9 +45,10 @@
  *
  * The steps:
  *
- *  1. begin_shutdown: close the task registry (seq_cst), which is also the
- *     spawn gate; close the blocking pool and the local executors; raise
- *     the shutdown flag (release) and unpark every worker.
+ *  1. begin_shutdown (ws-runtime-core.c): close the task registry
+ *     (seq_cst), which is also the spawn gate; raise the shutdown flag
+ *     (release) and unpark every worker (ws_worker_pool_begin_shutdown);
+ *     then close the blocking pool and the local executors.
  *  2. Each worker, on seeing the flag (worker_shutdown, ws-worker.c):
  *     walks the set, cancelling idle tasks at once and marking running
  *     ones CANCELLED (their poller cancels them when the poll returns),
@@ -232,6 +233,16 @@ ws_worker_pool_start (WsWorkerPool *self,
   return ok;
 }
 
+/* Lock-free: TRUE once a start has begun (the runtime starts the pool
+ * lazily on the first spawn when nobody started it). */
+gboolean
+ws_worker_pool_has_started (WsWorkerPool *self)
+{
+  /* Acquire: pairs with the release in ws_worker_pool_start (), so a
+   * spawner that sees the flag sees the workers. */
+  return atomic_load_explicit (&self->started_flag, memory_order_acquire);
+}
+
 gboolean
 ws_worker_pool_is_shutdown (WsWorkerPool *self)
 {
@@ -337,9 +348,6 @@ ws_worker_pool_spawn (WsWorkerPool   *self,
 {
   WsWorker *w = ws_worker_get_current ();
   WsRawTask *task;
-
-  if G_UNLIKELY (!atomic_load_explicit (&self->started_flag, memory_order_acquire))
-    ws_worker_pool_start (self, NULL);
 
   task = ws_raw_task_new (&self->host, func, data, destroy, join_interest);
 

@@ -520,7 +520,10 @@ ws_worker_thread_main (gpointer data)
   gboolean kept_core;
   gboolean adopted;
 
+  /* The start hook already runs as the worker: a wait it makes is refused
+   * as on any worker, a spawn goes to the worker's own queue. */
   ws_thread.runtime = s->runtime;
+  ws_thread.worker = w;
   ws_hook_run (&s->config->hooks[WS_HOOK_THREAD_START]);
 
   attach_core (w, NULL, FALSE);
