@@ -12,7 +12,7 @@
 // `pkg-config --variable=gjs_module wsrt-1` prints the installed path.
 //
 // Everything here runs on the thread that runs the main loop: JavaScript
-// never runs on a worker (DESIGN 10). Native code (C, Vala) runs tasks on
+// never runs on a worker (doc/architecture.md, "Rules: bindings"). Native code (C, Vala) runs tasks on
 // the workers and hands JavaScript the WsTask to await.
 
 import Gio from 'gi://Gio';

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs a build into a scratch DESTDIR and compiles a program against
 # wsrt-1.pc (through pkg-config, as a user would) that spawns, wakes,
-# awaits, cancels and joins tasks with the DESIGN section 4 signatures,
+# awaits, cancels and joins tasks with the signatures of the public API,
 # then runs it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

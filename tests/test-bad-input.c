@@ -3,7 +3,7 @@
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * DESIGN 9: every g_return_if_fail / g_return_val_if_fail of the public
+ * doc/architecture.md, "Rules: errors": every g_return_if_fail / g_return_val_if_fail of the public
  * API is hit once here (each must log a critical in the Wsrt domain naming
  * the function, and return the documented fallback); invalid configuration
  * is a WS_ERROR_INVALID_CONFIG; a refused call still frees what it was

@@ -3,7 +3,7 @@
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * The rules of DESIGN 4: one poller at a time, exactly one re-poll for a
+ * The rules of doc/architecture.md, "Rules: tasks": one poller at a time, exactly one re-poll for a
  * wake during a poll, no polls after the end, no spurious polls, one
  * destroy notify, one outcome.
  */

@@ -3,8 +3,9 @@
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * DESIGN 3: a `_async()` callback runs on the thread-default context of its
- * caller, exactly once, never from inside the call, also when cancelled.
+ * A `_async()` callback runs on the thread-default context of its caller,
+ * exactly once, never from inside the call, also when cancelled
+ * (doc/architecture.md, "Rules: main contexts").
  * Completions bound for one context are batched through one GSource per
  * context (found again with g_main_context_find_source_by_funcs_user_data,
  * so the context owns it and nothing else keeps the context alive), not one
