@@ -8,6 +8,7 @@
 
 #include "ws-context.h"
 #include "ws-raw-task-private.h"
+#include "ws-task-private.h"
 
 /**
  * WsContext:
@@ -87,6 +88,30 @@ ws_context_return_pointer (WsContext      *self,
   self->result.u.pointer.destroy = result_destroy;
 }
 
+static void
+value_free (gpointer data)
+{
+  GValue *value = data;
+
+  g_value_unset (value);
+  g_free (value);
+}
+
+/* The core keeps results it cannot look into as a payload pointer and
+ * the function that clears it: a copy of @value, on the heap. */
+void
+ws_result_set_value (WsResult     *result,
+                     const GValue *value)
+{
+  GValue *copy = g_new0 (GValue, 1);
+
+  g_value_init (copy, G_VALUE_TYPE (value));
+  g_value_copy (value, copy);
+  result->kind = WS_RESULT_PAYLOAD;
+  result->u.pointer.data = copy;
+  result->u.pointer.destroy = value_free;
+}
+
 /**
  * ws_context_return_value:
  * @self: a #WsContext
@@ -97,35 +122,41 @@ ws_context_return_pointer (WsContext      *self,
  * bindings see it with its type (a task that returns the integer 42 gives
  * `42` to JavaScript).
  */
-static void
-value_free (gpointer data)
-{
-  GValue *value = data;
-
-  g_value_unset (value);
-  g_free (value);
-}
-
 void
 ws_context_return_value (WsContext    *self,
                          const GValue *value)
 {
-  GValue *copy;
-
   g_return_if_fail (self != NULL && self->task != NULL);
   g_return_if_fail (G_IS_VALUE (value));
 
   if (!check_no_result (self))
     return;
 
-  /* The core keeps results it cannot look into as a payload pointer and
-   * the function that clears it: the copy lives on the heap. */
-  copy = g_new0 (GValue, 1);
-  g_value_init (copy, G_VALUE_TYPE (value));
-  g_value_copy (value, copy);
-  self->result.kind = WS_RESULT_PAYLOAD;
-  self->result.u.pointer.data = copy;
-  self->result.u.pointer.destroy = value_free;
+  ws_result_set_value (&self->result, value);
+}
+
+/**
+ * ws_context_return_uint64:
+ * @self: a #WsContext
+ * @value: the result
+ *
+ * Sets the result of the task to the integer @value, without an
+ * allocation: the cheapest result there is, read with
+ * [method@Ws.JoinHandle.finish_uint64]. Call it once, then return
+ * %WS_POLL_READY. Through a [class@Ws.Task] the result is a value of type
+ * %G_TYPE_UINT64 ([method@Ws.Task.get_value]).
+ */
+void
+ws_context_return_uint64 (WsContext *self,
+                          guint64    value)
+{
+  g_return_if_fail (self != NULL && self->task != NULL);
+
+  if (!check_no_result (self))
+    return;
+
+  self->result.kind = WS_RESULT_UINT64;
+  self->result.u.uint64 = value;
 }
 
 /**

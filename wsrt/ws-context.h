@@ -29,6 +29,9 @@ WS_AVAILABLE_IN_ALL
 void     ws_context_return_value   (WsContext      *self,
                                     const GValue   *value);
 WS_AVAILABLE_IN_ALL
+void     ws_context_return_uint64  (WsContext      *self,
+                                    guint64         value);
+WS_AVAILABLE_IN_ALL
 void     ws_context_return_error   (WsContext      *self,
                                     GError         *error);
 WS_AVAILABLE_IN_ALL

@@ -9,6 +9,7 @@
 #include <gio/gio.h>
 
 #include "ws-runtime.h"
+#include "ws-join-handle.h"
 #include "ws-error.h"
 #include "ws-handle-private.h"
 #include "ws-metrics-private.h"
@@ -515,6 +516,33 @@ ws_runtime_spawn (WsRuntime      *self,
 
   raw = ws_runtime_core_spawn (ensure_core (self), func, user_data, destroy, TRUE);
   return ws_task_new_for_raw (raw);
+}
+
+/**
+ * ws_runtime_spawn_joinable: (skip)
+ * @self: a #WsRuntime
+ * @func: (scope notified) (closure user_data) (destroy destroy): the task
+ * @user_data: data for @func
+ * @destroy: (nullable): frees @user_data after the last poll
+ *
+ * Spawns a task on the workers of @self, as [method@Ws.Runtime.spawn]
+ * does, and returns a [struct@Ws.JoinHandle]: no GObject per task, for C
+ * and Vala code that spawns many tasks and joins them. Inside a task,
+ * [method@Ws.Context.spawn] does the same without naming the runtime.
+ *
+ * Returns: (transfer full): the join handle of the task
+ */
+WsJoinHandle *
+ws_runtime_spawn_joinable (WsRuntime      *self,
+                           WsTaskFunc      func,
+                           gpointer        user_data,
+                           GDestroyNotify  destroy)
+{
+  if (refuse_spawn (self, func, user_data, destroy, G_STRFUNC))
+    return NULL;
+
+  return (WsJoinHandle *) ws_runtime_core_spawn (ensure_core (self), func, user_data,
+                                                 destroy, TRUE);
 }
 
 /**

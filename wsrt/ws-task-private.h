@@ -18,6 +18,11 @@ WsTask  *ws_task_new_for_raw (WsRawTask *raw);
 void      ws_task_add_waiter  (WsTask    *self,
                                WsWaker   *waker);
 
+/* Stores a heap copy of @value in @result (a payload the core cannot
+ * look into). */
+void      ws_result_set_value (WsResult     *result,
+                               const GValue *value);
+
 /* The outcome of an ended task as TRUE, or FALSE with its error. */
 gboolean  ws_task_get_outcome (WsTask    *self,
                                GError   **error);

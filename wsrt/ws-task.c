@@ -52,6 +52,25 @@ G_DEFINE_FINAL_TYPE (WsTask, ws_task, G_TYPE_OBJECT)
 
 #define TASK_FROM_WAKER(w) ((WsTask *) ((guint8 *) (w) - G_STRUCT_OFFSET (WsTask, face_waker)))
 
+/* Keeps the outcome of the ended task. A plain integer result is kept as
+ * a G_TYPE_UINT64 value, which is what bindings read. */
+static void
+take_outcome_locked (WsTask   *self,
+                     WsResult *r)
+{
+  if (r->kind == WS_RESULT_UINT64)
+    {
+      GValue value = G_VALUE_INIT;
+
+      g_value_init (&value, G_TYPE_UINT64);
+      g_value_set_uint64 (&value, r->u.uint64);
+      ws_result_set_value (&self->result, &value);
+    }
+  else
+    self->result = *r;
+  self->finished = TRUE;
+}
+
 static void
 finish_locked (WsTask *self)
 {
@@ -60,10 +79,7 @@ finish_locked (WsTask *self)
   if (self->finished)
     return;
   if (ws_raw_task_try_read_output (self->raw, NULL, &r))
-    {
-      self->result = r;
-      self->finished = TRUE;
-    }
+    take_outcome_locked (self, &r);
 }
 
 static void
@@ -74,10 +90,7 @@ register_locked (WsTask *self)
   if (self->finished || self->registered)
     return;
   if (ws_raw_task_try_read_output (self->raw, &self->face_waker, &r))
-    {
-      self->result = r;
-      self->finished = TRUE;
-    }
+    take_outcome_locked (self, &r);
   else
     self->registered = TRUE;
 }
@@ -199,6 +212,7 @@ outcome_locked (WsTask  *self,
     case WS_RESULT_NONE:
     case WS_RESULT_POINTER:
     case WS_RESULT_PAYLOAD:
+    case WS_RESULT_UINT64:
     default:
       return TRUE;
     }

@@ -13,6 +13,7 @@
 # include "ws-error.h"
 # include "ws-context.h"
 # include "ws-task.h"
+# include "ws-join-handle.h"
 # include "ws-handle.h"
 # include "ws-metrics.h"
 # include "ws-runtime.h"

@@ -40,6 +40,7 @@ typedef enum
   WS_RESULT_NONE,        /* READY without a result */
   WS_RESULT_POINTER,
   WS_RESULT_PAYLOAD,     /* opaque to the core: the face's GValue */
+  WS_RESULT_UINT64,      /* a plain integer, no allocation */
   WS_RESULT_ERROR,
   WS_RESULT_CANCELLED,
 } WsResultKind;
@@ -58,6 +59,7 @@ typedef struct
       GDestroyNotify destroy;
     } pointer;
     GError *error;
+    guint64 uint64;
   } u;
 } WsResult;
 
@@ -99,6 +101,7 @@ struct _WsRawTask
       GDestroyNotify destroy;
     } pointer;
     GError *error;
+    guint64 uint64;
   } u;
 };
 

@@ -100,6 +100,7 @@ ws_result_clear (WsResult *result)
       g_clear_error (&result->u.error);
       break;
     case WS_RESULT_NONE:
+    case WS_RESULT_UINT64:
     case WS_RESULT_CANCELLED:
     default:
       break;
@@ -468,7 +469,8 @@ take_output (WsRawTask *task,
 }
 
 /* Called by the single join handle only. If the task is complete, moves
- * its outcome into @out and returns TRUE. Otherwise registers @waker
+ * its outcome into @out (unless @out is NULL: then the outcome stays, for
+ * a later call to take) and returns TRUE. Otherwise registers @waker
  * (which may be NULL: just check) and returns FALSE. */
 gboolean
 ws_raw_task_try_read_output (WsRawTask *task,
@@ -504,7 +506,8 @@ ws_raw_task_try_read_output (WsRawTask *task,
 read:
   /* Acquire (above, or in the failed CAS): pairs with complete()'s
    * release, so the stage is visible. */
-  take_output (task, out);
+  if (out != NULL)
+    take_output (task, out);
   return TRUE;
 }
 

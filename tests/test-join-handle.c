@@ -1,0 +1,316 @@
+/* test-join-handle.c: WsJoinHandle, the join handle without a GObject
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#include "config.h"
+
+#include "ws-test-fixture.h"
+
+/* ---- fork-join: fib by recursive spawns, joined with handles ---------- */
+
+#define FIB_CUTOFF 10
+
+typedef struct
+{
+  guint         n;
+  guint         stage;
+  WsJoinHandle *left;
+  WsJoinHandle *right;
+} Fib;
+
+static guint64
+fib_serial (guint n)
+{
+  return n < 2 ? n : fib_serial (n - 1) + fib_serial (n - 2);
+}
+
+static WsPoll fib_poll (WsContext *cx, gpointer data);
+
+static WsJoinHandle *
+fib_spawn (WsContext *cx,
+           guint      n)
+{
+  Fib *f = g_new0 (Fib, 1);
+
+  f->n = n;
+  return ws_context_spawn (cx, fib_poll, f, g_free);
+}
+
+static WsPoll
+fib_poll (WsContext *cx,
+          gpointer   data)
+{
+  Fib *f = data;
+  guint64 a, b;
+
+  if (f->n < FIB_CUTOFF)
+    {
+      ws_context_return_uint64 (cx, fib_serial (f->n));
+      return WS_POLL_READY;
+    }
+  if (f->stage == 0)
+    {
+      f->left = fib_spawn (cx, f->n - 1);
+      f->right = fib_spawn (cx, f->n - 2);
+      f->stage = 1;
+    }
+  if (ws_join_handle_poll (f->left, cx) == WS_POLL_PENDING
+      || ws_join_handle_poll (f->right, cx) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+
+  g_assert_true (ws_join_handle_finish_uint64 (g_steal_pointer (&f->left), &a, NULL));
+  g_assert_true (ws_join_handle_finish_uint64 (g_steal_pointer (&f->right), &b, NULL));
+  ws_context_return_uint64 (cx, a + b);
+  return WS_POLL_READY;
+}
+
+/* Every level joins both halves through handles; the root is joined from
+ * the main thread with ws_join_handle_wait. */
+static void
+test_fork_join (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+
+  for (guint n = 0; n <= 22; n += 11)
+    {
+      Fib *root = g_new0 (Fib, 1);
+      WsJoinHandle *h;
+      guint64 value = G_MAXUINT64;
+
+      root->n = n;
+      h = ws_runtime_spawn_joinable (rt, fib_poll, root, g_free);
+      g_assert_true (ws_join_handle_wait (h, NULL));
+      g_assert_true (ws_join_handle_is_finished (h));
+      g_assert_true (ws_join_handle_finish_uint64 (h, &value, NULL));
+      g_assert_cmpuint (value, ==, fib_serial (n));
+    }
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* ---- results ---------------------------------------------------------- */
+
+static void
+count_and_free (gpointer data)
+{
+  ws_test_count_destroy (data);
+  g_free (data);
+}
+
+static WsPoll
+return_pointer (WsContext *cx,
+                gpointer   data)
+{
+  ws_context_return_pointer (cx, g_strdup ("joined"), count_and_free);
+  return WS_POLL_READY;
+}
+
+static WsPoll
+return_error (WsContext *cx,
+              gpointer   data)
+{
+  ws_context_return_error (cx, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "gone"));
+  return WS_POLL_READY;
+}
+
+static WsPoll
+return_uint64 (WsContext *cx,
+               gpointer   data)
+{
+  ws_context_return_uint64 (cx, G_MAXUINT64 - 1);
+  return WS_POLL_READY;
+}
+
+/* finish hands the pointer over (its destroy notify does not run) or the
+ * error; finish_uint64 reads a plain integer. */
+static void
+test_results (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  g_autoptr(GError) error = NULL;
+  WsJoinHandle *h;
+  gchar *s;
+  guint64 v = 0;
+
+  ws_test_reset_counters ();
+  h = ws_runtime_spawn_joinable (rt, return_pointer, NULL, NULL);
+  g_assert_true (ws_join_handle_wait (h, NULL));
+  s = ws_join_handle_finish (h, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (s, ==, "joined");
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 0);
+  g_free (s);
+
+  h = ws_runtime_spawn_joinable (rt, return_error, NULL, NULL);
+  g_assert_true (ws_join_handle_wait (h, NULL));
+  g_assert_null (ws_join_handle_finish (h, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
+  g_clear_error (&error);
+
+  h = ws_runtime_spawn_joinable (rt, return_uint64, NULL, NULL);
+  g_assert_true (ws_join_handle_wait (h, NULL));
+  g_assert_true (ws_join_handle_finish_uint64 (h, &v, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (v, ==, G_MAXUINT64 - 1);
+
+  /* A pointer result dropped by finish_uint64 is freed with its notify. */
+  h = ws_runtime_spawn_joinable (rt, return_pointer, NULL, NULL);
+  g_assert_true (ws_join_handle_wait (h, NULL));
+  g_assert_true (ws_join_handle_finish_uint64 (h, &v, NULL));
+  g_assert_cmpuint (v, ==, 0);
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 1);
+
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* ---- cancel, free, into_task ------------------------------------------ */
+
+/* A cancelled task ends with its destroy notify run, and its handle
+ * finishes with G_IO_ERROR_CANCELLED. */
+static void
+test_cancel (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  g_autoptr(GError) error = NULL;
+  WsJoinHandle *h;
+
+  ws_test_reset_counters ();
+  h = ws_runtime_spawn_joinable (rt, ws_test_pending_forever, NULL, ws_test_count_destroy);
+  ws_test_wait_until (atomic_load (&ws_test_n_polled) == 1);
+  g_assert_false (ws_join_handle_is_finished (h));
+  ws_join_handle_cancel (h);
+  g_assert_true (ws_join_handle_wait (h, NULL));
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 1);
+  g_assert_null (ws_join_handle_finish (h, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+typedef struct
+{
+  WsOneshot *go;
+  gpointer   item;
+} Gated;
+
+static WsPoll
+gated_return_pointer (WsContext *cx,
+                      gpointer   data)
+{
+  Gated *g = data;
+
+  if (ws_oneshot_poll (g->go, cx, &g->item, NULL) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+  ws_context_return_pointer (cx, g_strdup ("dropped"), count_and_free);
+  return WS_POLL_READY;
+}
+
+/* Freeing a handle detaches the task: it goes on, and the result it
+ * returns later is freed with its destroy notify. */
+static void
+test_free_detaches (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  Gated g = { ws_oneshot_new (NULL) };
+  WsJoinHandle *h;
+
+  ws_test_reset_counters ();
+  h = ws_runtime_spawn_joinable (rt, gated_return_pointer, &g, NULL);
+  ws_join_handle_free (h);
+  g_assert_true (ws_oneshot_send (g.go, GUINT_TO_POINTER (1)));
+  ws_test_wait_until (atomic_load (&ws_test_n_destroyed) == 1);
+  ws_oneshot_unref (g.go);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* A handle turned into a WsTask: a plain integer result is a
+ * G_TYPE_UINT64 value there, as bindings read it. */
+static void
+test_into_task (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  g_autoptr(WsTask) task = NULL;
+  const GValue *value;
+
+  task = ws_join_handle_into_task (ws_runtime_spawn_joinable (rt, return_uint64, NULL, NULL));
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  value = ws_task_get_value (task);
+  g_assert_nonnull (value);
+  g_assert_true (G_VALUE_HOLDS_UINT64 (value));
+  g_assert_cmpuint (g_value_get_uint64 (value), ==, G_MAXUINT64 - 1);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* ---- misuse ------------------------------------------------------------ */
+
+typedef struct
+{
+  WsJoinHandle *child;
+  GError       *error;
+  gboolean      waited;
+} WaitOnWorker;
+
+static WsPoll
+wait_on_worker (WsContext *cx,
+                gpointer   data)
+{
+  WaitOnWorker *w = data;
+
+  w->waited = ws_join_handle_wait (w->child, &w->error);
+  ws_join_handle_free (w->child);
+  return WS_POLL_READY;
+}
+
+/* A blocking wait on a worker is refused with WS_ERROR_WOULD_BLOCK. */
+static void
+test_wait_on_worker (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  WaitOnWorker w = { ws_runtime_spawn_joinable (rt, ws_test_pending_forever, NULL, NULL) };
+  g_autoptr(WsTask) t = ws_runtime_spawn (rt, wait_on_worker, &w, NULL);
+
+  g_assert_true (ws_task_wait (t, NULL, NULL));
+  g_assert_false (w.waited);
+  g_assert_error (w.error, WS_ERROR, WS_ERROR_WOULD_BLOCK);
+  g_clear_error (&w.error);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* After shutdown a spawn is refused: its destroy notify has run when the
+ * call returns, and the handle finishes as cancelled. */
+static void
+test_refused_after_shutdown (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  g_autoptr(GError) error = NULL;
+  WsJoinHandle *h;
+
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  ws_test_reset_counters ();
+  h = ws_runtime_spawn_joinable (rt, ws_test_count_poll, NULL, ws_test_count_destroy);
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 1);
+  g_assert_true (ws_join_handle_is_finished (h));
+  g_assert_null (ws_join_handle_finish (h, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_cmpint (atomic_load (&ws_test_n_polled), ==, 0);
+}
+
+/* A spawn refused for bad input still frees its data. */
+static void
+test_bad_input (void)
+{
+  ws_test_reset_counters ();
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*context != NULL*");
+  g_assert_null (ws_context_spawn (NULL, ws_test_ready, NULL, ws_test_count_destroy));
+  g_test_assert_expected_messages ();
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 1);
+}
+
+WS_TEST_MAIN ({ "/join-handle/fork-join", test_fork_join },
+              { "/join-handle/results", test_results },
+              { "/join-handle/cancel", test_cancel },
+              { "/join-handle/free-detaches", test_free_detaches },
+              { "/join-handle/into-task", test_into_task },
+              { "/join-handle/wait-on-worker", test_wait_on_worker },
+              { "/join-handle/refused-after-shutdown", test_refused_after_shutdown },
+              { "/join-handle/bad-input", test_bad_input })

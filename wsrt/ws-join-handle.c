@@ -1,0 +1,394 @@
+/* ws-join-handle.c: a join handle that costs no more than the task
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * A WsJoinHandle is the task itself, seen through its join reference
+ * (the JOIN_INTEREST bit of the state word and the reference it carries,
+ * doc/architecture.md, "The task and its state word"): no allocation, no
+ * GObject, no lock. Awaiting it registers the awaiting task's own waker
+ * as the task's join waker, so the child's completion wakes the parent
+ * directly. The outcome stays in the task until the handle takes it.
+ *
+ * One owner: a handle is awaited by one task or thread at a time, and
+ * taken (finished, turned into a WsTask, or freed) once. A WsTask is the
+ * handle to use where several waiters, a GObject or a main-loop
+ * callback are needed.
+ */
+
+#include "config.h"
+
+#include "ws-join-handle.h"
+#include "ws-error.h"
+#include "ws-lock-private.h"
+#include "ws-runtime-core-private.h"
+#include "ws-task-private.h"
+#include "ws-worker-private.h"
+
+#define RAW(h) ((WsRawTask *) (h))
+
+/**
+ * WsJoinHandle:
+ *
+ * The join handle of a task, for C and Vala code that spawns and awaits
+ * tasks inside the runtime (fork-join, pipelines, fan-out).
+ *
+ * A #WsJoinHandle costs nothing beyond the task: it is not a GObject and
+ * takes no allocation, where a [class@Ws.Task] is a GObject per task.
+ * Spawn with [method@Ws.Context.spawn] from a task (or
+ * [method@Ws.Runtime.spawn_joinable] from anywhere), await with
+ * [method@Ws.JoinHandle.poll], and take the result with
+ * [method@Ws.JoinHandle.finish] or [method@Ws.JoinHandle.finish_uint64],
+ * which also free the handle.
+ *
+ * A handle has one owner: it is awaited by one task or thread at a time,
+ * and ended once, by a finish function, [method@Ws.JoinHandle.into_task]
+ * or [method@Ws.JoinHandle.free]. Use a [class@Ws.Task] (turn the handle
+ * into one with [method@Ws.JoinHandle.into_task]) for several waiters, for
+ * `ws_task_wait_async()` on a main loop, and for bindings: GJS gets
+ * [class@Ws.Task] only.
+ */
+
+/**
+ * ws_context_spawn: (skip)
+ * @context: the context of the task that spawns
+ * @func: (scope notified) (closure user_data) (destroy destroy): the task
+ * @user_data: data for @func
+ * @destroy: (nullable): frees @user_data after the last poll
+ *
+ * Spawns a task on the workers of the runtime that polls @context, and
+ * returns its join handle. From a worker the task goes to that worker's
+ * LIFO slot, so a parent that awaits it right away often finds it done.
+ *
+ * This needs no [class@Ws.Handle] and takes no reference on the runtime:
+ * the spawning task already runs on it.
+ *
+ * After a shutdown has begun the task is refused: its destroy notify has
+ * run when this returns, and the handle finishes as cancelled.
+ *
+ * Returns: (transfer full): the join handle of the task
+ */
+WsJoinHandle *
+ws_context_spawn (WsContext      *context,
+                  WsTaskFunc      func,
+                  gpointer        user_data,
+                  GDestroyNotify  destroy)
+{
+  WsRuntimeCore *core = ws_runtime_core_get_current ();
+
+  if G_UNLIKELY (context == NULL || context->task == NULL || func == NULL || core == NULL)
+    {
+      /* A refused call still frees what it was given. */
+      if (destroy != NULL)
+        destroy (user_data);
+      g_return_val_if_fail (context != NULL && context->task != NULL, NULL);
+      g_return_val_if_fail (func != NULL, NULL);
+      g_return_val_if_fail (core != NULL, NULL);
+    }
+
+  return (WsJoinHandle *) ws_runtime_core_spawn (core, func, user_data, destroy, TRUE);
+}
+
+/**
+ * ws_join_handle_poll:
+ * @self: a #WsJoinHandle
+ * @context: the context of the task that awaits @self
+ *
+ * Awaits the task of @self from another task. Returns %WS_POLL_READY once
+ * the task has ended; otherwise arranges for the awaiting task to be
+ * woken when it ends and returns %WS_POLL_PENDING, which the awaiting task
+ * returns in turn. Then take the outcome with
+ * [method@Ws.JoinHandle.finish] or [method@Ws.JoinHandle.finish_uint64].
+ *
+ * Returns: %WS_POLL_READY if the task has ended
+ */
+WsPoll
+ws_join_handle_poll (WsJoinHandle *self,
+                     WsContext    *context)
+{
+  g_return_val_if_fail (self != NULL, WS_POLL_READY);
+  g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+
+  return ws_raw_task_try_read_output (RAW (self), &context->task->waker, NULL)
+         ? WS_POLL_READY : WS_POLL_PENDING;
+}
+
+/**
+ * ws_join_handle_is_finished:
+ * @self: a #WsJoinHandle
+ *
+ * Returns: %TRUE if the task of @self has ended
+ */
+gboolean
+ws_join_handle_is_finished (WsJoinHandle *self)
+{
+  g_return_val_if_fail (self != NULL, FALSE);
+
+  return ws_raw_task_is_complete (RAW (self));
+}
+
+/* A waker for a thread that blocks: the task's completion sets the flag
+ * under the lock and signals. It lives on the waiting thread's stack, so
+ * the waiter returns only once the task has dropped its reference too. */
+typedef struct
+{
+  WsWaker waker;
+  WsLock  lock;
+  WsCond  cond;
+  guint   refs;
+  gboolean woken;
+} ThreadWaker;
+
+static void
+thread_waker_wake (WsWaker *waker)
+{
+  ThreadWaker *self = (ThreadWaker *) waker;
+
+  ws_lock_lock (&self->lock);
+  self->woken = TRUE;
+  ws_cond_broadcast (&self->cond);
+  ws_lock_unlock (&self->lock);
+}
+
+static void
+thread_waker_ref (WsWaker *waker)
+{
+  ThreadWaker *self = (ThreadWaker *) waker;
+
+  ws_lock_lock (&self->lock);
+  self->refs++;
+  ws_lock_unlock (&self->lock);
+}
+
+static void
+thread_waker_unref (WsWaker *waker)
+{
+  ThreadWaker *self = (ThreadWaker *) waker;
+
+  ws_lock_lock (&self->lock);
+  self->refs--;
+  ws_cond_broadcast (&self->cond);
+  ws_lock_unlock (&self->lock);
+}
+
+static const WsWakerVTable thread_waker_vtable = {
+  thread_waker_wake,
+  thread_waker_ref,
+  thread_waker_unref,
+};
+
+/**
+ * ws_join_handle_wait:
+ * @self: a #WsJoinHandle
+ * @error: return location for a #GError
+ *
+ * Blocks the calling thread until the task of @self has ended. Then take
+ * the outcome with [method@Ws.JoinHandle.finish] or
+ * [method@Ws.JoinHandle.finish_uint64].
+ *
+ * As [method@Ws.Task.wait], this must not be called on a runtime worker
+ * thread, where it would stall the worker's other tasks: there it fails
+ * at once with %WS_ERROR_WOULD_BLOCK. From a task, await with
+ * [method@Ws.JoinHandle.poll].
+ *
+ * Returns: %TRUE once the task has ended; %FALSE with
+ *   %WS_ERROR_WOULD_BLOCK on a worker
+ */
+gboolean
+ws_join_handle_wait (WsJoinHandle  *self,
+                     GError       **error)
+{
+  ThreadWaker w = { { &thread_waker_vtable }, };
+
+  g_return_val_if_fail (self != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (ws_raw_task_is_complete (RAW (self)))
+    return TRUE;
+
+  if (ws_worker_get_current () != NULL)
+    {
+      g_set_error_literal (error, WS_ERROR, WS_ERROR_WOULD_BLOCK,
+                           "ws_join_handle_wait() would block a runtime worker thread; "
+                           "await the handle with ws_join_handle_poll() from the task instead");
+      return FALSE;
+    }
+
+  ws_lock_init (&w.lock);
+  ws_cond_init (&w.cond);
+  w.refs = 1;                   /* ours */
+  if (!ws_raw_task_try_read_output (RAW (self), &w.waker, NULL))
+    {
+      ws_lock_lock (&w.lock);
+      while (!w.woken)
+        ws_cond_wait (&w.cond, &w.lock);
+      ws_lock_unlock (&w.lock);
+    }
+
+  /* A registered waker is woken, then released, by the task's
+   * completion: wait for the release too before the stack frame goes. */
+  ws_lock_lock (&w.lock);
+  while (w.refs > 1)
+    ws_cond_wait (&w.cond, &w.lock);
+  ws_lock_unlock (&w.lock);
+  ws_lock_clear (&w.lock);
+  ws_cond_clear (&w.cond);
+  return TRUE;
+}
+
+/**
+ * ws_join_handle_cancel:
+ * @self: a #WsJoinHandle
+ *
+ * Cancels the task of @self, as [method@Ws.Task.cancel] does: a task that
+ * has not ended is destroyed at its next scheduling point, and its handle
+ * finishes with %G_IO_ERROR_CANCELLED. The handle stays the caller's.
+ */
+void
+ws_join_handle_cancel (WsJoinHandle *self)
+{
+  g_return_if_fail (self != NULL);
+
+  ws_raw_task_cancel (RAW (self));
+}
+
+/* Takes the outcome of an ended task and frees the handle. FALSE with
+ * @error set if the task failed or was cancelled. */
+static gboolean
+take_outcome (WsJoinHandle  *self,
+              WsResult      *r,
+              GError       **error)
+{
+  gboolean ok = TRUE;
+
+  if (!ws_raw_task_try_read_output (RAW (self), NULL, r))
+    {
+      ws_raw_task_drop_join_handle (RAW (self));
+      g_critical ("ws_join_handle_finish: the task has not ended yet; await it first "
+                  "(ws_join_handle_poll() or ws_join_handle_wait()); the handle is freed");
+      return FALSE;
+    }
+  ws_raw_task_drop_join_handle (RAW (self));
+
+  switch (r->kind)
+    {
+    case WS_RESULT_ERROR:
+      g_propagate_error (error, g_steal_pointer (&r->u.error));
+      ok = FALSE;
+      break;
+    case WS_RESULT_CANCELLED:
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "The task was cancelled");
+      ok = FALSE;
+      break;
+    case WS_RESULT_NONE:
+    case WS_RESULT_POINTER:
+    case WS_RESULT_PAYLOAD:
+    case WS_RESULT_UINT64:
+    default:
+      break;
+    }
+  return ok;
+}
+
+/**
+ * ws_join_handle_finish:
+ * @self: (transfer full): a #WsJoinHandle whose task has ended
+ * @error: return location for a #GError
+ *
+ * Takes the outcome of the task of @self and frees the handle. Call it
+ * once [method@Ws.JoinHandle.poll] returned %WS_POLL_READY (or
+ * [method@Ws.JoinHandle.wait] returned); on a task that has not ended it
+ * is a programmer error (a critical), and the handle is freed all the
+ * same.
+ *
+ * Returns: (transfer full) (nullable): the pointer the task returned with
+ *   [method@Ws.Context.return_pointer], now the caller's (its destroy
+ *   notify does not run); %NULL if it returned another kind of result or
+ *   none, and %NULL with @error set if it failed, or with
+ *   %G_IO_ERROR_CANCELLED if it was cancelled
+ */
+gpointer
+ws_join_handle_finish (WsJoinHandle  *self,
+                       GError       **error)
+{
+  WsResult r = { WS_RESULT_NONE, };
+  gpointer ret = NULL;
+
+  g_return_val_if_fail (self != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (take_outcome (self, &r, error) && r.kind == WS_RESULT_POINTER)
+    {
+      ret = r.u.pointer.data;
+      r.u.pointer.data = NULL;
+    }
+  ws_result_clear (&r);
+  return ret;
+}
+
+/**
+ * ws_join_handle_finish_uint64:
+ * @self: (transfer full): a #WsJoinHandle whose task has ended
+ * @value: (out) (optional): the integer the task returned with
+ *   [method@Ws.Context.return_uint64]; 0 for another kind of result
+ * @error: return location for a #GError
+ *
+ * Takes the integer result of the task of @self and frees the handle, as
+ * [method@Ws.JoinHandle.finish] does for a pointer.
+ *
+ * Returns: %TRUE if the task ended with a result; %FALSE with @error set
+ *   if it failed or was cancelled
+ */
+gboolean
+ws_join_handle_finish_uint64 (WsJoinHandle  *self,
+                              guint64       *value,
+                              GError       **error)
+{
+  WsResult r = { WS_RESULT_NONE, };
+  gboolean ok;
+
+  if (value != NULL)
+    *value = 0;
+  g_return_val_if_fail (self != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  ok = take_outcome (self, &r, error);
+  if (ok && r.kind == WS_RESULT_UINT64 && value != NULL)
+    *value = r.u.uint64;
+  ws_result_clear (&r);
+  return ok;
+}
+
+/**
+ * ws_join_handle_into_task:
+ * @self: (transfer full): a #WsJoinHandle
+ *
+ * Turns @self into the [class@Ws.Task] of the same task, for code that
+ * needs a GObject: several waiters, `ws_task_wait_async()` on a main
+ * loop, bindings. The handle is consumed.
+ *
+ * Returns: (transfer full): the task
+ */
+WsTask *
+ws_join_handle_into_task (WsJoinHandle *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+
+  return ws_task_new_for_raw (RAW (self));
+}
+
+/**
+ * ws_join_handle_free:
+ * @self: (transfer full): a #WsJoinHandle
+ *
+ * Lets go of the handle without taking the outcome: the task goes on
+ * (it is not cancelled; call [method@Ws.JoinHandle.cancel] first for
+ * that), and its result is freed when it ends.
+ */
+void
+ws_join_handle_free (WsJoinHandle *self)
+{
+  g_return_if_fail (self != NULL);
+
+  ws_raw_task_drop_join_handle (RAW (self));
+}

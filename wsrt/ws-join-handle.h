@@ -1,0 +1,57 @@
+/* ws-join-handle.h: a join handle that costs no more than the task
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#if !defined(WSRT_INSIDE) && !defined(WSRT_COMPILATION)
+# error "Only <wsrt.h> can be included directly."
+#endif
+
+#include <glib-object.h>
+
+#include "ws-types.h"
+#include "ws-task.h"
+#include "ws-runtime.h"
+
+G_BEGIN_DECLS
+
+typedef struct _WsJoinHandle WsJoinHandle;
+
+WS_AVAILABLE_IN_ALL
+WsJoinHandle *ws_context_spawn             (WsContext      *context,
+                                            WsTaskFunc      func,
+                                            gpointer        user_data,
+                                            GDestroyNotify  destroy) G_GNUC_WARN_UNUSED_RESULT;
+WS_AVAILABLE_IN_ALL
+WsJoinHandle *ws_runtime_spawn_joinable    (WsRuntime      *self,
+                                            WsTaskFunc      func,
+                                            gpointer        user_data,
+                                            GDestroyNotify  destroy) G_GNUC_WARN_UNUSED_RESULT;
+WS_AVAILABLE_IN_ALL
+WsPoll        ws_join_handle_poll          (WsJoinHandle   *self,
+                                            WsContext      *context);
+WS_AVAILABLE_IN_ALL
+gboolean      ws_join_handle_is_finished   (WsJoinHandle   *self);
+WS_AVAILABLE_IN_ALL
+gboolean      ws_join_handle_wait          (WsJoinHandle   *self,
+                                            GError        **error);
+WS_AVAILABLE_IN_ALL
+void          ws_join_handle_cancel        (WsJoinHandle   *self);
+WS_AVAILABLE_IN_ALL
+gpointer      ws_join_handle_finish        (WsJoinHandle   *self,
+                                            GError        **error) G_GNUC_WARN_UNUSED_RESULT;
+WS_AVAILABLE_IN_ALL
+gboolean      ws_join_handle_finish_uint64 (WsJoinHandle   *self,
+                                            guint64        *value,
+                                            GError        **error);
+WS_AVAILABLE_IN_ALL
+WsTask       *ws_join_handle_into_task     (WsJoinHandle   *self) G_GNUC_WARN_UNUSED_RESULT;
+WS_AVAILABLE_IN_ALL
+void          ws_join_handle_free          (WsJoinHandle   *self);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WsJoinHandle, ws_join_handle_free)
+
+G_END_DECLS
