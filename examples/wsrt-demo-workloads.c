@@ -6,9 +6,10 @@
  * Four ways of using a WsRuntime, each a pattern to copy:
  *
  *  - forkjoin: a parallel fib (n). A task above the cutoff spawns its two
- *    halves with ws_handle_spawn() and awaits both with ws_task_poll(),
- *    returning WS_POLL_PENDING until they are done. Results travel as
- *    G_TYPE_UINT64 GValues (ws_context_return_value(), ws_task_get_value()).
+ *    halves with ws_context_spawn() and awaits both join handles with
+ *    ws_join_handle_poll(), returning WS_POLL_PENDING until they are done.
+ *    Results are plain integers (ws_context_return_uint64(),
+ *    ws_join_handle_finish_uint64()): no GObject and no GValue per task.
  *    The right half is spawned first, so that the left half pushes it out
  *    of the worker's LIFO slot into its queue, where idle workers steal.
  *  - chains: tasks that each spawn the next link, detached
@@ -99,13 +100,7 @@ return_uint64 (WsContext     *cx,
                DemoWorkloads *demo,
                guint64        result)
 {
-  GValue value = G_VALUE_INIT;
-
-  g_value_init (&value, G_TYPE_UINT64);
-  g_value_set_uint64 (&value, result);
-  ws_context_return_value (cx, &value);
-  g_value_unset (&value);
-
+  ws_context_return_uint64 (cx, result);
   demo_workloads_task_finished (demo);
   return WS_POLL_READY;
 }
@@ -122,7 +117,8 @@ return_failure (WsContext     *cx,
   return WS_POLL_READY;
 }
 
-/* The G_TYPE_UINT64 result of a task that has ended, or FALSE. */
+/* The result of a task that has ended (a WsTask sees an integer result as
+ * a G_TYPE_UINT64 value), or FALSE. */
 static gboolean
 get_uint64 (WsTask  *task,
             guint64 *result)
@@ -141,8 +137,8 @@ typedef struct
 {
   DemoWorkloads *demo;
   guint          n;
-  WsTask        *left;    /* fib (n - 1) */
-  WsTask        *right;   /* fib (n - 2) */
+  WsJoinHandle  *left;    /* fib (n - 1) */
+  WsJoinHandle  *right;   /* fib (n - 2) */
 } FibFrame;
 
 static FibFrame *
@@ -161,8 +157,8 @@ fib_frame_free (gpointer data)
 {
   FibFrame *frame = data;
 
-  g_clear_object (&frame->left);
-  g_clear_object (&frame->right);
+  g_clear_pointer (&frame->left, ws_join_handle_free);
+  g_clear_pointer (&frame->right, ws_join_handle_free);
   g_free (frame);
 }
 
@@ -180,23 +176,23 @@ fib_poll (WsContext *cx,
   if (frame->left == NULL)
     {
       /* First poll: fork, on the runtime this task runs on. */
-      g_autoptr(WsHandle) handle = ws_handle_get_current ();
-
-      frame->right = ws_handle_spawn (handle, fib_poll,
-                                      fib_frame_new (frame->demo, frame->n - 2),
+      frame->right = ws_context_spawn (cx, fib_poll,
+                                       fib_frame_new (frame->demo, frame->n - 2),
+                                       fib_frame_free);
+      frame->left = ws_context_spawn (cx, fib_poll,
+                                      fib_frame_new (frame->demo, frame->n - 1),
                                       fib_frame_free);
-      frame->left = ws_handle_spawn (handle, fib_poll,
-                                     fib_frame_new (frame->demo, frame->n - 1),
-                                     fib_frame_free);
     }
 
   /* Join. Poll both, so that both know to wake us when they end. */
-  left_ready = ws_task_poll (frame->left, cx) == WS_POLL_READY;
-  right_ready = ws_task_poll (frame->right, cx) == WS_POLL_READY;
+  left_ready = ws_join_handle_poll (frame->left, cx) == WS_POLL_READY;
+  right_ready = ws_join_handle_poll (frame->right, cx) == WS_POLL_READY;
   if (!left_ready || !right_ready)
     return WS_POLL_PENDING;
 
-  if (!get_uint64 (frame->left, &left) || !get_uint64 (frame->right, &right))
+  /* Finishing takes the result and frees the handle. */
+  if (!ws_join_handle_finish_uint64 (g_steal_pointer (&frame->left), &left, NULL)
+      || !ws_join_handle_finish_uint64 (g_steal_pointer (&frame->right), &right, NULL))
     return return_failure (cx, frame->demo, "a half of fib");
   return return_uint64 (cx, frame->demo, left + right);
 }

@@ -127,27 +127,23 @@ ws_join_handle_is_finished (WsJoinHandle *self)
   return ws_raw_task_is_complete (RAW (self));
 }
 
-/* A waker for a thread that blocks: the task's completion sets the flag
- * under the lock and signals. It lives on the waiting thread's stack, so
- * the waiter returns only once the task has dropped its reference too. */
+/* A waker for a thread that blocks. It lives on the waiting thread's
+ * stack, so the waiter may return only once the task has let go of it:
+ * the task's completion wakes its join waker and then drops its
+ * reference, and only that last drop signals, so the waiter sleeps once
+ * and returns when the frame is safe to leave. */
 typedef struct
 {
   WsWaker waker;
   WsLock  lock;
   WsCond  cond;
   guint   refs;
-  gboolean woken;
 } ThreadWaker;
 
 static void
 thread_waker_wake (WsWaker *waker)
 {
-  ThreadWaker *self = (ThreadWaker *) waker;
-
-  ws_lock_lock (&self->lock);
-  self->woken = TRUE;
-  ws_cond_broadcast (&self->cond);
-  ws_lock_unlock (&self->lock);
+  /* The release that follows is what the waiter waits for. */
 }
 
 static void
@@ -166,8 +162,8 @@ thread_waker_unref (WsWaker *waker)
   ThreadWaker *self = (ThreadWaker *) waker;
 
   ws_lock_lock (&self->lock);
-  self->refs--;
-  ws_cond_broadcast (&self->cond);
+  if (--self->refs == 1)
+    ws_cond_signal (&self->cond);
   ws_lock_unlock (&self->lock);
 }
 
@@ -216,21 +212,15 @@ ws_join_handle_wait (WsJoinHandle  *self,
 
   ws_lock_init (&w.lock);
   ws_cond_init (&w.cond);
-  w.refs = 1;                   /* ours */
-  if (!ws_raw_task_try_read_output (RAW (self), &w.waker, NULL))
-    {
-      ws_lock_lock (&w.lock);
-      while (!w.woken)
-        ws_cond_wait (&w.cond, &w.lock);
-      ws_lock_unlock (&w.lock);
-    }
-
-  /* A registered waker is woken, then released, by the task's
-   * completion: wait for the release too before the stack frame goes. */
+  w.refs = 1;                   /* ours; a registered waker holds a second */
+  (void) ws_raw_task_try_read_output (RAW (self), &w.waker, NULL);
   ws_lock_lock (&w.lock);
   while (w.refs > 1)
     ws_cond_wait (&w.cond, &w.lock);
   ws_lock_unlock (&w.lock);
+  /* The only one who releases the join waker of a task whose handle we
+   * hold is its completion, right after waking it. */
+  g_assert (ws_raw_task_is_complete (RAW (self)));
   ws_lock_clear (&w.lock);
   ws_cond_clear (&w.cond);
   return TRUE;

@@ -19,11 +19,17 @@
  * Every measured line gets a fresh runtime. The main thread only spawns
  * and waits; the N workers run the tasks.
  *
- * Where tokio awaits join handles (the spawn_many_remote_* workloads) two
- * variants run: WsTask handles waited for in order with ws_task_wait(),
- * and detached spawns joined by an atomic count plus a condition
- * variable. The faster is printed as peer=wsrt; the handles variant is
- * also printed as peer=wsrt-handles.
+ * Where tokio awaits JoinHandles (the spawn_many_remote_* workloads),
+ * peer=wsrt is what a user writes there: WsJoinHandles
+ * (ws_runtime_spawn_joinable) waited for in order. Two more lines put it
+ * in context: peer=wsrt-detached (detached spawns joined by an atomic
+ * count and one wake of the main thread) and peer=wsrt-task (WsTask
+ * GObjects waited for with ws_task_wait).
+ *
+ * fork_join (the peers' extra workload): fib(27) by recursive fork-join,
+ * both halves spawned with ws_context_spawn and joined by awaiting their
+ * WsJoinHandles, below n = 12 the serial recursion; the root spawned from
+ * main and waited for there.
  */
 
 #include "config.h"
@@ -43,6 +49,9 @@
 #define NUM_PINGS        1000
 #define CHAIN_LEN        1000
 #define STALL_NS         10000
+#define FIB_N            27
+#define FIB_CUTOFF       12
+#define FIB_EXPECTED     196418
 
 static const char *const workloads[] = {
   "spawn_many_local",
@@ -53,6 +62,7 @@ static const char *const workloads[] = {
   "ping_pong",
   "chained_spawn",
   "spawn_many_from_worker",
+  "fork_join",
 };
 
 typedef struct
@@ -407,18 +417,32 @@ empty_poll (WsContext *cx,
   return WS_POLL_READY;
 }
 
-static WsTask *handles[NUM_SPAWN];
+static WsJoinHandle *handles[NUM_SPAWN];
+static WsTask *task_objects[NUM_SPAWN];
 
-/* Handles: spawn n empty tasks, then wait for each in order. */
+/* Join handles: spawn n empty tasks, then wait for each in order. */
 static void
 spawn_and_join_handles (guint n)
 {
   for (guint i = 0; i < n; i++)
-    handles[i] = ws_runtime_spawn (rt, empty_poll, NULL, NULL);
+    handles[i] = ws_runtime_spawn_joinable (rt, empty_poll, NULL, NULL);
   for (guint i = 0; i < n; i++)
     {
-      ws_task_wait (handles[i], NULL, NULL);
-      g_object_unref (handles[i]);
+      ws_join_handle_wait (handles[i], NULL);
+      ws_join_handle_finish_uint64 (handles[i], NULL, NULL);
+    }
+}
+
+/* The same with a WsTask GObject per task. */
+static void
+spawn_and_join_tasks (guint n)
+{
+  for (guint i = 0; i < n; i++)
+    task_objects[i] = ws_runtime_spawn (rt, empty_poll, NULL, NULL);
+  for (guint i = 0; i < n; i++)
+    {
+      ws_task_wait (task_objects[i], NULL, NULL);
+      g_object_unref (task_objects[i]);
     }
 }
 
@@ -433,6 +457,8 @@ spawn_and_join_detached (guint n)
 
 static void body_remote_10k_handles (void) { spawn_and_join_handles (NUM_SPAWN); }
 static void body_remote_1k_handles (void) { spawn_and_join_handles (NUM_SPAWN_BUSY2); }
+static void body_remote_10k_tasks (void) { spawn_and_join_tasks (NUM_SPAWN); }
+static void body_remote_1k_tasks (void) { spawn_and_join_tasks (NUM_SPAWN_BUSY2); }
 static void body_remote_10k_detached (void) { spawn_and_join_detached (NUM_SPAWN); }
 static void body_remote_1k_detached (void) { spawn_and_join_detached (NUM_SPAWN_BUSY2); }
 
@@ -570,6 +596,89 @@ body_chained_spawn (void)
   done_wait ();
 }
 
+/* ---- fork_join --------------------------------------------------------- */
+
+/* Out of line, as the peers' leaf is, so that every peer does the same
+ * leaf work. */
+__attribute__ ((noinline)) static guint64
+fib_serial (guint n)
+{
+  return n < 2 ? n : fib_serial (n - 1) + fib_serial (n - 2);
+}
+
+/* T(n) = 1 for n < cutoff, else 1 + T(n - 1) + T(n - 2). */
+static glong
+fib_tasks (guint n)
+{
+  return n < FIB_CUTOFF ? 1 : 1 + fib_tasks (n - 1) + fib_tasks (n - 2);
+}
+
+typedef struct
+{
+  guint         n;
+  WsJoinHandle *left;
+  WsJoinHandle *right;
+} Fib;
+
+static WsPoll fib_poll (WsContext *cx, gpointer data);
+
+static WsJoinHandle *
+fib_spawn (WsContext *cx,
+           guint      n)
+{
+  Fib *f = g_new (Fib, 1);
+
+  f->n = n;
+  f->left = f->right = NULL;
+  return ws_context_spawn (cx, fib_poll, f, g_free);
+}
+
+static WsPoll
+fib_poll (WsContext *cx,
+          gpointer   data)
+{
+  Fib *f = data;
+  guint64 a, b;
+
+  if (f->n < FIB_CUTOFF)
+    {
+      ws_context_return_uint64 (cx, fib_serial (f->n));
+      return WS_POLL_READY;
+    }
+  if (f->left == NULL)
+    {
+      f->left = fib_spawn (cx, f->n - 1);
+      f->right = fib_spawn (cx, f->n - 2);
+    }
+  if (ws_join_handle_poll (f->left, cx) == WS_POLL_PENDING
+      || ws_join_handle_poll (f->right, cx) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+  ws_join_handle_finish_uint64 (f->left, &a, NULL);
+  ws_join_handle_finish_uint64 (f->right, &b, NULL);
+  ws_context_return_uint64 (cx, a + b);
+  return WS_POLL_READY;
+}
+
+static void
+body_fork_join (void)
+{
+  Fib *root = g_new (Fib, 1);
+  WsJoinHandle *h;
+  guint64 value = 0;
+
+  root->n = FIB_N;
+  root->left = root->right = NULL;
+  h = ws_runtime_spawn_joinable (rt, fib_poll, root, g_free);
+  ws_join_handle_wait (h, NULL);
+  ws_join_handle_finish_uint64 (h, &value, NULL);
+  if (value != FIB_EXPECTED)
+    {
+      fprintf (stderr, "# wsrt: fork_join computed fib(%d) = %" G_GUINT64_FORMAT
+               ", expected %d; aborting\n", FIB_N, value, FIB_EXPECTED);
+      abort ();
+    }
+}
+
 /* ---- driver ------------------------------------------------------------ */
 
 typedef enum
@@ -619,26 +728,24 @@ run_simple (const char *name,
   print_line (name, "wsrt", tasks, median, runs);
 }
 
-/* Detached + count join, and WsTask handles: the faster is "wsrt". */
+/* Join handles ("wsrt": what tokio's workload does), detached spawns
+ * with a count, and WsTask GObjects. */
 static void
 run_joined (const char *name,
-            glong       tasks,
+            glong       n,
             Background  bg,
+            Body        with_handles,
             Body        detached,
-            Body        with_handles)
+            Body        with_tasks)
 {
-  guint runs_d, runs_h;
-  double med_d = run_variant (tasks, bg, detached, &runs_d);
-  double med_h = run_variant (tasks, bg, with_handles, &runs_h);
-  gboolean handles_win = runs_h > 0 && (runs_d == 0 || med_h < med_d);
+  guint runs;
+  double med = run_variant (n, bg, with_handles, &runs);
 
-  fprintf (stderr, "# wsrt %s: detached+count %s%.1f, handles %s%.1f ns/task\n", name,
-           runs_d ? "" : "DNF ", med_d, runs_h ? "" : "DNF ", med_h);
-  if (handles_win)
-    print_line (name, "wsrt", tasks, med_h, runs_h);
-  else
-    print_line (name, "wsrt", tasks, med_d, runs_d);
-  print_line (name, "wsrt-handles", tasks, med_h, runs_h);
+  print_line (name, "wsrt", n, med, runs);
+  med = run_variant (n, bg, detached, &runs);
+  print_line (name, "wsrt-detached", n, med, runs);
+  med = run_variant (n, bg, with_tasks, &runs);
+  print_line (name, "wsrt-task", n, med, runs);
 }
 
 static gboolean
@@ -647,11 +754,14 @@ run_one (const char *w)
   if (g_str_equal (w, "spawn_many_local"))
     run_simple (w, NUM_SPAWN, body_spawn_many_local);
   else if (g_str_equal (w, "spawn_many_remote_idle"))
-    run_joined (w, NUM_SPAWN, BG_NONE, body_remote_10k_detached, body_remote_10k_handles);
+    run_joined (w, NUM_SPAWN, BG_NONE, body_remote_10k_handles, body_remote_10k_detached,
+                body_remote_10k_tasks);
   else if (g_str_equal (w, "spawn_many_remote_busy1"))
-    run_joined (w, NUM_SPAWN, BG_YIELD, body_remote_10k_detached, body_remote_10k_handles);
+    run_joined (w, NUM_SPAWN, BG_YIELD, body_remote_10k_handles, body_remote_10k_detached,
+                body_remote_10k_tasks);
   else if (g_str_equal (w, "spawn_many_remote_busy2"))
-    run_joined (w, NUM_SPAWN_BUSY2, BG_CHAIN, body_remote_1k_detached, body_remote_1k_handles);
+    run_joined (w, NUM_SPAWN_BUSY2, BG_CHAIN, body_remote_1k_handles, body_remote_1k_detached,
+                body_remote_1k_tasks);
   else if (g_str_equal (w, "yield_many"))
     run_simple (w, (glong) YIELD_TASKS * YIELDS_PER_TASK, body_yield_many);
   else if (g_str_equal (w, "ping_pong"))
@@ -660,6 +770,8 @@ run_one (const char *w)
     run_simple (w, CHAIN_LEN, body_chained_spawn);
   else if (g_str_equal (w, "spawn_many_from_worker"))
     run_simple (w, NUM_SPAWN, body_spawn_many_from_worker);
+  else if (g_str_equal (w, "fork_join"))
+    run_simple (w, fib_tasks (FIB_N), body_fork_join);
   else
     return FALSE;
   return TRUE;
