@@ -246,6 +246,41 @@ void test_metadata_reexposes_worker_apis () {
     assert_cmpint (AtomicInt.get (ref starts), CompareOperator.EQ, AtomicInt.get (ref stops));
 }
 
+/* Fork-join from Vala without a GObject per task: a task spawns two
+ * halves with Context.spawn and joins their JoinHandles; the results are
+ * plain integers, and finishing a handle frees it. */
+void test_join_handles () {
+    var rt = new Ws.Runtime (2);
+    Ws.JoinHandle? left = null;
+    Ws.JoinHandle? right = null;
+    var root = rt.spawn_joinable ((cx) => {
+        if (left == null) {
+            left = cx.spawn ((c) => { c.return_uint64 (20); return Ws.Poll.READY; });
+            right = cx.spawn ((c) => { c.return_uint64 (22); return Ws.Poll.READY; });
+        }
+        if (left.poll (cx) == Ws.Poll.PENDING || right.poll (cx) == Ws.Poll.PENDING)
+            return Ws.Poll.PENDING;
+        uint64 a = 0, b = 0;
+        try {
+            ((owned) left).finish_uint64 (out a);
+            ((owned) right).finish_uint64 (out b);
+        } catch (Error e) {
+            assert_no_error (e);
+        }
+        cx.return_uint64 (a + b);
+        return Ws.Poll.READY;
+    });
+    uint64 sum = 0;
+    try {
+        root.wait ();
+        ((owned) root).finish_uint64 (out sum);
+    } catch (Error e) {
+        assert_no_error (e);
+    }
+    assert_cmpuint ((uint) sum, CompareOperator.EQ, 42);
+    assert_true (rt.shutdown (-1));
+}
+
 int main (string[] args) {
     Test.init (ref args);
     cases = new GenericArray<Case> ();
@@ -254,5 +289,6 @@ int main (string[] args) {
     add ("/vala/cancelled-raises", test_cancelled_raises);
     add ("/vala/async-gio-in-task", test_async_gio_in_task);
     add ("/vala/metadata-reexposes-worker-apis", test_metadata_reexposes_worker_apis);
+    add ("/vala/join-handles", test_join_handles);
     return Test.run ();
 }
