@@ -8,7 +8,8 @@
  * waker anywhere: once all have been polled, the runtime holds 1,000,000
  * pending tasks (as a program holds tasks waiting on timers or sockets).
  * The RSS growth divided by the count is the cost of one pending task.
- * Variants: detached spawns, and spawns that keep their WsTask handle.
+ * Variants: detached spawns, spawns that keep their WsJoinHandle, and
+ * spawns that keep their WsTask (a GObject per task).
  *
  * The anchor, in the same program: 1,000,000 pending GTasks (g_task_new,
  * not yet returned), what a GLib program keeps per outstanding operation.
@@ -58,8 +59,10 @@ pending_forever (WsContext *cx,
 typedef enum
 {
   MODE_DETACHED,
-  MODE_HANDLES,
+  MODE_JOIN_HANDLES,
+  MODE_TASKS,
   MODE_GTASK,
+  N_MODES
 } Mode;
 
 static void
@@ -99,12 +102,18 @@ measure_child (Mode mode)
         case MODE_DETACHED:
           ws_runtime_spawn_detached (rt, pending_forever, NULL, NULL);
           break;
-        case MODE_HANDLES:
+        case MODE_JOIN_HANDLES:
+          keep[i] = ws_runtime_spawn_joinable (rt, pending_forever, NULL, NULL);
+          break;
+        case MODE_TASKS:
           keep[i] = ws_runtime_spawn (rt, pending_forever, NULL, NULL);
           break;
         case MODE_GTASK:
           keep[i] = g_task_new (NULL, NULL, gtask_never, NULL);
           break;
+        case N_MODES:
+        default:
+          g_assert_not_reached ();
         }
     }
   if (mode != MODE_GTASK)
@@ -153,19 +162,20 @@ main (int   argc,
 {
   static const char *const names[] = {
     "wsrt detached (pending task)",
-    "wsrt with WsTask handle",
+    "wsrt with WsJoinHandle",
+    "wsrt with WsTask",
     "GTask pending (anchor)",
   };
-  double v[3][ROUNDS];
+  double v[N_MODES][ROUNDS];
 
   /* Interleave the rounds; the parent never starts a thread, so fork is
    * safe. */
   for (guint r = 0; r < ROUNDS; r++)
-    for (guint m = 0; m < 3; m++)
+    for (guint m = 0; m < N_MODES; m++)
       v[m][r] = run_round ((Mode) m);
 
   printf ("bench=memory pending=%d rounds=%d (RSS growth / pending item)\n", N_TASKS, ROUNDS);
-  for (guint m = 0; m < 3; m++)
+  for (guint m = 0; m < N_MODES; m++)
     printf ("%-30s median_bytes=%.1f\n", names[m], bench_median (v[m], ROUNDS));
   return 0;
 }
