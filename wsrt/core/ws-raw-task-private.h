@@ -26,13 +26,6 @@
 
 G_BEGIN_DECLS
 
-/* The per-thread pointers of the core are read on every spawn and wake.
- * The default TLS model of a shared library calls __tls_get_addr for each
- * read; initial-exec is one load off %fs. It takes a few bytes of the
- * static TLS surplus that glibc keeps for libraries loaded later (as
- * GObject-Introspection does). */
-#define WS_TLS_INITIAL_EXEC __attribute__ ((tls_model ("initial-exec")))
-
 typedef struct _WsWorker       WsWorker;
 
 typedef enum
