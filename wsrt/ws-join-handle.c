@@ -117,6 +117,10 @@ ws_join_handle_poll (WsJoinHandle *self,
  * ws_join_handle_is_finished:
  * @self: a #WsJoinHandle
  *
+ * Tells whether the task of @self has ended, without waiting and without
+ * taking the outcome. Once it returns %TRUE, a finish function takes the
+ * outcome.
+ *
  * Returns: %TRUE if the task of @self has ended
  */
 gboolean
