@@ -135,5 +135,28 @@ test_before_park_spawn (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* A blocking spawn on a runtime that was not started starts it: the
+ * hooks, which blocking threads run too, cannot be changed under them any
+ * more; a late set is refused and its data freed. */
+static void
+test_blocking_spawn_freezes_hooks (void)
+{
+  g_autoptr(WsRuntime) rt = g_object_new (WS_TYPE_RUNTIME, "n-workers", 1, NULL);
+  g_autoptr(WsTask) job = NULL;
+
+  ws_test_reset_counters ();
+  job = ws_runtime_spawn_blocking (rt, ws_test_count_poll, NULL, NULL);
+  g_assert_true (ws_task_wait (job, NULL, NULL));
+
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*already started its threads*");
+  ws_runtime_set_on_thread_start (rt, (WsHookFunc) ws_test_count_destroy, NULL,
+                                  ws_test_count_destroy);
+  g_test_assert_expected_messages ();
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 1);
+  g_assert_cmpint (atomic_load (&ws_test_n_polled), ==, 1);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 WS_TEST_MAIN ({ "/hooks/balance-and-names", test_balance_and_names },
-              { "/hooks/before-park-spawn", test_before_park_spawn })
+              { "/hooks/before-park-spawn", test_before_park_spawn },
+              { "/hooks/blocking-spawn-freezes-hooks", test_blocking_spawn_freezes_hooks })

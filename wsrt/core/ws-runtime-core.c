@@ -199,6 +199,12 @@ ws_runtime_core_spawn_blocking (WsRuntimeCore  *self,
                                 GDestroyNotify  destroy,
                                 gboolean        join_interest)
 {
+  /* Blocking threads run the thread hooks, which can be set until the
+   * workers start (ws-config-private.h): start them first, so that no
+   * hook changes under a thread that reads it. */
+  if G_UNLIKELY (!ws_worker_pool_has_started (self->pool))
+    ws_runtime_core_start (self, NULL);
+
   return ws_blocking_pool_spawn (self->blocking, func, data, destroy, join_interest);
 }
 
