@@ -12,6 +12,5 @@
 G_BEGIN_DECLS
 
 WsHandle      *ws_handle_new_for_core (WsRuntimeCore *core);
-WsRuntimeCore *ws_handle_get_core     (WsHandle      *self);
 
 G_END_DECLS

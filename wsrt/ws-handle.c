@@ -57,12 +57,6 @@ ws_handle_new_for_core (WsRuntimeCore *core)
   return self;
 }
 
-WsRuntimeCore *
-ws_handle_get_core (WsHandle *self)
-{
-  return self->core;
-}
-
 /**
  * ws_handle_get_current:
  *

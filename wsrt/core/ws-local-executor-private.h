@@ -31,6 +31,7 @@ void              ws_local_executors_free       (WsLocalExecutors *set);
 WsLocalExecutor  *ws_local_executors_lookup     (WsLocalExecutors *set,
                                                  GMainContext     *context);
 WsRawTask        *ws_local_executors_refuse_spawn (WsLocalExecutors *set,
+                                                 WsTaskHost       *host,
                                                  GMainContext     *context,
                                                  WsTaskFunc        func,
                                                  gpointer          data,
@@ -40,7 +41,6 @@ void              ws_local_executors_close      (WsLocalExecutors *set);
 gboolean          ws_local_executors_shutdown   (WsLocalExecutors *set,
                                                  gint64            deadline);
 gint64            ws_local_executors_count_alive (WsLocalExecutors *set);
-guint64           ws_local_executors_get_polls  (WsLocalExecutors *set);
 
 void              ws_local_executor_unref       (WsLocalExecutor  *self);
 WsRawTask        *ws_local_executor_spawn       (WsLocalExecutor  *self,

@@ -44,9 +44,6 @@ struct _WsLocalExecutors
 {
   const WsConfig *config;         /* the runtime's */
   WsRuntimeRef   *runtime;        /* the count a task holds (H) */
-  WsTaskHost      refused_host;   /* of spawns refused after close */
-  WsTaskRegistry  refused_registry; /* never bound to: refusals are not counted */
-  _Atomic guint64 polls;
   WsLock          lock;           /* guards what follows */
   WsCond          cond;           /* a detached executor dispatched */
   gboolean        closed;
@@ -208,7 +205,6 @@ run_slice (WsLocalExecutor *self,
       cx.budget = self->set->config->budget;
       ws_raw_task_run (t, &cx);
       polls++;
-      atomic_fetch_add_explicit (&self->set->polls, 1, memory_order_relaxed);
       if (polls >= max_polls
           || (slice_usec >= 0 && g_get_monotonic_time () - start >= slice_usec))
         break;
@@ -410,16 +406,19 @@ refuse_on_owner_thread (GMainContext *context,
   return join_interest ? task : NULL;
 }
 
-/* spawn_local after shutdown began (no executor). */
+/* spawn_local after shutdown began (no executor): the task is made on
+ * @host, a host of the same runtime (the runtime passes its worker pool),
+ * and refused on the owner thread; it is never polled or scheduled. */
 WsRawTask *
 ws_local_executors_refuse_spawn (WsLocalExecutors *set,
+                                 WsTaskHost       *host,
                                  GMainContext     *context,
                                  WsTaskFunc        func,
                                  gpointer          data,
                                  GDestroyNotify    destroy,
                                  gboolean          join_interest)
 {
-  WsRawTask *task = ws_raw_task_new (&set->refused_host, func, data, destroy, join_interest);
+  WsRawTask *task = ws_raw_task_new (host, func, data, destroy, join_interest);
 
   return refuse_on_owner_thread (context, task, join_interest);
 }
@@ -603,39 +602,14 @@ ws_local_executors_count_alive (WsLocalExecutors *set)
   return n;
 }
 
-static void
-refused_schedule (WsTaskHost *host,
-                  WsRawTask  *task,
-                  gboolean    is_yield)
-{
-  /* A refused task is never polled, so nothing holds its waker; should
-   * a schedule come all the same, the task is ending on its owner
-   * thread: drop the queued reference, as a closed host does. */
-  ws_raw_task_unref (task);
-}
-
-static const WsTaskHostVTable refused_host_class = {
-  .schedule = refused_schedule,
-  .ref = ws_task_host_ref_runtime,
-  .unref = ws_task_host_unref_runtime,
-  .bind = ws_task_registry_bind_task,
-  .release = ws_task_registry_release_task,
-};
-
 WsLocalExecutors *
 ws_local_executors_new (const WsConfig *config,
                         WsRuntimeRef   *runtime)
 {
-  /* Aligned: the registry's shards sit on cache lines of their own. */
-  WsLocalExecutors *set = g_aligned_alloc0 (1, sizeof (WsLocalExecutors), 64);
+  WsLocalExecutors *set = g_new0 (WsLocalExecutors, 1);
 
   set->config = config;
   set->runtime = runtime;
-  set->refused_host.vtable = &refused_host_class;
-  set->refused_host.runtime = runtime;
-  ws_task_registry_init (&set->refused_registry);
-  set->refused_host.registry = &set->refused_registry;
-  atomic_init (&set->polls, 0);
   ws_lock_init (&set->lock);
   ws_cond_init (&set->cond);
   set->table = g_hash_table_new (NULL, NULL);
@@ -651,14 +625,7 @@ ws_local_executors_free (WsLocalExecutors *set)
   g_assert (set->detached->len == 0);
   g_hash_table_unref (set->table);
   g_ptr_array_unref (set->detached);
-  ws_task_registry_clear (&set->refused_registry);
   ws_lock_clear (&set->lock);
   ws_cond_clear (&set->cond);
-  g_aligned_free (set);
-}
-
-guint64
-ws_local_executors_get_polls (WsLocalExecutors *set)
-{
-  return atomic_load_explicit (&set->polls, memory_order_relaxed);
+  g_free (set);
 }

@@ -177,6 +177,18 @@ ws_runtime_core_set_hook (WsRuntimeCore   *self,
   return TRUE;
 }
 
+/* A runtime nobody started starts on its first spawn (one that cannot
+ * start its workers is shut down, and the spawn is refused). A blocking
+ * spawn starts it too: blocking threads run the thread hooks, which can
+ * be set until the workers start (ws-config-private.h), so no hook
+ * changes under a thread that reads it. */
+static inline void
+start_if_unstarted (WsRuntimeCore *self)
+{
+  if G_UNLIKELY (!ws_worker_pool_has_started (self->pool))
+    ws_runtime_core_start (self, NULL);
+}
+
 WsRawTask *
 ws_runtime_core_spawn (WsRuntimeCore  *self,
                        WsTaskFunc      func,
@@ -184,11 +196,7 @@ ws_runtime_core_spawn (WsRuntimeCore  *self,
                        GDestroyNotify  destroy,
                        gboolean        join_interest)
 {
-  /* A runtime nobody started starts on its first spawn; one that cannot
-   * start its workers is shut down, and the spawn is refused. */
-  if G_UNLIKELY (!ws_worker_pool_has_started (self->pool))
-    ws_runtime_core_start (self, NULL);
-
+  start_if_unstarted (self);
   return ws_worker_pool_spawn (self->pool, func, data, destroy, join_interest);
 }
 
@@ -199,12 +207,7 @@ ws_runtime_core_spawn_blocking (WsRuntimeCore  *self,
                                 GDestroyNotify  destroy,
                                 gboolean        join_interest)
 {
-  /* Blocking threads run the thread hooks, which can be set until the
-   * workers start (ws-config-private.h): start them first, so that no
-   * hook changes under a thread that reads it. */
-  if G_UNLIKELY (!ws_worker_pool_has_started (self->pool))
-    ws_runtime_core_start (self, NULL);
-
+  start_if_unstarted (self);
   return ws_blocking_pool_spawn (self->blocking, func, data, destroy, join_interest);
 }
 
@@ -220,8 +223,8 @@ ws_runtime_core_spawn_local (WsRuntimeCore  *self,
   WsRawTask *task;
 
   if (exec == NULL)
-    return ws_local_executors_refuse_spawn (self->locals, context, func, data, destroy,
-                                            join_interest);
+    return ws_local_executors_refuse_spawn (self->locals, &self->pool->host, context,
+                                            func, data, destroy, join_interest);
 
   /* The lookup's executor reference keeps it alive across the push. */
   task = ws_local_executor_spawn (exec, func, data, destroy, join_interest);

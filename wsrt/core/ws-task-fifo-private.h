@@ -76,22 +76,6 @@ ws_task_fifo_push (WsTaskFifo *self,
 
 /* Moves every task of @other, in order, behind those of @self. @other is
  * left empty. */
-static inline void
-ws_task_fifo_append (WsTaskFifo *self,
-                     WsTaskFifo *other)
-{
-  if (other->head == NULL)
-    return;
-  if (self->tail != NULL)
-    self->tail->queue_next = other->head;
-  else
-    self->head = other->head;
-  self->tail = other->tail;
-  self->len += other->len;
-  ws_task_fifo_init (other);
-}
-
-/* The oldest task, unlinked, or NULL if empty. */
 static inline WsRawTask *
 ws_task_fifo_pop (WsTaskFifo *self)
 {

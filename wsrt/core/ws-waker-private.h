@@ -106,12 +106,6 @@ ws_waker_list_init (WsWakerList *self)
   *self = (WsWakerList) WS_WAKER_LIST_INIT;
 }
 
-static inline gboolean
-ws_waker_list_is_empty (const WsWakerList *self)
-{
-  return self->len == 0;
-}
-
 /* Moves every waker out of @self (under the owner's lock) into the list
  * returned, which the caller wakes outside the lock with
  * ws_waker_list_wake_all (). @self is left empty. */
