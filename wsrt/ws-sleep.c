@@ -1,96 +1,38 @@
-/* ws-sleep.c: a sleep / deadline awaitable driven by GMainContext
+/* ws-sleep.c: a sleep / deadline awaitable on the runtime's timer wheels
  *
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * The first poll attaches a GSource with a ready time to the context of the
- * thread that polls: the worker's own context on a worker (dispatched while
- * it sleeps and, under load, every event-interval ticks), the application's
- * context for a local task. When it fires it wakes the last waker
- * registered. A task that moves to another worker meanwhile is still woken:
- * wakers work from any thread.
+ * A sleep is a timer (wsrt/core/ws-timer-driver.c) and a deadline. Ready
+ * is decided by the clock alone, so a sleep never ends early and stays
+ * ready until a reset moves its deadline. The first poll that finds it
+ * not ready binds it to the timer driver of the polling thread, once
+ * (protocol point D5 there): from then on its timer and the waker in it
+ * are guarded by that driver's lock. The deadline is an atomic of its
+ * own, stored by a reset before the reset reads the binding, and read by
+ * every arm under the driver's lock after the binding (both seq_cst):
+ * whichever of the two comes second sees the other, so a reset racing
+ * the first poll is never lost.
  *
- * The waker of an awaiting task lives only in the timer, so a reset must
- * never drop a timer that holds one: it moves the ready time of the armed
- * timer instead (g_source_set_ready_time() locks the source's context and
- * wakes it, so any thread may call it). The task then wakes at the new
- * deadline, on the context its timer is attached to.
+ * Layout: 56 bytes (a 64-byte heap block) per sleep, the wheel's links
+ * included.
  */
 
 #include "config.h"
 
+#include <stdatomic.h>
+
 #include "ws-sleep.h"
 #include "ws-context.h"
-#include "ws-lock-private.h"
 #include "ws-context-budget-private.h"
-#include "ws-runtime-core-private.h"
-#include "ws-worker-private.h"
+#include "ws-timer-driver-private.h"
 
-/* The timer's state lives in the GSource, which GLib keeps alive while it
- * dispatches: freeing the sleep from one thread while its timer fires on
- * another is then safe. */
-typedef struct
-{
-  GSource   parent;
-  WsLock    lock;            /* guards what follows */
-  WsWaker  *waker;           /* the awaiting task's; taken when it fires */
-  gboolean  fired;           /* dispatched: it will never wake again */
-} SleepSource;
-
-/* Lock order: WsSleep.lock, then SleepSource.lock; GLib's context lock is
- * taken under WsSleep.lock only (attach, destroy, set_ready_time), never
- * under SleepSource.lock, and GLib calls dispatch and finalize with it
- * released. */
 struct _WsSleep
 {
-  gatomicrefcount   ref_count;
-  WsLock            lock;            /* guards what follows */
-  gint64            deadline;
-  gboolean          fired;           /* a poll saw it ready; until a reset */
-  SleepSource      *source;          /* armed timer, ready time = deadline */
-};
-
-static gboolean
-sleep_source_dispatch (GSource     *source,
-                       GSourceFunc  callback,
-                       gpointer     user_data)
-{
-  SleepSource *ss = (SleepSource *) source;
-  WsWaker *waker;
-
-  ws_lock_lock (&ss->lock);
-  ss->fired = TRUE;
-  waker = g_steal_pointer (&ss->waker);
-  ws_lock_unlock (&ss->lock);
-
-  ws_waker_take_and_wake (waker);
-  return G_SOURCE_REMOVE;
-}
-
-static void
-sleep_source_finalize (GSource *source)
-{
-  SleepSource *ss = (SleepSource *) source;
-  WsWaker *waker;
-
-  /* The last reference can go on another thread than the last user of the
-   * lock: a reset or a poll drops the sleep's reference while the
-   * context's thread still holds GLib's for the dispatch. GLib's atomic
-   * reference count orders the two, unseen by TSan in uninstrumented
-   * GLib; taking the lock once makes that order visible to it (and the
-   * waker, written under it, is read under it). Nobody else can take it
-   * now: every reference is gone. */
-  ws_lock_lock (&ss->lock);
-  waker = g_steal_pointer (&ss->waker);
-  ws_lock_unlock (&ss->lock);
-  ws_lock_clear (&ss->lock);
-
-  if (waker != NULL)
-    ws_waker_unref (waker);
-}
-
-static GSourceFuncs sleep_source_funcs = {
-  NULL, NULL, sleep_source_dispatch, sleep_source_finalize, NULL, NULL,
+  WsTimer                   timer;         /* guarded by the driver's lock */
+  _Atomic gint64            deadline;
+  WsTimerDriver *_Atomic    driver;        /* bound once, at the first arm */
+  gatomicrefcount           ref_count;
 };
 
 /**
@@ -108,12 +50,20 @@ static GSourceFuncs sleep_source_funcs = {
  * For a timeout, poll the sleep next to the thing awaited and stop when
  * the sleep is ready first.
  *
- * Precision: the timer is a #GSource with a ready time in microseconds, but
- * #GMainContext sleeps in whole milliseconds, so a sleep ends between its
- * deadline and about 1 ms after it when the worker is idle. On a busy
- * worker the context is dispatched every
- * [property@Ws.Runtime:event-interval] ticks, so the delay also depends on
- * how long the polls of that many tasks take. A sleep never ends early.
+ Any number of sleeps can be pending: the timers of a thread are kept in
+ * a hierarchical timing wheel behind one #GSource on its #GMainContext,
+ * so arming, resetting and dropping a sleep cost the same with a million
+ * pending as with one.
+ *
+ * Precision: the wheel counts whole milliseconds and #GMainContext sleeps
+ * in whole milliseconds, so a sleep ends between its deadline and about
+ * 2 ms after it when the worker is idle. On a busy worker the context is
+ * dispatched every [property@Ws.Runtime:event-interval] ticks, so the
+ * delay also depends on how long the polls of that many tasks take. A
+ * sleep never ends early.
+ *
+ * A task that is cancelled or dropped while it awaits a sleep drops its
+ * sleep, and with it the timer.
  */
 
 G_DEFINE_BOXED_TYPE (WsSleep, ws_sleep, ws_sleep_ref, ws_sleep_unref)
@@ -144,11 +94,12 @@ ws_sleep_new (gint64 duration_usec)
 WsSleep *
 ws_sleep_new_deadline (gint64 deadline_usec)
 {
-  WsSleep *self = g_new0 (WsSleep, 1);
+  WsSleep *self = g_new (WsSleep, 1);
 
+  ws_timer_init (&self->timer);
+  atomic_init (&self->deadline, deadline_usec);
+  atomic_init (&self->driver, NULL);
   g_atomic_ref_count_init (&self->ref_count);
-  self->deadline = deadline_usec;
-  ws_lock_init (&self->lock);
   return self;
 }
 
@@ -169,17 +120,6 @@ ws_sleep_ref (WsSleep *self)
   return self;
 }
 
-static void
-disarm_locked (WsSleep *self)
-{
-  if (self->source != NULL)
-    {
-      g_source_destroy ((GSource *) self->source);
-      g_source_unref ((GSource *) self->source);
-      self->source = NULL;
-    }
-}
-
 /**
  * ws_sleep_unref:
  * @self: (transfer full): a #WsSleep
@@ -189,15 +129,22 @@ disarm_locked (WsSleep *self)
 void
 ws_sleep_unref (WsSleep *self)
 {
+  WsTimerDriver *driver;
+
   g_return_if_fail (self != NULL);
 
   if (!g_atomic_ref_count_dec (&self->ref_count))
     return;
 
-  ws_lock_lock (&self->lock);
-  disarm_locked (self);
-  ws_lock_unlock (&self->lock);
-  ws_lock_clear (&self->lock);
+  /* Acquire: pairs with the binding's compare-and-swap, for the driver's
+   * memory (the last reference also orders it, but TSan does not see
+   * GLib's count). */
+  driver = atomic_load_explicit (&self->driver, memory_order_acquire);
+  if (driver != NULL)
+    {
+      ws_timer_driver_disarm (driver, &self->timer);
+      ws_timer_driver_unref (driver);
+    }
   g_free (self);
 }
 
@@ -212,14 +159,10 @@ ws_sleep_unref (WsSleep *self)
 gint64
 ws_sleep_get_deadline (WsSleep *self)
 {
-  gint64 deadline;
-
   g_return_val_if_fail (self != NULL, 0);
 
-  ws_lock_lock (&self->lock);
-  deadline = self->deadline;
-  ws_lock_unlock (&self->lock);
-  return deadline;
+  /* Relaxed: a value, with no memory behind it. */
+  return atomic_load_explicit (&self->deadline, memory_order_relaxed);
 }
 
 /**
@@ -235,60 +178,34 @@ void
 ws_sleep_reset (WsSleep *self,
                 gint64   deadline_usec)
 {
+  WsTimerDriver *driver;
+
   g_return_if_fail (self != NULL);
 
-  ws_lock_lock (&self->lock);
-  self->deadline = deadline_usec;
-  self->fired = FALSE;
-  if (self->source != NULL)
-    {
-      SleepSource *ss = self->source;
-      gboolean fired;
-
-      ws_lock_lock (&ss->lock);
-      fired = ss->fired;
-      ws_lock_unlock (&ss->lock);
-
-      if (fired)
-        {
-          /* Its dispatch took the waker and wakes the task, which polls
-           * again and arms a timer for the new deadline. */
-          disarm_locked (self);
-        }
-      else
-        {
-          /* Keep the timer and the waker in it; only its ready time
-           * moves. A dispatch that GLib already decided on still runs
-           * (it does not look at the ready time again), so the task may
-           * wake at the old deadline: ws_sleep_poll() then sees from the
-           * clock that the sleep is not ready and arms a new timer. A
-           * past deadline becomes 0, "ready now" (-1 would be "never"). */
-          g_source_set_ready_time ((GSource *) ss, MAX (deadline_usec, 0));
-        }
-    }
-  ws_lock_unlock (&self->lock);
+  /* seq_cst store, then seq_cst load of the binding: the opening
+   * comment's race with the first poll. */
+  atomic_store_explicit (&self->deadline, deadline_usec, memory_order_seq_cst);
+  driver = atomic_load_explicit (&self->driver, memory_order_seq_cst);
+  if (driver != NULL)
+    ws_timer_driver_reset (driver, &self->timer, &self->deadline);
 }
 
-/* The context a timer of the calling thread belongs on. */
-static GMainContext *
-timer_context (void)
+/* Binds @self to the polling thread's driver, or to the one another
+ * thread bound it to first. */
+static WsTimerDriver *
+bind_driver (WsSleep *self)
 {
-  WsWorker *w = ws_worker_get_current ();
-  WsRuntimeCore *core;
+  WsTimerDriver *driver = ws_timer_driver_ref_for_current_thread ();
+  WsTimerDriver *bound = NULL;
 
-  if (w != NULL)
-    return w->core.context;
-
-  /* Local executor: the application's context is the thread default. */
-  core = ws_runtime_core_get_current ();
-  if (core != NULL && g_main_context_get_thread_default () == NULL)
-    {
-      /* A blocking thread iterates no context: use the first worker's,
-       * which its worker dispatches. */
-      return ws_worker_pool_get_context (core->pool, 0);
-    }
-  return g_main_context_get_thread_default () ? g_main_context_get_thread_default ()
-                                              : g_main_context_default ();
+  /* seq_cst on success: the opening comment's race with a reset; acquire
+   * on failure, for the winner's driver. */
+  if (atomic_compare_exchange_strong_explicit (&self->driver, &bound, driver,
+                                               memory_order_seq_cst,
+                                               memory_order_acquire))
+    return driver;
+  ws_timer_driver_unref (driver);
+  return bound;
 }
 
 /**
@@ -304,8 +221,8 @@ WsPoll
 ws_sleep_poll (WsSleep   *self,
                WsContext *context)
 {
-  WsWaker *old = NULL;
-  WsPoll ret = WS_POLL_PENDING;
+  WsTimerDriver *driver;
+  gint64 now;
 
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
   g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
@@ -313,59 +230,19 @@ ws_sleep_poll (WsSleep   *self,
   if (!ws_context_poll_proceed (context))
     return WS_POLL_PENDING;
 
-  ws_lock_lock (&self->lock);
-  /* Ready is decided by the clock alone. A timer that fired says only
-   * that its ready time passed, and a reset may have moved the deadline
-   * later since. */
-  if (!self->fired && g_get_monotonic_time () >= self->deadline)
-    self->fired = TRUE;
-
-  if (!self->fired && self->source != NULL)
+  now = g_get_monotonic_time ();
+  driver = atomic_load_explicit (&self->driver, memory_order_acquire);
+  /* seq_cst: a deadline read outside the lock only decides the fast
+   * path; the arm reads it again under the lock. */
+  if (now >= atomic_load_explicit (&self->deadline, memory_order_seq_cst))
     {
-      SleepSource *ss = self->source;
-      gboolean stale;
-
-      ws_lock_lock (&ss->lock);
-      stale = ss->fired;
-      if (!stale)
-        old = ws_waker_slot_replace (&ss->waker, context);
-      ws_lock_unlock (&ss->lock);
-
-      if (stale)
-        {
-          /* It fired after the clock read above (the deadline has passed
-           * now), or for a deadline that a reset moved later. Either way
-           * it will not wake us again. */
-          disarm_locked (self);
-          if (g_get_monotonic_time () >= self->deadline)
-            self->fired = TRUE;
-        }
+      if (driver != NULL)
+        ws_timer_driver_disarm (driver, &self->timer);
+      return WS_POLL_READY;
     }
 
-  if (!self->fired && self->source == NULL)
-    {
-      GSource *source = g_source_new (&sleep_source_funcs, sizeof (SleepSource));
-      SleepSource *ss = (SleepSource *) source;
-
-      /* The waker is in place before the timer is attached, so a dispatch
-       * on the context's thread always finds it. The deadline is in the
-       * future, so the ready time is never 0 or -1. */
-      ws_lock_init (&ss->lock);
-      old = ws_waker_slot_replace (&ss->waker, context);
-      g_source_set_ready_time (source, self->deadline);
-      g_source_set_static_name (source, "[wsrt] sleep");
-      self->source = ss;
-      g_source_attach (source, timer_context ());
-    }
-
-  if (self->fired)
-    {
-      disarm_locked (self);
-      ret = WS_POLL_READY;
-    }
-  ws_lock_unlock (&self->lock);
-
-  if (old != NULL)
-    ws_waker_unref (old);
-  return ret;
+  if (driver == NULL)
+    driver = bind_driver (self);
+  return ws_timer_driver_arm (driver, &self->timer, &self->deadline, now, context)
+         ? WS_POLL_PENDING : WS_POLL_READY;
 }

@@ -78,6 +78,9 @@ typedef struct
   guint32         tick_at_tune;      /* tick when gq_interval was last tuned */
   gint64          tune_since;        /* and the time then, in usec */
   WsWorkerStats   stats;
+  /* The timer driver of `context` (ws-timer-driver.c), made on the first
+   * timer; the context owns it, this borrows it. */
+  struct _WsTimerDriver *timers;
 } WsWorkerCore;
 
 struct _WsWorker

@@ -1,0 +1,447 @@
+/* ws-timer-driver.c: timers of a GMainContext on a timing wheel
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * A driver is one GSource on a GMainContext that holds all the timers
+ * armed through it in a hierarchical wheel (ws-timer-wheel.c) with 1 ms
+ * ticks counted from the driver's creation. GLib walks every source of a
+ * context on each iteration; with one source per context instead of one
+ * per timer, an iteration costs the same with a million timers as with
+ * one, and arming, moving or cancelling a timer is O(1).
+ *
+ * Where the timers of a thread go: a worker's go to the driver of its own
+ * context (cached in its core), a blocking thread's to the first worker's
+ * (it iterates no context while it runs a job), any other thread's (a
+ * local executor's dispatch on the application's thread) to the driver of
+ * its thread-default context, made on first use. Wakers work from any
+ * thread, so a task that moves to another thread after arming is still
+ * woken where it runs.
+ *
+ * Driving: the context asks the driver, before each poll, how long it may
+ * sleep (prepare: until the wheel's next expiration, in whole
+ * milliseconds rounded up), and dispatches it when that time has come. A
+ * worker iterates its context when it parks and, under load, at every
+ * event interval, so timers are driven by the park and by maintenance.
+ *
+ * The protocol:
+ *  D1 A driver's lock guards its wheel, `armed` and every bound timer's
+ *     entry and waker. A timer's waker is set exactly while its entry is
+ *     linked, so the wake of a timer is taken once: by the dispatch that
+ *     expires it, or by the disarm or reset that unlinks it.
+ *  D2 Nothing is woken under the lock: the dispatch steals up to a batch
+ *     of wakers, unlocks, then wakes them, and never touches a timer's
+ *     memory after unlocking (its owner may free it at once).
+ *  D3 `armed` is the earliest tick the context will wake up for: prepare
+ *     sets it (under the lock) to the next expiration it computed the
+ *     poll timeout from. A timer placed earlier than `armed` lowers it and
+ *     makes the source ready (g_source_set_ready_time (0), which wakes a
+ *     context sleeping in poll, from any thread). A context that is not
+ *     in poll prepares again before it sleeps, so either it computes its
+ *     timeout with the new timer in the wheel or it is woken: no timer
+ *     waits for a poll timeout computed without it.
+ *  D4 Never early: a timer's tick is its deadline rounded up, and the
+ *     dispatch expires only ticks at or before the iteration's clock
+ *     rounded down. An arm that finds its tick already passed by the
+ *     wheel (another thread dispatched with a later clock) reports the
+ *     deadline as passed, which it is (ws_timer_driver_arm).
+ *  D5 The deadline lives outside the lock (the owner reads it without
+ *     the driver) and is read again under the lock by arm and reset. The
+ *     owner binds to a driver once, by a compare-and-swap, before the
+ *     first arm; a reset stores the deadline and then reads the binding
+ *     (both seq_cst), so it either finds the driver and moves the timer
+ *     under the lock, or the first arm, which reads the deadline after
+ *     the binding, sees the new deadline (ws-sleep.c).
+ *  D6 A bound owner holds a reference on its driver, so a driver outlives
+ *     every timer in it; a context that is freed destroys its driver, and
+ *     the timers still in it are dropped with their owners.
+ */
+
+#include "config.h"
+
+#include "ws-timer-driver-private.h"
+#include "ws-lock-private.h"
+#include "ws-waker-private.h"
+#include "ws-worker-private.h"
+#include "ws-worker-pool-private.h"
+#include "ws-runtime-core-private.h"
+
+#define USEC_PER_TICK 1000
+/* Wakers taken per lock hold in a dispatch. */
+#define WAKE_BATCH 64
+
+struct _WsTimerDriver
+{
+  GSource       source;
+  gint64        origin;              /* monotonic usec of tick 0 */
+  WsLock        lock;                /* guards what follows (D1) */
+  guint64       armed;               /* D3; G_MAXUINT64 when none */
+  WsTimerWheel  wheel;
+};
+
+/* Serialises finding and making the driver of a context, so a context
+ * gets one. */
+static WsLock drivers_lock = WS_LOCK_INIT;
+
+static inline WsTimer *
+timer_of_entry (WsTimerEntry *entry)
+{
+  return (WsTimer *) ((guint8 *) entry - G_STRUCT_OFFSET (WsTimer, entry));
+}
+
+/* The tick of a deadline, rounded up (D4). */
+static inline guint64
+tick_ceil (WsTimerDriver *self,
+           gint64         usec)
+{
+  if (usec <= self->origin)
+    return 0;
+  return ((guint64) (usec - self->origin) + USEC_PER_TICK - 1) / USEC_PER_TICK;
+}
+
+/* The tick a clock reading is in, rounded down (D4). */
+static inline guint64
+tick_floor (WsTimerDriver *self,
+            gint64         usec)
+{
+  if (usec <= self->origin)
+    return 0;
+  return (guint64) (usec - self->origin) / USEC_PER_TICK;
+}
+
+static gboolean
+driver_prepare (GSource *source,
+                gint    *timeout)
+{
+  WsTimerDriver *self = (WsTimerDriver *) source;
+  gint64 now = g_source_get_time (source);
+  guint64 next;
+  gboolean ready = FALSE;
+
+  ws_lock_lock (&self->lock);
+  next = ws_timer_wheel_next_expiration (&self->wheel);
+  self->armed = next;
+  if (next == G_MAXUINT64)
+    *timeout = -1;
+  else if (next <= tick_floor (self, now))
+    {
+      *timeout = 0;
+      ready = TRUE;
+    }
+  else
+    {
+      gint64 wait_usec = self->origin + (gint64) next * USEC_PER_TICK - now;
+
+      *timeout = (gint) MIN ((wait_usec + 999) / 1000, G_MAXINT);
+    }
+  ws_lock_unlock (&self->lock);
+  return ready;
+}
+
+static gboolean
+driver_check (GSource *source)
+{
+  WsTimerDriver *self = (WsTimerDriver *) source;
+  gboolean ready;
+
+  ws_lock_lock (&self->lock);
+  ready = ws_timer_wheel_next_expiration (&self->wheel)
+          <= tick_floor (self, g_source_get_time (source));
+  ws_lock_unlock (&self->lock);
+  return ready;
+}
+
+static gboolean
+driver_dispatch (GSource     *source,
+                 GSourceFunc  callback,
+                 gpointer     user_data)
+{
+  WsTimerDriver *self = (WsTimerDriver *) source;
+  guint64 now = tick_floor (self, g_source_get_time (source));
+  WsWaker *batch[WAKE_BATCH];
+  guint n;
+
+  /* Cleared before the wheel is read: a ready time that another thread
+   * sets from now on (D3) makes one more dispatch at worst. */
+  if (g_source_get_ready_time (source) != -1)
+    g_source_set_ready_time (source, -1);
+
+  do
+    {
+      WsTimerEntry *entry;
+
+      n = 0;
+      ws_lock_lock (&self->lock);
+      while (n < WAKE_BATCH && (entry = ws_timer_wheel_poll (&self->wheel, now)) != NULL)
+        {
+          WsTimer *timer = timer_of_entry (entry);
+
+          batch[n++] = g_steal_pointer (&timer->waker);
+        }
+      ws_lock_unlock (&self->lock);
+
+      for (guint i = 0; i < n; i++)
+        ws_waker_take_and_wake (batch[i]);
+    }
+  while (n == WAKE_BATCH);
+
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+driver_finalize (GSource *source)
+{
+  WsTimerDriver *self = (WsTimerDriver *) source;
+
+  /* D6: every owner dropped its reference, and with it its timer. The
+   * lock is taken once so that TSan sees the last unlock of another
+   * thread ordered before the clear (GLib's reference count is not
+   * instrumented). */
+  ws_lock_lock (&self->lock);
+  g_assert (ws_timer_wheel_get_n_entries (&self->wheel) == 0);
+  ws_lock_unlock (&self->lock);
+  ws_lock_clear (&self->lock);
+}
+
+static GSourceFuncs driver_funcs = {
+  driver_prepare, driver_check, driver_dispatch, driver_finalize, NULL, NULL,
+};
+
+/* A callback that is never called: it only marks the source, so that
+ * g_main_context_find_source_by_funcs_user_data () finds it. */
+static gboolean
+driver_marker (gpointer data)
+{
+  g_assert_not_reached ();
+  return G_SOURCE_CONTINUE;
+}
+
+/* The driver of @context, made and attached if it has none. */
+static WsTimerDriver *
+ref_for_context (GMainContext *context)
+{
+  GSource *source;
+
+  ws_lock_lock (&drivers_lock);
+  source = g_main_context_find_source_by_funcs_user_data (context, &driver_funcs,
+                                                          &driver_funcs);
+  if (source != NULL)
+    g_source_ref (source);
+  else
+    {
+      WsTimerDriver *self;
+
+      source = g_source_new (&driver_funcs, sizeof (WsTimerDriver));
+      self = (WsTimerDriver *) source;
+      self->origin = g_get_monotonic_time ();
+      ws_lock_init (&self->lock);
+      self->armed = G_MAXUINT64;
+      ws_timer_wheel_init (&self->wheel, 0);
+      g_source_set_callback (source, driver_marker, &driver_funcs, NULL);
+      g_source_set_static_name (source, "[wsrt] timers");
+      g_source_attach (source, context);
+    }
+  ws_lock_unlock (&drivers_lock);
+  return (WsTimerDriver *) source;
+}
+
+/**
+ * ws_timer_driver_ref_for_current_thread:
+ *
+ * The driver that timers armed on this thread belong to (see the opening
+ * comment).
+ *
+ * Returns: (transfer full): a driver
+ */
+WsTimerDriver *
+ws_timer_driver_ref_for_current_thread (void)
+{
+  WsWorker *w = ws_worker_get_current ();
+  GMainContext *context;
+  WsRuntimeCore *core;
+
+  if (w != NULL)
+    {
+      /* The context owns the driver for as long as the core lives; the
+       * cache borrows it. Only the thread running the core reads it. */
+      if (w->core.timers == NULL)
+        {
+          w->core.timers = ref_for_context (w->core.context);
+          g_source_unref ((GSource *) w->core.timers);
+        }
+      g_source_ref ((GSource *) w->core.timers);
+      return w->core.timers;
+    }
+
+  context = g_main_context_get_thread_default ();
+  core = ws_runtime_core_get_current ();
+  if (context == NULL && core != NULL)
+    context = ws_worker_pool_get_context (core->pool, 0);
+  if (context == NULL)
+    context = g_main_context_default ();
+  return ref_for_context (context);
+}
+
+void
+ws_timer_driver_unref (WsTimerDriver *self)
+{
+  g_source_unref ((GSource *) self);
+}
+
+/* D3: lowers `armed` if @tick is earlier; TRUE if the context must then
+ * be woken. Called with the lock held. */
+static inline gboolean
+lower_armed_locked (WsTimerDriver *self,
+                    guint64        tick)
+{
+  if (tick >= self->armed)
+    return FALSE;
+  self->armed = tick;
+  return TRUE;
+}
+
+static inline void
+wake_context (WsTimerDriver *self)
+{
+  g_source_set_ready_time ((GSource *) self, 0);
+}
+
+/**
+ * ws_timer_driver_arm:
+ * @self: the driver @timer's owner is bound to
+ * @timer: the timer
+ * @deadline: the owner's deadline, read under the lock (D5)
+ * @now: the caller's clock reading, before the call
+ * @cx: the polling task
+ *
+ * Registers @cx's waker in @timer and links it to expire at the deadline
+ * (or keeps it where it is if the deadline did not move). A timer whose
+ * deadline has passed is unlinked instead.
+ *
+ * Returns: %FALSE if the deadline has passed (@timer is then unlinked and
+ *   holds no waker)
+ */
+gboolean
+ws_timer_driver_arm (WsTimerDriver         *self,
+                     WsTimer               *timer,
+                     const _Atomic gint64  *deadline,
+                     gint64                 now,
+                     WsContext             *cx)
+{
+  WsWaker *old = NULL;
+  gboolean armed = TRUE, wake = FALSE;
+  gint64 when_usec;
+  guint64 tick;
+
+  ws_lock_lock (&self->lock);
+  /* seq_cst: D5, paired with the store in a reset. */
+  when_usec = atomic_load_explicit (deadline, memory_order_seq_cst);
+  tick = tick_ceil (self, when_usec);
+
+  if (now < when_usec && ws_timer_entry_is_linked (&timer->entry)
+      && timer->entry.when == tick)
+    {
+      /* Armed already for this deadline: only the waker may change. */
+      old = ws_waker_slot_replace (&timer->waker, cx);
+    }
+  else
+    {
+      if (ws_timer_entry_is_linked (&timer->entry))
+        ws_timer_wheel_remove (&self->wheel, &timer->entry);
+      /* D4: if the wheel is past the tick, the deadline has passed. */
+      if (now < when_usec && ws_timer_wheel_insert (&self->wheel, &timer->entry, tick))
+        {
+          old = ws_waker_slot_replace (&timer->waker, cx);
+          wake = lower_armed_locked (self, timer->entry.when);
+        }
+      else
+        {
+          old = g_steal_pointer (&timer->waker);
+          armed = FALSE;
+        }
+    }
+  ws_lock_unlock (&self->lock);
+
+  if (old != NULL)
+    old->vtable->unref (old);
+  if (wake)
+    wake_context (self);
+  return armed;
+}
+
+/**
+ * ws_timer_driver_reset:
+ * @self: the driver @timer's owner is bound to
+ * @timer: the timer
+ * @deadline: the owner's deadline, stored before the call (D5)
+ *
+ * Moves a linked timer to the current deadline; one that is not linked
+ * is left alone (its owner arms it when it polls). A timer moved to a
+ * tick the wheel has passed is woken now.
+ */
+void
+ws_timer_driver_reset (WsTimerDriver         *self,
+                       WsTimer               *timer,
+                       const _Atomic gint64  *deadline)
+{
+  WsWaker *expired = NULL;
+  gboolean wake = FALSE;
+
+  ws_lock_lock (&self->lock);
+  if (ws_timer_entry_is_linked (&timer->entry))
+    {
+      guint64 tick = tick_ceil (self, atomic_load_explicit (deadline,
+                                                            memory_order_seq_cst));
+
+      ws_timer_wheel_remove (&self->wheel, &timer->entry);
+      if (ws_timer_wheel_insert (&self->wheel, &timer->entry, tick))
+        wake = lower_armed_locked (self, timer->entry.when);
+      else
+        expired = g_steal_pointer (&timer->waker);
+    }
+  ws_lock_unlock (&self->lock);
+
+  ws_waker_take_and_wake (expired);
+  if (wake)
+    wake_context (self);
+}
+
+/**
+ * ws_timer_driver_disarm:
+ * @self: the driver @timer's owner is bound to
+ * @timer: the timer
+ *
+ * Unlinks @timer and drops its waker, if it holds one.
+ */
+void
+ws_timer_driver_disarm (WsTimerDriver *self,
+                        WsTimer       *timer)
+{
+  WsWaker *old;
+
+  ws_lock_lock (&self->lock);
+  if (ws_timer_entry_is_linked (&timer->entry))
+    ws_timer_wheel_remove (&self->wheel, &timer->entry);
+  old = g_steal_pointer (&timer->waker);
+  ws_lock_unlock (&self->lock);
+
+  if (old != NULL)
+    old->vtable->unref (old);
+}
+
+/**
+ * ws_timer_driver_get_n_timers:
+ * @self: a driver
+ *
+ * Returns: how many timers are linked to @self now
+ */
+gsize
+ws_timer_driver_get_n_timers (WsTimerDriver *self)
+{
+  gsize n;
+
+  ws_lock_lock (&self->lock);
+  n = ws_timer_wheel_get_n_entries (&self->wheel);
+  ws_lock_unlock (&self->lock);
+  return n;
+}
