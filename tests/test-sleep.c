@@ -6,12 +6,18 @@
  * Sleeps end in deadline order, never early; a reset from another thread
  * while a task awaits the sleep carries the task's waker to the new
  * deadline (earlier, later then earlier, in the past), and resets racing
- * the timers never lose a wake.
+ * the timers never lose a wake. A task cancelled while it awaits a sleep
+ * ends at once and drops the timer's waker; sleeps work in local tasks
+ * and on a thread that left ws_block_in_place(); and a million sleeps,
+ * moved from the main thread while their tasks await them, end in the
+ * order of their deadlines, none early.
  */
 
 #include "config.h"
 
 #include "ws-test-fixture.h"
+
+#include <gio/gio.h>
 
 typedef struct
 {
@@ -248,8 +254,241 @@ test_reset_races_timers (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* ---- cancellation, local tasks, blocking threads ------------------------ */
+
+typedef struct
+{
+  WsSleep        *nap;
+  _Atomic guint   polls;
+  _Atomic guint   destroyed;
+  _Atomic gint64  woke_at;
+  GThread        *ran_on;
+} Napper;
+
+static void
+napper_destroy (gpointer data)
+{
+  Napper *n = data;
+
+  g_clear_pointer (&n->nap, ws_sleep_unref);
+  atomic_fetch_add (&n->destroyed, 1);
+}
+
+static WsPoll
+napper_func (WsContext *cx,
+             gpointer   data)
+{
+  Napper *n = data;
+
+  atomic_fetch_add (&n->polls, 1);
+  if (ws_sleep_poll (n->nap, cx) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+  n->ran_on = g_thread_self ();
+  atomic_store (&n->woke_at, g_get_monotonic_time ());
+  return WS_POLL_READY;
+}
+
+static void
+test_cancelled_with_its_task (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  Napper n = { .nap = ws_sleep_new (60 * G_USEC_PER_SEC) };
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, napper_func, &n, napper_destroy);
+  g_autoptr(GError) error = NULL;
+
+  ws_test_wait_until (atomic_load (&n.polls) > 0);
+  ws_task_cancel (task);
+  /* It ends now, not in 60 s (the watchdog would fire first), as
+   * cancelled, and its state (the sleep) is dropped: the leak check after
+   * the case finds no waker left in a timer. */
+  g_assert_false (ws_task_wait (task, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_cmpuint (atomic_load (&n.destroyed), ==, 1);
+  g_assert_cmpint (atomic_load (&n.woke_at), ==, 0);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+static void
+test_in_local_task (void)
+{
+  WsTestOnContext f;
+  Napper n = { .nap = ws_sleep_new (20 * G_TIME_SPAN_MILLISECOND) };
+  g_autoptr(WsTask) task = NULL;
+  gint64 deadline = ws_sleep_get_deadline (n.nap);
+
+  ws_test_on_context_init (&f, 2);
+  task = ws_runtime_spawn_local (f.rt, NULL, napper_func, &n, napper_destroy);
+  ws_test_iterate_until (f.ctx, ws_task_is_finished (task));
+  g_assert_cmpint (atomic_load (&n.woke_at), >=, deadline);
+  g_assert_true (n.ran_on == g_thread_self ());
+  g_clear_object (&task);
+  ws_test_on_context_clear (&f);
+  g_assert_cmpuint (atomic_load (&n.destroyed), ==, 1);
+}
+
+static void
+do_nothing (gpointer data)
+{
+}
+
+/* A task that leaves ws_block_in_place () goes on on that thread, now a
+ * blocking thread of the runtime, and awaits a sleep there. */
+static WsPoll
+block_then_nap (WsContext *cx,
+                gpointer   data)
+{
+  Napper *n = data;
+
+  if (n->nap == NULL)
+    {
+      g_assert_true (ws_block_in_place (do_nothing, NULL, NULL));
+      n->nap = ws_sleep_new (20 * G_TIME_SPAN_MILLISECOND);
+    }
+  return napper_func (cx, data);
+}
+
+static void
+test_after_block_in_place (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  Napper n = { NULL, };
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, block_then_nap, &n, napper_destroy);
+
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_assert_cmpint (atomic_load (&n.woke_at), !=, 0);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_assert_cmpuint (atomic_load (&n.destroyed), ==, 1);
+}
+
+/* ---- a million sleeps ----------------------------------------------------- */
+
+/* The tasks are spawned and await sleeps an hour away; the main thread
+ * then moves every deadline into a window (in random order, as the tasks
+ * were spawned), starting once all resets can have been made. Each task
+ * records when it saw its sleep ready and in which order it ended. None
+ * may end before its deadline, and no task may end after one whose
+ * deadline is more than a tenth of the window later than its own.
+ *
+ * The window is at least 2 s, and four times what spawning the tasks and
+ * their first polls took: the workers then have the time to run the
+ * wakes as they come, also in the sanitizer builds (a backlog of woken
+ * tasks runs in queue order, not deadline order). */
+#define MILLION 1000000
+#define MIN_SPREAD_USEC (2 * G_USEC_PER_SEC)
+
+typedef struct
+{
+  WsSleep       **naps;
+  gint64         *deadline;
+  gint64         *ended_at;
+  guint32        *order;             /* task index by end */
+  guint8         *awaiting;
+  _Atomic guint   n_awaiting;
+  _Atomic guint   n_claimed;         /* places in order[] */
+  _Atomic guint   n_ended;
+  guint           n;
+} Million;
+
+static Million million;
+
+static WsPoll
+million_func (WsContext *cx,
+              gpointer   data)
+{
+  guint i = GPOINTER_TO_UINT (data);
+
+  if (ws_sleep_poll (million.naps[i], cx) == WS_POLL_PENDING)
+    {
+      if (!million.awaiting[i])
+        {
+          million.awaiting[i] = 1;
+          atomic_fetch_add (&million.n_awaiting, 1);
+        }
+      return WS_POLL_PENDING;
+    }
+  million.ended_at[i] = g_get_monotonic_time ();
+  million.order[atomic_fetch_add (&million.n_claimed, 1)] = i;
+  /* After the writes above: the main thread reads them once all ended. */
+  atomic_fetch_add (&million.n_ended, 1);
+  return WS_POLL_READY;
+}
+
+static guint
+scaled (guint n)
+{
+  const char *env = g_getenv ("WS_STRESS_DIVISOR");
+  guint64 div = env ? g_ascii_strtoull (env, NULL, 10) : 1;
+
+  return div <= 1 ? n : MAX (1, n / div);
+}
+
+static void
+test_million_in_deadline_order (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  guint n = scaled (MILLION);
+  g_autoptr(GRand) rand = g_rand_new_with_seed (20261124);
+  gint64 start, setup, spread, base, max_late = 0, max_inversion = 0, latest = 0;
+
+  million = (Million) {
+    .naps = g_new (WsSleep *, n),
+    .deadline = g_new (gint64, n),
+    .ended_at = g_new0 (gint64, n),
+    .order = g_new (guint32, n),
+    .awaiting = g_new0 (guint8, n),
+    .n = n,
+  };
+  start = g_get_monotonic_time ();
+  for (guint i = 0; i < n; i++)
+    {
+      million.naps[i] = ws_sleep_new (G_TIME_SPAN_HOUR);
+      ws_runtime_spawn_detached (rt, million_func, GUINT_TO_POINTER (i), NULL);
+    }
+  ws_test_wait_until (atomic_load (&million.n_awaiting) == n);
+  setup = g_get_monotonic_time () - start;
+
+  /* The resets take less time than the spawns and first polls did. */
+  base = g_get_monotonic_time () + setup + 100 * G_TIME_SPAN_MILLISECOND;
+  spread = MAX (MIN_SPREAD_USEC, 4 * setup);
+  for (guint i = 0; i < n; i++)
+    {
+      million.deadline[i] = base + (gint64) g_rand_double_range (rand, 0, (gdouble) spread);
+      ws_sleep_reset (million.naps[i], million.deadline[i]);
+    }
+  g_assert_cmpint (g_get_monotonic_time (), <, base);
+  ws_test_wait_until (atomic_load (&million.n_ended) == n);
+
+  for (guint k = 0; k < n; k++)
+    {
+      guint i = million.order[k];
+
+      g_assert_cmpint (million.ended_at[i], >=, million.deadline[i]);
+      max_late = MAX (max_late, million.ended_at[i] - million.deadline[i]);
+      max_inversion = MAX (max_inversion, latest - million.deadline[i]);
+      latest = MAX (latest, million.deadline[i]);
+    }
+  g_test_message ("%u sleeps: set up in %" G_GINT64_FORMAT " ms, deadlines over %"
+                  G_GINT64_FORMAT " ms; latest end %" G_GINT64_FORMAT " ms after its deadline;"
+                  " largest order inversion %" G_GINT64_FORMAT " ms",
+                  n, setup / 1000, spread / 1000, max_late / 1000, max_inversion / 1000);
+  g_assert_cmpint (max_inversion, <=, spread / 10);
+
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  for (guint i = 0; i < n; i++)
+    ws_sleep_unref (million.naps[i]);
+  g_free (million.naps);
+  g_free (million.deadline);
+  g_free (million.ended_at);
+  g_free (million.order);
+  g_free (million.awaiting);
+}
+
 WS_TEST_MAIN ({ "/sleep/in-deadline-order", test_in_deadline_order },
               { "/sleep/reset-earlier-from-another-thread", test_reset_earlier_from_another_thread },
               { "/sleep/reset-later-then-earlier", test_reset_later_then_earlier },
               { "/sleep/reset-to-past-from-another-thread", test_reset_to_past_from_another_thread },
-              { "/sleep/reset-races-timers", test_reset_races_timers })
+              { "/sleep/reset-races-timers", test_reset_races_timers },
+              { "/sleep/cancelled-with-its-task", test_cancelled_with_its_task },
+              { "/sleep/in-local-task", test_in_local_task },
+              { "/sleep/after-block-in-place", test_after_block_in_place },
+              { "/sleep/million-in-deadline-order", test_million_in_deadline_order })

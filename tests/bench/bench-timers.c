@@ -40,6 +40,11 @@
  *    pointers is allocated before the first reading in both. The RSS
  *    difference (/proc/self/statm) is printed next to it.
  *
+ * 2b. The tasks alone ("wsrt-due"): the same N tasks, each with a sleep
+ *    that is due at its first poll (duration 0), so no timer is armed:
+ *    spawning, polling and completing N tasks. The difference to 1. is
+ *    what the timers and keeping N tasks pending add.
+ *
  * 3. The anchor, in the same program: N GLib timeouts
  *    (g_timeout_source_new () with the same durations, rounded up to whole
  *    ms) attached to a private GMainContext iterated on the main thread;
@@ -85,6 +90,7 @@
 typedef enum
 {
   MEASURE_WSRT,
+  MEASURE_WSRT_DUE,
   MEASURE_GLIB,
   MEASURE_HEAP_SLEEP,
   MEASURE_HEAP_PLAIN,
@@ -92,7 +98,7 @@ typedef enum
 } Measure;
 
 static const char *const measure_names[] = {
-  "wsrt", "glib-timeout", "wsrt-heap-sleep", "wsrt-heap-plain",
+  "wsrt", "wsrt-due", "glib-timeout", "wsrt-heap-sleep", "wsrt-heap-plain",
 };
 
 /* What a child sends back through its pipe. */
@@ -486,6 +492,11 @@ run_child (Measure m,
       fill_durations (n);
       switch (m)
         {
+        case MEASURE_WSRT_DUE:
+          for (guint i = 0; i < n; i++)
+            slots[i].duration_us = 0;
+          measure_wsrt (&r, n, round);
+          break;
         case MEASURE_WSRT:
           measure_wsrt (&r, n, round);
           break;
@@ -529,7 +540,8 @@ print_cost (Measure       m,
             guint         round,
             const Result *r)
 {
-  const char *unit = m == MEASURE_WSRT ? "ns_per_sleep" : "ns_per_timeout";
+  const char *unit = m == MEASURE_WSRT ? "ns_per_sleep"
+                     : m == MEASURE_WSRT_DUE ? "ns_per_task" : "ns_per_timeout";
 
   if (!r->ok)
     {
@@ -613,8 +625,9 @@ main (int   argc,
       g_autofree double *ws_cost = g_new0 (double, rounds);
       g_autofree double *ws_p99 = g_new0 (double, rounds);
       g_autofree double *gl_cost = g_new0 (double, rounds);
+      g_autofree double *due_cost = g_new0 (double, rounds);
       g_autofree double *bytes = g_new0 (double, rounds);
-      guint n_ws = 0, n_gl = 0, n_bytes = 0, early = 0;
+      guint n_ws = 0, n_gl = 0, n_due = 0, n_bytes = 0, early = 0;
       double late_max = 0;
 
       if (!anchor)
@@ -637,6 +650,15 @@ main (int   argc,
                   late_max = MAX (late_max, res.late_max_us);
                 }
               dnf[MEASURE_WSRT] = !res.ok;
+            }
+
+          if (!dnf[MEASURE_WSRT_DUE])
+            {
+              res = run_child (MEASURE_WSRT_DUE, n, r);
+              print_cost (MEASURE_WSRT_DUE, n, r, &res);
+              if (res.ok)
+                due_cost[n_due++] = res.ns_per;
+              dnf[MEASURE_WSRT_DUE] = !res.ok;
             }
 
           if (anchor && !dnf[MEASURE_GLIB])
@@ -676,6 +698,8 @@ main (int   argc,
                 bench_median (ws_cost, n_ws), bench_median (ws_p99, n_ws), late_max, early);
       else
         printf (" median_ns_per_sleep=dnf");
+      if (n_due > 0)
+        printf (" due_median_ns_per_task=%.1f", bench_median (due_cost, n_due));
       if (n_gl > 0)
         printf (" glib_median_ns_per_timeout=%.1f", bench_median (gl_cost, n_gl));
       else

@@ -121,14 +121,21 @@ driver_prepare (GSource *source,
   ws_lock_lock (&self->lock);
   next = ws_timer_wheel_next_expiration (&self->wheel);
   self->armed = next;
-  if (next == G_MAXUINT64)
-    *timeout = -1;
-  else if (next <= tick_floor (self, now))
+  if (next <= tick_floor (self, now))
     {
       *timeout = 0;
       ready = TRUE;
     }
   else
+    {
+      /* Nothing is due: the wheel moves to now (the poll returns no
+       * entry), so timers armed from here on are placed from the current
+       * tick, most of them on level 0 or 1. */
+      (void) ws_timer_wheel_poll (&self->wheel, tick_floor (self, now));
+    }
+  if (next == G_MAXUINT64)
+    *timeout = -1;
+  else if (!ready)
     {
       gint64 wait_usec = self->origin + (gint64) next * USEC_PER_TICK - now;
 

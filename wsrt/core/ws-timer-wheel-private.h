@@ -39,7 +39,8 @@ G_BEGIN_DECLS
 #define WS_TIMER_WHEEL_MAX_TICKS \
   (G_GUINT64_CONSTANT (1) << (WS_TIMER_WHEEL_LEVELS * WS_TIMER_WHEEL_SLOT_BITS))
 
-/* Where an entry is: a level, the expired list, or nowhere. */
+/* Where an entry is: a level, the expired list, or nowhere. An entry of
+ * an expired level-0 slot is on the expired list with level 0. */
 #define WS_TIMER_ENTRY_UNLINKED 0xff
 #define WS_TIMER_ENTRY_EXPIRED  0xfe
 

@@ -254,10 +254,26 @@ ws_timer_wheel_poll (WsTimerWheel *self,
           return NULL;
         }
 
-      /* Take the slot's whole list, then place each entry again from its
-       * start (W3): it expires or moves to a lower level. */
       self->elapsed = start;
       head = &self->slots[level][slot];
+      if (level == 0)
+        {
+          /* Every entry of a level-0 slot expires at its start: the whole
+           * list moves to the expired list, without touching the entries
+           * between its ends. They keep level 0 there; remove () then
+           * only looks at a slot list that is empty already, or that
+           * holds entries of a later turn and is left alone. */
+          head->next->prev = self->expired.prev;
+          self->expired.prev->next = head->next;
+          head->prev->next = &self->expired;
+          self->expired.prev = head->prev;
+          list_init (head);
+          self->occupied[0] &= ~(G_GUINT64_CONSTANT (1) << slot);
+          continue;
+        }
+
+      /* Take the slot's whole list, then place each entry again from its
+       * start (W3): it expires or moves to a lower level. */
       list.next = head->next;
       list.prev = head->prev;
       list.next->prev = &list;
