@@ -1,12 +1,21 @@
-/* test-async-wait.c: ws_task_wait_async, completion delivery
+/* test-async-wait.c: completion delivery to a main context
  *
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * The callback runs exactly once, on the thread-default context of the
- * caller, never from inside the call: for a task already finished, one
- * that finishes later, one cancelled, and a wait whose GCancellable is
- * cancelled (the task then ends later without a second call).
+ * ws_task_wait_async: the callback runs exactly once, on the
+ * thread-default context of the caller, never from inside the call: for a
+ * task already finished, one that finishes later, one cancelled, and a
+ * wait whose GCancellable is cancelled (the task then ends later without a
+ * second call); without a GCancellable the result is the task itself, and
+ * several waits on one task each get their own call.
+ *
+ * ws_runtime_spawn_with_callback: the callback runs once per task, on the
+ * context of the spawning thread (not another thread's), with the task's
+ * pointer, integer, error or cancelled outcome; tasks cancelled by a
+ * shutdown and tasks ended before it are delivered after it, with nothing
+ * lost or leaked; a spawn refused after shutdown frees its data, returns
+ * FALSE and still calls back once, as cancelled.
  */
 
 #include "config.h"
@@ -68,4 +77,341 @@ test_exactly_once (void)
   ws_test_on_context_clear (&f);
 }
 
-WS_TEST_MAIN ({ "/async-wait/exactly-once", test_exactly_once })
+/* Without a GCancellable the GAsyncResult is the task itself (tagged,
+ * with the wait's user data); a second wait on the same task meanwhile,
+ * and a wait started from the callback, each get their own call. */
+typedef struct
+{
+  guint           calls;
+  gboolean        ok;
+  GAsyncResult   *result;       /* of the last call, not a reference */
+  gpointer        user_data;
+  WsTestWaitResult again;       /* of a wait started from the callback */
+  gboolean        wait_again;
+} OwnWait;
+
+static void
+own_wait_cb (GObject      *object,
+             GAsyncResult *result,
+             gpointer      data)
+{
+  OwnWait *w = data;
+  g_autoptr(GObject) source = g_async_result_get_source_object (result);
+
+  w->calls++;
+  w->result = result;
+  w->user_data = g_async_result_get_user_data (result);
+  g_assert_true (source == object);
+  g_assert_true (g_async_result_is_tagged (result, ws_task_wait_async));
+  w->ok = ws_task_wait_finish (WS_TASK (object), result, NULL);
+  if (w->wait_again)
+    {
+      w->wait_again = FALSE;
+      ws_task_wait_async (WS_TASK (object), NULL, ws_test_wait_cb, &w->again);
+    }
+}
+
+static void
+test_own_result (void)
+{
+  WsTestOnContext f;
+  g_autoptr(WsTask) task = NULL;
+  OwnWait first = { 0 }, second = { 0 };
+
+  ws_test_on_context_init (&f, 2);
+  task = ws_runtime_spawn (f.rt, ws_test_ready, NULL, NULL);
+  first.wait_again = TRUE;
+  ws_task_wait_async (task, NULL, own_wait_cb, &first);
+  ws_task_wait_async (task, NULL, own_wait_cb, &second);
+  g_assert_cmpuint (first.calls + second.calls, ==, 0);
+
+  ws_test_iterate_until (f.ctx, first.calls && second.calls && first.again.calls);
+  g_assert_true (first.ok);
+  g_assert_true (second.ok);
+  g_assert_true (first.again.ok);
+  /* The first wait's result is the task; the second, made while the
+   * first was pending, has its own. Each has its own user data. */
+  g_assert_true (first.result == G_ASYNC_RESULT (task));
+  g_assert_true (second.result != G_ASYNC_RESULT (task));
+  g_assert_true (first.user_data == &first);
+  g_assert_true (second.user_data == &second);
+  while (g_main_context_iteration (f.ctx, FALSE))
+    ;
+  g_assert_cmpuint (first.calls, ==, 1);
+  g_assert_cmpuint (second.calls, ==, 1);
+  g_assert_cmpuint (first.again.calls, ==, 1);
+
+  /* Once the first is over, the task is the result of a wait again. */
+  second = (OwnWait) { 0 };
+  ws_task_wait_async (task, NULL, own_wait_cb, &second);
+  ws_test_iterate_until (f.ctx, second.calls);
+  g_assert_true (second.result == G_ASYNC_RESULT (task));
+  g_assert_true (second.user_data == &second);
+  while (g_main_context_iteration (f.ctx, FALSE))
+    ;
+  g_assert_cmpuint (second.calls, ==, 1);
+  ws_test_on_context_clear (&f);
+}
+
+/* ---- ws_runtime_spawn_with_callback ------------------------------------ */
+
+#define N_CALLBACK_TASKS 200
+
+/* What the callbacks of one test saw. */
+typedef struct
+{
+  GThread      *thread;         /* where the callbacks must run */
+  guint         calls;
+  guint         wrong_thread;
+  guint         ok;
+  guint         cancelled;
+  guint         failed;
+  guint64       sum;
+  gchar        *pointer;
+} Delivered;
+
+static WsPoll
+return_index (WsContext *cx,
+              gpointer   data)
+{
+  ws_context_return_uint64 (cx, GPOINTER_TO_UINT (data));
+  return WS_POLL_READY;
+}
+
+/* Counts its poll, then returns 1 as an integer. */
+static WsPoll
+count_and_return_one (WsContext *cx,
+                      gpointer   data)
+{
+  atomic_fetch_add (&ws_test_n_polled, 1);
+  ws_context_return_uint64 (cx, 1);
+  return WS_POLL_READY;
+}
+
+static WsPoll
+return_pointer (WsContext *cx,
+                gpointer   data)
+{
+  ws_context_return_pointer (cx, g_strdup ("delivered"), g_free);
+  return WS_POLL_READY;
+}
+
+static WsPoll
+return_error (WsContext *cx,
+              gpointer   data)
+{
+  ws_context_return_error (cx, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "gone"));
+  return WS_POLL_READY;
+}
+
+static void
+count_outcome (Delivered *d,
+               gboolean   ok,
+               GError    *error)
+{
+  d->calls++;
+  if (g_thread_self () != d->thread)
+    d->wrong_thread++;
+  if (ok)
+    d->ok++;
+  else if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    d->cancelled++;
+  else
+    d->failed++;
+}
+
+/* Takes an integer result. */
+static void
+on_uint64 (WsJoinHandle *handle,
+           gpointer      data)
+{
+  Delivered *d = data;
+  g_autoptr(GError) error = NULL;
+  guint64 v = 0;
+  gboolean ok = ws_join_handle_finish_uint64 (handle, &v, &error);
+
+  count_outcome (d, ok, error);
+  d->sum += v;
+}
+
+/* Takes a pointer result, or none. */
+static void
+on_pointer (WsJoinHandle *handle,
+            gpointer      data)
+{
+  Delivered *d = data;
+  g_autoptr(GError) error = NULL;
+  gchar *p = ws_join_handle_finish (handle, &error);
+
+  count_outcome (d, error == NULL, error);
+  if (p != NULL)
+    {
+      g_assert_null (d->pointer);
+      d->pointer = p;
+    }
+}
+
+/* Every callback runs once, on the context of the spawning thread, with
+ * the task's outcome; none runs from inside the spawn. */
+static void
+test_callback_spawn_outcomes (void)
+{
+  WsTestOnContext f;
+  Delivered d = { g_thread_self () };
+  guint64 expected = 0;
+
+  ws_test_on_context_init (&f, 2);
+  for (guint i = 0; i < N_CALLBACK_TASKS; i++)
+    {
+      g_assert_true (ws_runtime_spawn_with_callback (f.rt, return_index, GUINT_TO_POINTER (i),
+                                                     NULL, on_uint64, &d));
+      expected += i;
+    }
+  g_assert_true (ws_runtime_spawn_with_callback (f.rt, return_pointer, NULL, NULL,
+                                                 on_pointer, &d));
+  g_assert_true (ws_runtime_spawn_with_callback (f.rt, return_error, NULL, NULL,
+                                                 on_pointer, &d));
+  g_assert_cmpuint (d.calls, ==, 0);
+
+  ws_test_iterate_until (f.ctx, d.calls == N_CALLBACK_TASKS + 2);
+  g_assert_cmpuint (d.wrong_thread, ==, 0);
+  g_assert_cmpuint (d.ok, ==, N_CALLBACK_TASKS + 1);
+  g_assert_cmpuint (d.failed, ==, 1);
+  g_assert_cmpuint (d.sum, ==, expected);
+  g_assert_cmpstr (d.pointer, ==, "delivered");
+  g_free (d.pointer);
+
+  while (g_main_context_iteration (f.ctx, FALSE))
+    ;
+  g_assert_cmpuint (d.calls, ==, N_CALLBACK_TASKS + 2);
+  ws_test_on_context_clear (&f);
+}
+
+/* A thread with a context of its own: its spawns call back there, not on
+ * the test thread's context. */
+typedef struct
+{
+  WsRuntime    *rt;
+  Delivered     d;
+  GMainContext *ctx;
+} OtherThread;
+
+static gpointer
+other_thread_main (gpointer data)
+{
+  OtherThread *o = data;
+
+  o->d.thread = g_thread_self ();
+  g_main_context_push_thread_default (o->ctx);
+  for (guint i = 0; i < N_CALLBACK_TASKS; i++)
+    g_assert_true (ws_runtime_spawn_with_callback (o->rt, return_index, GUINT_TO_POINTER (1),
+                                                   NULL, on_uint64, &o->d));
+  ws_test_iterate_until (o->ctx, o->d.calls == N_CALLBACK_TASKS);
+  g_main_context_pop_thread_default (o->ctx);
+  return NULL;
+}
+
+static void
+test_callback_spawn_right_context (void)
+{
+  WsTestOnContext f;
+  OtherThread o = { NULL, };
+  Delivered d = { g_thread_self () };
+  GThread *t;
+
+  ws_test_on_context_init (&f, 2);
+  o.rt = f.rt;
+  o.ctx = g_main_context_new ();
+  t = g_thread_new ("other", other_thread_main, &o);
+  for (guint i = 0; i < N_CALLBACK_TASKS; i++)
+    g_assert_true (ws_runtime_spawn_with_callback (f.rt, return_index, GUINT_TO_POINTER (2),
+                                                   NULL, on_uint64, &d));
+  ws_test_iterate_until (f.ctx, d.calls == N_CALLBACK_TASKS);
+  g_thread_join (t);
+
+  g_assert_cmpuint (d.wrong_thread, ==, 0);
+  g_assert_cmpuint (d.sum, ==, 2 * N_CALLBACK_TASKS);
+  g_assert_cmpuint (o.d.calls, ==, N_CALLBACK_TASKS);
+  g_assert_cmpuint (o.d.wrong_thread, ==, 0);
+  g_assert_cmpuint (o.d.sum, ==, N_CALLBACK_TASKS);
+  g_main_context_unref (o.ctx);
+  ws_test_on_context_clear (&f);
+}
+
+/* Pending tasks are cancelled by a shutdown (their destroy notifies run
+ * before it returns), tasks that ended before it keep their results; no
+ * callback runs before the context is iterated, each runs once after,
+ * also once the runtime is gone, and nothing is left behind (the leak
+ * check of the harness). */
+static void
+test_callback_spawn_shutdown_before_delivery (void)
+{
+  WsTestOnContext f;
+  Delivered d = { g_thread_self () };
+  Delivered pending = { g_thread_self () };
+
+  ws_test_on_context_init (&f, 2);
+  ws_test_reset_counters ();
+  for (guint i = 0; i < N_CALLBACK_TASKS; i++)
+    g_assert_true (ws_runtime_spawn_with_callback (f.rt, count_and_return_one, NULL,
+                                                   NULL, on_uint64, &d));
+  /* Polled means ended: each returns READY from its only poll. */
+  ws_test_wait_until (atomic_load (&ws_test_n_polled) == N_CALLBACK_TASKS);
+  for (guint i = 0; i < N_CALLBACK_TASKS; i++)
+    g_assert_true (ws_runtime_spawn_with_callback (f.rt, ws_test_pending_forever, NULL,
+                                                   ws_test_count_destroy, on_uint64, &pending));
+
+  g_assert_true (ws_runtime_shutdown (f.rt, -1));
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, N_CALLBACK_TASKS);
+  g_clear_object (&f.rt);
+  g_assert_cmpuint (d.calls + pending.calls, ==, 0);
+
+  ws_test_iterate_until (f.ctx, d.calls == N_CALLBACK_TASKS
+                                && pending.calls == N_CALLBACK_TASKS);
+  while (g_main_context_iteration (f.ctx, FALSE))
+    ;
+  g_assert_cmpuint (d.calls, ==, N_CALLBACK_TASKS);
+  g_assert_cmpuint (d.ok, ==, N_CALLBACK_TASKS);
+  g_assert_cmpuint (d.sum, ==, N_CALLBACK_TASKS);
+  g_assert_cmpuint (pending.calls, ==, N_CALLBACK_TASKS);
+  g_assert_cmpuint (pending.cancelled, ==, N_CALLBACK_TASKS);
+  g_assert_cmpuint (d.wrong_thread + pending.wrong_thread, ==, 0);
+
+  g_main_context_pop_thread_default (f.ctx);
+  g_clear_pointer (&f.ctx, g_main_context_unref);
+}
+
+/* After shutdown the spawn is refused: FALSE, the destroy notify run
+ * before it returns, no poll, and one callback, as cancelled, from the
+ * context. */
+static void
+test_callback_spawn_refused_after_shutdown (void)
+{
+  WsTestOnContext f;
+  Delivered d = { g_thread_self () };
+
+  ws_test_on_context_init (&f, 1);
+  g_assert_true (ws_runtime_shutdown (f.rt, -1));
+  ws_test_reset_counters ();
+  g_assert_false (ws_runtime_spawn_with_callback (f.rt, ws_test_count_poll, NULL,
+                                                  ws_test_count_destroy, on_pointer, &d));
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 1);
+  g_assert_cmpuint (d.calls, ==, 0);
+
+  ws_test_iterate_until (f.ctx, d.calls == 1);
+  while (g_main_context_iteration (f.ctx, FALSE))
+    ;
+  g_assert_cmpuint (d.calls, ==, 1);
+  g_assert_cmpuint (d.cancelled, ==, 1);
+  g_assert_cmpint (atomic_load (&ws_test_n_polled), ==, 0);
+  ws_test_on_context_clear (&f);
+}
+
+WS_TEST_MAIN ({ "/async-wait/exactly-once", test_exactly_once },
+              { "/async-wait/own-result", test_own_result },
+              { "/async-wait/callback-spawn/outcomes", test_callback_spawn_outcomes },
+              { "/async-wait/callback-spawn/right-context", test_callback_spawn_right_context },
+              { "/async-wait/callback-spawn/shutdown-before-delivery",
+                test_callback_spawn_shutdown_before_delivery },
+              { "/async-wait/callback-spawn/refused-after-shutdown",
+                test_callback_spawn_refused_after_shutdown })

@@ -37,6 +37,13 @@ blocking_func (gpointer data)
 }
 
 static void
+completion_func (WsJoinHandle *handle,
+                 gpointer      data)
+{
+  g_assert_not_reached ();
+}
+
+static void
 test_runtime_refusals (void)
 {
   g_autoptr(WsRuntime) rt = ws_runtime_new (1);
@@ -63,13 +70,24 @@ test_runtime_refusals (void)
   REFUSED (ws_handle_spawn, g_assert_null (ws_handle_spawn (NULL, ws_test_ready, NULL, ws_test_count_destroy)));
   REFUSED (ws_handle_spawn, g_assert_null (ws_handle_spawn (handle, NULL, NULL, ws_test_count_destroy)));
   g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 12);
+  /* NULL runtime, func or callback: refused, the data freed, no callback. */
+  REFUSED (ws_runtime_spawn_with_callback,
+           g_assert_false (ws_runtime_spawn_with_callback (NULL, ws_test_ready, NULL, ws_test_count_destroy,
+                                                           completion_func, NULL)));
+  REFUSED (ws_runtime_spawn_with_callback,
+           g_assert_false (ws_runtime_spawn_with_callback (rt, NULL, NULL, ws_test_count_destroy,
+                                                           completion_func, NULL)));
+  REFUSED (ws_runtime_spawn_with_callback,
+           g_assert_false (ws_runtime_spawn_with_callback (rt, ws_test_ready, NULL, ws_test_count_destroy,
+                                                           NULL, NULL)));
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 15);
 
   /* Refused hooks free their user data too. */
   REFUSED (ws_runtime_set_on_thread_start, ws_runtime_set_on_thread_start (NULL, hook_func, NULL, ws_test_count_destroy));
   REFUSED (ws_runtime_set_on_thread_stop, ws_runtime_set_on_thread_stop (NULL, hook_func, NULL, ws_test_count_destroy));
   REFUSED (ws_runtime_set_before_park, ws_runtime_set_before_park (NULL, hook_func, NULL, ws_test_count_destroy));
   REFUSED (ws_runtime_set_after_unpark, ws_runtime_set_after_unpark (NULL, hook_func, NULL, ws_test_count_destroy));
-  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 16);
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 19);
 
   REFUSED (ws_runtime_shutdown, g_assert_false (ws_runtime_shutdown (NULL, -1)));
   REFUSED (ws_runtime_shutdown, g_assert_false (ws_runtime_shutdown (rt, -2)));
@@ -157,6 +175,7 @@ test_task_refusals (void)
 {
   g_autoptr(WsRuntime) rt = ws_runtime_new (1);
   g_autoptr(WsTask) task = ws_runtime_spawn (rt, ws_test_ready, NULL, NULL);
+  g_autoptr(WsTask) pending = ws_runtime_spawn (rt, ws_test_pending_forever, NULL, NULL);
   g_autoptr(GTask) other = g_task_new (NULL, NULL, NULL, NULL);
   GError *preset = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_FAILED, "already set");
 
@@ -174,6 +193,10 @@ test_task_refusals (void)
   REFUSED (ws_task_wait_async, ws_task_wait_async (task, (GCancellable *) other, NULL, NULL));
   REFUSED (ws_task_wait_finish, g_assert_false (ws_task_wait_finish (NULL, G_ASYNC_RESULT (other), NULL)));
   REFUSED (ws_task_wait_finish, g_assert_false (ws_task_wait_finish (task, G_ASYNC_RESULT (other), NULL)));
+  /* A task is the result of its own waits only: not of another's, and not
+   * before it has ended. */
+  REFUSED (ws_task_wait_finish, g_assert_false (ws_task_wait_finish (task, G_ASYNC_RESULT (pending), NULL)));
+  REFUSED (ws_task_wait_finish, g_assert_false (ws_task_wait_finish (pending, G_ASYNC_RESULT (pending), NULL)));
   REFUSED (ws_task_get_value, g_assert_null (ws_task_get_value (NULL)));
   REFUSED (ws_task_propagate_pointer, g_assert_null (ws_task_propagate_pointer (NULL, NULL)));
   REFUSED (ws_task_propagate_pointer, g_assert_null (ws_task_propagate_pointer (task, &preset)));

@@ -885,6 +885,58 @@ test_wait_async_answered_at_shutdown (void)
     }
 }
 
+/* A spawn_with_callback made on a worker calls back on that worker's
+ * context: answered, exactly once, by the time shutdown returns. */
+typedef struct
+{
+  WsRuntime    *rt;
+  Counts        counts;
+  _Atomic gint  callbacks;
+  _Atomic gint  started;
+} CallbackSpawner;
+
+static void
+spawned_ended (WsJoinHandle *handle,
+               gpointer      data)
+{
+  CallbackSpawner *s = data;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_null (ws_join_handle_finish (handle, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  atomic_fetch_add (&s->callbacks, 1);
+}
+
+static WsPoll
+start_callback_spawn (WsContext *cx,
+                      gpointer   data)
+{
+  CallbackSpawner *s = data;
+
+  g_assert_true (ws_runtime_spawn_with_callback (s->rt, pending_forever, &s->counts,
+                                                 count_destroy, spawned_ended, s));
+  atomic_store (&s->started, 1);
+  return WS_POLL_READY;
+}
+
+static void
+test_spawn_callback_answered_at_shutdown (void)
+{
+  for (guint round = 0; round < 20; round++)
+    {
+      CallbackSpawner s = { ws_runtime_new (2), { 0, 0 }, 0, 0 };
+
+      ws_runtime_spawn_detached (s.rt, start_callback_spawn, &s, NULL);
+      while (!atomic_load (&s.started))
+        g_usleep (100);
+
+      g_assert_true (ws_runtime_shutdown (s.rt, -1));
+      g_assert_cmpint (atomic_load (&s.callbacks), ==, 1);
+      g_assert_cmpint (atomic_load (&s.counts.destroyed), ==, 1);
+      g_object_unref (s.rt);
+    }
+}
+
 /* ---- everything at once: freed while foreign threads act --------------- */
 
 static void
@@ -1063,6 +1115,7 @@ main (int    argc,
   ws_test_add_func ("/shutdown/refused-local-spawn-on-owner", test_refused_local_spawn_on_owner);
   ws_test_add_func ("/shutdown/alive-metric-never-torn", test_alive_metric_never_torn);
   ws_test_add_func ("/shutdown/wait-async-answered", test_wait_async_answered_at_shutdown);
+  ws_test_add_func ("/shutdown/spawn-callback-answered", test_spawn_callback_answered_at_shutdown);
   ws_test_add_func ("/shutdown/freed-while-foreign-threads-act", test_freed_while_foreign_threads_act);
 
   return g_test_run ();

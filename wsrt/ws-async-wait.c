@@ -7,12 +7,40 @@
  * exactly once, never from inside the call, also when cancelled
  * (doc/architecture.md, "Rules: main contexts").
  * Completions bound for one context are batched through one GSource per
- * context (found again with g_main_context_find_source_by_funcs_user_data,
- * so the context owns it and nothing else keeps the context alive), not one
+ * context (found with g_main_context_find_source_by_funcs_user_data, so
+ * the context owns it and nothing else keeps the context alive), not one
  * idle source per operation.
  *
- * A WsAsyncWait is at once the waker the core wakes, the GAsyncResult the
- * callback receives, and the queue entry: one allocation per wait.
+ * The source queues plain items (WsDeliveryItem: a link and a class with
+ * deliver and discard), embedded in what is delivered: no GObject per
+ * item. Three kinds are queued:
+ *
+ *  - a WsAsyncWait, the GObject that is at once the waker the core wakes,
+ *    the GAsyncResult and the item: for waits with a GCancellable and for
+ *    the task-group waits;
+ *  - the wait a WsTask embeds for a ws_task_wait_async() without a
+ *    GCancellable, whose GAsyncResult is the task itself (ws-task.c);
+ *  - a Completion (below), the tail of a task spawned with
+ *    ws_runtime_spawn_with_callback(), in the task's own memory: the
+ *    task's join waker and the item, so the task itself is what is queued.
+ *
+ * Lifetime. Every queued item holds a reference on its context, dropped
+ * only once it is delivered (or discarded). So while an item is queued
+ * its context lives, and with it the source, which stays attached until
+ * the context is finalized: a pusher needs no reference of its own on the
+ * source. After its unlock, a pusher touches the source only if the queue
+ * was empty, to set the ready time; its item cannot be dispatched before
+ * that call takes the context lock (the dispatch clears the ready time
+ * before it takes the batch, and nobody else arms it while the item is
+ * queued), so the item's reference still keeps the context alive there.
+ *
+ * Finding the source: a per-thread cache of the last context looked up
+ * and its source (holding a reference on the source, not the context).
+ * A hit needs the same context pointer and a source not destroyed: a
+ * context's finalize destroys its sources before its memory can be reused
+ * by another context at the same address, so a live cached source means
+ * a live, identical context. A miss takes the registry lock and GLib's
+ * lookup, which walks the context's sources.
  */
 
 #include "config.h"
@@ -23,75 +51,43 @@
 #include "ws-lock-private.h"
 #include "ws-raw-task-private.h"
 
-struct _WsAsyncWait
+/* ---- the delivery source ------------------------------------------------ */
+
+struct _WsDelivery
 {
-  GObject               parent_instance;
-  WsWaker               waker;          /* woken by the core */
-  GObject              *source_object;
-  gpointer              source_tag;
-  GCancellable         *cancellable;
-  gulong                cancelled_id;   /* disconnected on the context */
-  GAsyncReadyCallback   callback;
-  gpointer              user_data;
-  GMainContext         *context;
-  _Atomic gint          state;          /* PENDING, QUEUED */
-  gboolean              cancelled;      /* set before queueing */
-  WsAsyncWait          *next;           /* in the delivery queue */
+  GSource         parent;
+  WsLock          lock;
+  WsDeliveryItem *head;
+  WsDeliveryItem *tail;
 };
-
-enum
-{
-  WAIT_PENDING,
-  WAIT_QUEUED,
-};
-
-typedef struct
-{
-  GSource      parent;
-  WsLock       lock;
-  WsAsyncWait *head;
-  WsAsyncWait *tail;
-} DeliverySource;
-
-static void async_result_iface_init (GAsyncResultIface *iface);
-
-G_DEFINE_FINAL_TYPE_WITH_CODE (WsAsyncWait, ws_async_wait, G_TYPE_OBJECT,
-                               G_IMPLEMENT_INTERFACE (G_TYPE_ASYNC_RESULT, async_result_iface_init))
 
 /* Serialises finding-or-creating the delivery source of a context. */
-static WsLock registry_lock = { PTHREAD_MUTEX_INITIALIZER };
+static WsLock registry_lock = WS_LOCK_INIT;
 
 static gboolean
 delivery_dispatch (GSource     *source,
                    GSourceFunc  callback,
                    gpointer     user_data)
 {
-  DeliverySource *ds = (DeliverySource *) source;
-  WsAsyncWait *batch;
+  WsDelivery *self = (WsDelivery *) source;
+  WsDeliveryItem *batch;
 
+  /* Before taking the batch: a push that finds the queue empty after the
+   * take arms the source again. */
   g_source_set_ready_time (source, -1);
 
-  ws_lock_lock (&ds->lock);
-  batch = ds->head;
-  ds->head = ds->tail = NULL;
-  ws_lock_unlock (&ds->lock);
+  ws_lock_lock (&self->lock);
+  batch = self->head;
+  self->head = self->tail = NULL;
+  ws_lock_unlock (&self->lock);
 
   while (batch != NULL)
     {
-      WsAsyncWait *w = batch;
+      WsDeliveryItem *item = batch;
 
-      batch = w->next;
-      w->next = NULL;
-
-      /* Outside the cancelled handler, so disconnecting is safe. */
-      if (w->cancelled_id != 0)
-        {
-          g_cancellable_disconnect (w->cancellable, w->cancelled_id);
-          w->cancelled_id = 0;
-        }
-      if (w->callback != NULL)
-        w->callback (w->source_object, G_ASYNC_RESULT (w), w->user_data);
-      g_object_unref (w);        /* the queue's reference */
+      batch = item->next;
+      item->next = NULL;
+      item->klass->deliver (item);
     }
 
   return G_SOURCE_CONTINUE;
@@ -100,17 +96,19 @@ delivery_dispatch (GSource     *source,
 static void
 delivery_finalize (GSource *source)
 {
-  DeliverySource *ds = (DeliverySource *) source;
+  WsDelivery *self = (WsDelivery *) source;
 
-  /* The context went away with completions queued: drop them. */
-  while (ds->head != NULL)
+  /* Only a source destroyed by someone else can get here with items
+   * queued (each holds the context): drop them. */
+  while (self->head != NULL)
     {
-      WsAsyncWait *w = ds->head;
+      WsDeliveryItem *item = self->head;
 
-      ds->head = w->next;
-      g_object_unref (w);
+      self->head = item->next;
+      item->next = NULL;
+      item->klass->discard (item);
     }
-  ws_lock_clear (&ds->lock);
+  ws_lock_clear (&self->lock);
 }
 
 static GSourceFuncs delivery_funcs = {
@@ -123,8 +121,9 @@ delivery_no_callback (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
+/* A new reference to the delivery source of @context, made if needed. */
 static GSource *
-get_delivery_source (GMainContext *context)
+lookup_delivery_source (GMainContext *context)
 {
   GSource *source;
 
@@ -134,8 +133,11 @@ get_delivery_source (GMainContext *context)
     g_source_ref (source);
   else
     {
-      source = g_source_new (&delivery_funcs, sizeof (DeliverySource));
-      ws_lock_init (&((DeliverySource *) source)->lock);
+      WsDelivery *self;
+
+      source = g_source_new (&delivery_funcs, sizeof (WsDelivery));
+      self = (WsDelivery *) source;
+      ws_lock_init (&self->lock);
       /* find_source_by_funcs_user_data() matches on callback data. */
       g_source_set_callback (source, delivery_no_callback, NULL, NULL);
       g_source_set_static_name (source, "[wsrt] completions");
@@ -147,15 +149,138 @@ get_delivery_source (GMainContext *context)
   return source;
 }
 
+typedef struct
+{
+  GMainContext *context;      /* not a reference: compared only */
+  GSource      *source;       /* a reference */
+} DeliveryCache;
+
+static void
+delivery_cache_free (gpointer data)
+{
+  DeliveryCache *cache = data;
+
+  g_clear_pointer (&cache->source, g_source_unref);
+  g_free (cache);
+}
+
+static GPrivate delivery_cache = G_PRIVATE_INIT (delivery_cache_free);
+
+WsDelivery *
+ws_delivery_get (GMainContext *context)
+{
+  DeliveryCache *cache = g_private_get (&delivery_cache);
+  GSource *old;
+
+  /* The argument for a hit is at the top of this file. */
+  if G_LIKELY (cache != NULL && cache->context == context
+               && !g_source_is_destroyed (cache->source))
+    return (WsDelivery *) cache->source;
+
+  if (cache == NULL)
+    {
+      cache = g_new0 (DeliveryCache, 1);
+      g_private_set (&delivery_cache, cache);
+    }
+  old = cache->source;
+  cache->source = lookup_delivery_source (context);
+  cache->context = context;
+  /* Last: this may finalize a source of a context that is gone. */
+  if (old != NULL)
+    g_source_unref (old);
+
+  return (WsDelivery *) cache->source;
+}
+
+void
+ws_delivery_push (WsDelivery     *self,
+                  WsDeliveryItem *item)
+{
+  gboolean was_empty;
+
+  item->next = NULL;
+  ws_lock_lock (&self->lock);
+  was_empty = self->head == NULL;
+  if (self->tail != NULL)
+    self->tail->next = item;
+  else
+    self->head = item;
+  self->tail = item;
+  ws_lock_unlock (&self->lock);
+
+  /* Safe without a reference of ours: see the top of this file. */
+  if (was_empty)
+    g_source_set_ready_time (&self->parent, 0);
+}
+
+/* ---- WsAsyncWait: a GAsyncResult for waits with a GCancellable --------- */
+
+struct _WsAsyncWait
+{
+  GObject               parent_instance;
+  WsWaker               waker;          /* woken by the core */
+  WsDeliveryItem        item;           /* in the delivery queue */
+  GObject              *source_object;
+  gpointer              source_tag;
+  GCancellable         *cancellable;
+  gulong                cancelled_id;   /* disconnected on the context */
+  GAsyncReadyCallback   callback;
+  gpointer              user_data;
+  GMainContext         *context;
+  WsDelivery           *delivery;       /* the context's; valid while we hold it */
+  _Atomic gint          state;          /* PENDING, QUEUED */
+  gboolean              cancelled;      /* set before queueing */
+};
+
+enum
+{
+  WAIT_PENDING,
+  WAIT_QUEUED,
+};
+
+static void async_result_iface_init (GAsyncResultIface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (WsAsyncWait, ws_async_wait, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (G_TYPE_ASYNC_RESULT, async_result_iface_init))
+
+#define WAIT_FROM_ITEM(i) \
+  ((WsAsyncWait *) ((guint8 *) (i) - G_STRUCT_OFFSET (WsAsyncWait, item)))
+#define WAIT_FROM_WAKER(w) \
+  ((WsAsyncWait *) ((guint8 *) (w) - G_STRUCT_OFFSET (WsAsyncWait, waker)))
+
+static void
+wait_deliver (WsDeliveryItem *item)
+{
+  WsAsyncWait *self = WAIT_FROM_ITEM (item);
+
+  /* Outside the cancelled handler, so disconnecting is safe. */
+  if (self->cancelled_id != 0)
+    {
+      g_cancellable_disconnect (self->cancellable, self->cancelled_id);
+      self->cancelled_id = 0;
+    }
+  if (self->callback != NULL)
+    self->callback (self->source_object, G_ASYNC_RESULT (self), self->user_data);
+  g_object_unref (self);        /* the queue's reference */
+}
+
+static void
+wait_discard (WsDeliveryItem *item)
+{
+  g_object_unref (WAIT_FROM_ITEM (item));
+}
+
+static const WsDeliveryItemClass wait_item_class = {
+  wait_deliver,
+  wait_discard,
+};
+
 /* Queues @self for its callback; exactly once. Any thread. */
 static void
 queue_delivery (WsAsyncWait *self,
                 gboolean     cancelled)
 {
   gint expected = WAIT_PENDING;
-  GSource *source;
-  DeliverySource *ds;
-  gboolean was_empty;
 
   /* AcqRel: the winner's write of `cancelled` is published to the
    * dispatcher through the queue lock below. */
@@ -165,42 +290,26 @@ queue_delivery (WsAsyncWait *self,
     return;
 
   self->cancelled = cancelled;
-  g_object_ref (self);
-
-  source = get_delivery_source (self->context);
-  ds = (DeliverySource *) source;
-  ws_lock_lock (&ds->lock);
-  was_empty = ds->head == NULL;
-  if (ds->tail != NULL)
-    ds->tail->next = self;
-  else
-    ds->head = self;
-  ds->tail = self;
-  ws_lock_unlock (&ds->lock);
-
-  if (was_empty)
-    g_source_set_ready_time (source, 0);
-  g_source_unref (source);
+  g_object_ref (self);          /* the queue's, with the context we hold */
+  ws_delivery_push (self->delivery, &self->item);
 }
 
 static void
 waker_wake (WsWaker *waker)
 {
-  WsAsyncWait *self = (WsAsyncWait *) ((guint8 *) waker - G_STRUCT_OFFSET (WsAsyncWait, waker));
-
-  queue_delivery (self, FALSE);
+  queue_delivery (WAIT_FROM_WAKER (waker), FALSE);
 }
 
 static void
 waker_ref (WsWaker *waker)
 {
-  g_object_ref ((guint8 *) waker - G_STRUCT_OFFSET (WsAsyncWait, waker));
+  g_object_ref (WAIT_FROM_WAKER (waker));
 }
 
 static void
 waker_unref (WsWaker *waker)
 {
-  g_object_unref ((guint8 *) waker - G_STRUCT_OFFSET (WsAsyncWait, waker));
+  g_object_unref (WAIT_FROM_WAKER (waker));
 }
 
 static const WsWakerVTable wait_waker_vtable = {
@@ -268,6 +377,7 @@ static void
 ws_async_wait_init (WsAsyncWait *self)
 {
   self->waker.vtable = &wait_waker_vtable;
+  self->item.klass = &wait_item_class;
   atomic_init (&self->state, WAIT_PENDING);
 }
 
@@ -285,6 +395,7 @@ ws_async_wait_new (GObject             *source_object,
   self->callback = callback;
   self->user_data = user_data;
   self->context = g_main_context_ref_thread_default ();
+  self->delivery = ws_delivery_get (self->context);
   if (cancellable != NULL)
     {
       self->cancellable = g_object_ref (cancellable);
@@ -323,4 +434,110 @@ gboolean
 ws_async_wait_was_cancelled (WsAsyncWait *self)
 {
   return self->cancelled;
+}
+
+/* ---- Completion: a join handle delivered to a callback ----------------- */
+
+/* The tail of a task spawned with ws_runtime_spawn_with_callback(), in the
+ * task's own allocation (ws_raw_task_new_with_tail): the task's join waker
+ * and its delivery item, so the completion costs no allocation. The
+ * waker's references are references on the task; the join reference,
+ * held from the spawn, keeps the task (and this) alive while queued, and
+ * is the callback's once it runs. */
+typedef struct
+{
+  WsWaker           waker;              /* the task's join waker */
+  WsDeliveryItem    item;
+  WsCompletionFunc  callback;
+  gpointer          user_data;
+  GMainContext     *context;            /* held until delivered */
+  WsDelivery       *delivery;
+} Completion;
+
+#define COMPLETION_FROM_ITEM(i) \
+  ((Completion *) ((guint8 *) (i) - G_STRUCT_OFFSET (Completion, item)))
+
+gsize
+ws_join_handle_tail_size (void)
+{
+  return sizeof (Completion);
+}
+
+static void
+completion_deliver (WsDeliveryItem *item)
+{
+  Completion *self = COMPLETION_FROM_ITEM (item);
+  WsCompletionFunc callback = self->callback;
+  gpointer user_data = self->user_data;
+  GMainContext *context = self->context;
+
+  /* The handle, its outcome ready, is the callback's: it may free the
+   * task, and this tail with it. */
+  callback ((WsJoinHandle *) ws_raw_task_from_tail (self), user_data);
+  g_main_context_unref (context);
+}
+
+static void
+completion_discard (WsDeliveryItem *item)
+{
+  Completion *self = COMPLETION_FROM_ITEM (item);
+  GMainContext *context = self->context;
+
+  ws_raw_task_drop_join_handle (ws_raw_task_from_tail (self));
+  g_main_context_unref (context);
+}
+
+static const WsDeliveryItemClass completion_item_class = {
+  completion_deliver,
+  completion_discard,
+};
+
+static void
+completion_waker_wake (WsWaker *waker)
+{
+  Completion *self = (Completion *) waker;
+
+  /* The completer wakes the join waker once, after COMPLETE. */
+  ws_delivery_push (self->delivery, &self->item);
+}
+
+static void
+completion_waker_ref (WsWaker *waker)
+{
+  ws_raw_task_ref (ws_raw_task_from_tail (waker));
+}
+
+static void
+completion_waker_unref (WsWaker *waker)
+{
+  ws_raw_task_unref (ws_raw_task_from_tail (waker));
+}
+
+static const WsWakerVTable completion_waker_vtable = {
+  completion_waker_wake,
+  completion_waker_ref,
+  completion_waker_unref,
+};
+
+void
+ws_join_handle_deliver (WsRawTask        *task,
+                        WsCompletionFunc  callback,
+                        gpointer          user_data)
+{
+  Completion *self = ws_raw_task_get_tail (task);
+
+  self->waker.vtable = &completion_waker_vtable;
+  self->item.klass = &completion_item_class;
+  self->item.next = NULL;
+  self->callback = callback;
+  self->user_data = user_data;
+  self->context = g_main_context_ref_thread_default ();
+  self->delivery = ws_delivery_get (self->context);
+
+  /* Registers our waker as the join waker (published by the core's
+   * acq_rel CAS, so the completer sees the fields above), or tells that
+   * the task has ended already: then we queue it ourselves. Either way
+   * the callback runs from the context's dispatch, never from here. */
+  if (ws_raw_task_try_read_output (task, &self->waker, NULL))
+    ws_delivery_push (self->delivery, &self->item);
 }

@@ -20,6 +20,20 @@ G_BEGIN_DECLS
 
 typedef struct _WsJoinHandle WsJoinHandle;
 
+/**
+ * WsCompletionFunc:
+ * @handle: (transfer full): the join handle of the task, which has ended
+ * @user_data: the data given with the callback
+ *
+ * Called on a main context when a task spawned with
+ * [method@Ws.Runtime.spawn_with_callback] has ended. @handle is the
+ * callback's: take the outcome with [method@Ws.JoinHandle.finish] or
+ * [method@Ws.JoinHandle.finish_uint64] (which free it), or let go of it
+ * with [method@Ws.JoinHandle.free].
+ */
+typedef void (*WsCompletionFunc) (WsJoinHandle *handle,
+                                  gpointer      user_data);
+
 WS_AVAILABLE_IN_ALL
 WsJoinHandle *ws_context_spawn             (WsContext      *context,
                                             WsTaskFunc      func,
@@ -30,6 +44,13 @@ WsJoinHandle *ws_runtime_spawn_joinable    (WsRuntime      *self,
                                             WsTaskFunc      func,
                                             gpointer        user_data,
                                             GDestroyNotify  destroy) G_GNUC_WARN_UNUSED_RESULT;
+WS_AVAILABLE_IN_ALL
+gboolean      ws_runtime_spawn_with_callback (WsRuntime        *self,
+                                              WsTaskFunc        func,
+                                              gpointer          user_data,
+                                              GDestroyNotify    destroy,
+                                              WsCompletionFunc  callback,
+                                              gpointer          callback_data);
 WS_AVAILABLE_IN_ALL
 WsPoll        ws_join_handle_poll          (WsJoinHandle   *self,
                                             WsContext      *context);

@@ -17,6 +17,7 @@
 #include "ws-worker-private.h"
 #include "ws-task-private.h"
 #include "ws-local-executor-private.h"
+#include "ws-async-wait-private.h"
 
 /**
  * WsRuntime:
@@ -546,6 +547,84 @@ ws_runtime_spawn_joinable (WsRuntime      *self,
 }
 
 /**
+ * ws_runtime_spawn_with_callback: (skip)
+ * @self: a #WsRuntime
+ * @func: (scope notified) (closure user_data) (destroy destroy): the task
+ * @user_data: data for @func
+ * @destroy: (nullable): frees @user_data after the last poll
+ * @callback: (scope async) (closure callback_data): called on the caller's
+ *   main context once the task has ended
+ * @callback_data: data for @callback
+ *
+ * Spawns a task on the workers of @self, as [method@Ws.Runtime.spawn]
+ * does, and calls @callback with its [struct@Ws.JoinHandle] once it has
+ * ended: the cheapest way to bring many results back to a main loop, with
+ * no [class@Ws.Task] and no #GAsyncResult per task, and no allocation
+ * besides the task itself.
+ *
+ * @callback runs exactly once, on the thread-default main context of the
+ * calling thread as it is at this call (the global default context if the
+ * thread has none), dispatched by whichever thread iterates that context,
+ * never from inside this call. Completions for one context are batched
+ * through one source. The handle is the callback's: it takes the outcome
+ * with [method@Ws.JoinHandle.finish] or
+ * [method@Ws.JoinHandle.finish_uint64], which also free it, or frees it
+ * with [method@Ws.JoinHandle.free]. A failed task finishes with its
+ * error, a cancelled one with %G_IO_ERROR_CANCELLED; the callback runs in
+ * every case, after @destroy has run. Nobody holds a handle before the callback, so nothing but
+ * [method@Ws.Runtime.shutdown] cancels the task from outside: a task that
+ * must be stoppable watches a #GCancellable of its own (and ends with
+ * [method@Ws.Context.return_error]), or is spawned with
+ * [method@Ws.Runtime.spawn] and awaited with [method@Ws.Task.wait_async].
+ *
+ * Until the callback has run, the context is kept alive, and so are the
+ * task and its outcome: if that context is never iterated again, the
+ * callback never runs, as for a #GTask. A shutdown does not wait for the
+ * callbacks; it cancels the tasks that have not ended, and their callbacks
+ * run when the context is next iterated. A task spawned inside another
+ * task calls back on the worker's context, as
+ * [method@Ws.Task.wait_async] does.
+ *
+ * After [method@Ws.Runtime.shutdown] the task is refused: @destroy has run
+ * when this returns, the call returns %FALSE, and @callback still runs
+ * once, on the context, with a handle that finishes with
+ * %G_IO_ERROR_CANCELLED.
+ *
+ * Returns: %TRUE if the runtime took the task; %FALSE if it refused it
+ *   because it is shut down
+ */
+gboolean
+ws_runtime_spawn_with_callback (WsRuntime        *self,
+                                WsTaskFunc        func,
+                                gpointer          user_data,
+                                GDestroyNotify    destroy,
+                                WsCompletionFunc  callback,
+                                gpointer          callback_data)
+{
+  WsRawTask *raw;
+  gboolean refused;
+
+  if G_UNLIKELY (callback == NULL)
+    {
+      /* A refused call still frees what it was given. */
+      if (destroy != NULL)
+        destroy (user_data);
+      g_return_val_if_fail (callback != NULL, FALSE);
+    }
+  if (refuse_spawn (self, func, user_data, destroy, G_STRFUNC))
+    return FALSE;
+
+  /* The callback and where to call it live in the task's own memory. */
+  raw = ws_runtime_core_spawn_with_tail (ensure_core (self), func, user_data, destroy,
+                                         ws_join_handle_tail_size ());
+  /* Read before the handle is handed over: after that the callback may
+   * have freed the task. */
+  refused = ws_raw_task_was_refused (raw);
+  ws_join_handle_deliver (raw, callback, callback_data);
+  return !refused;
+}
+
+/**
  * ws_runtime_spawn_detached: (skip)
  * @self: a #WsRuntime
  * @func: (scope notified) (closure user_data) (destroy destroy): the task
@@ -677,8 +756,10 @@ ws_runtime_spawn_local_detached (WsRuntime      *self,
  * otherwise it waits, up to @timeout_usec, for the thread that owns the
  * context to run them.
  *
- * Completions owed to a worker's context ([method@Ws.Task.wait_async]
- * started inside a task) are delivered before this call returns.
+ * Completions owed to a worker's context ([method@Ws.Task.wait_async] or
+ * [method@Ws.Runtime.spawn_with_callback] called inside a task) are
+ * delivered before this call returns; those owed to other contexts are
+ * delivered when those contexts are next iterated.
  *
  * Called from one of the runtime's own threads (a worker, a blocking job,
  * a function run by [func@Ws.block_in_place], a local task, a destroy

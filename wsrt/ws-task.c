@@ -33,24 +33,49 @@
  * it is cancelled, and then waiters see `G_IO_ERROR_CANCELLED`.
  */
 
-struct _WsTask
+/* The ws_task_wait_async() without a GCancellable: one at a time per task,
+ * embedded here, queued on the delivery source as it is, and the task
+ * itself is its GAsyncResult (GTask is its own result too), so such a wait
+ * makes no object and no allocation. Its states, under the task's lock:
+ * IDLE; LISTED, waiting for the end of the task (face_waker_wake queues
+ * it); QUEUED, from its queueing to the end of its callback. Meanwhile the
+ * wait holds a reference on the task and one on the context. A second
+ * wait, or one with a GCancellable, makes a WsAsyncWait. */
+enum
 {
-  GObject     parent_instance;
-
-  WsRawTask  *raw;            /* holds the join reference */
-  WsWaker     face_waker;     /* registered with the core: wakes us */
-
-  WsLock      lock;           /* guards what follows */
-  WsCond      cond;
-  gboolean    registered;
-  gboolean    finished;
-  WsResult    result;
-  WsWakerList waiters;        /* woken when the task ends */
+  OWN_WAIT_IDLE,
+  OWN_WAIT_LISTED,
+  OWN_WAIT_QUEUED,
 };
 
-G_DEFINE_FINAL_TYPE (WsTask, ws_task, G_TYPE_OBJECT)
+struct _WsTask
+{
+  GObject              parent_instance;
+
+  WsRawTask           *raw;               /* holds the join reference */
+  WsWaker              face_waker;        /* registered with the core: wakes us */
+  WsDeliveryItem       own_wait;          /* the wait without a GCancellable */
+
+  WsLock               lock;              /* guards what follows */
+  WsCond               cond;
+  guint8               registered;
+  guint8               finished;
+  guint8               own_wait_state;
+  WsResult             result;
+  WsWakerList          waiters;           /* woken when the task ends */
+  GAsyncReadyCallback  own_wait_callback;
+  gpointer             own_wait_user_data;
+  GMainContext        *own_wait_context;
+  WsDelivery          *own_wait_delivery;
+};
+
+static void async_result_iface_init (GAsyncResultIface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (WsTask, ws_task, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (G_TYPE_ASYNC_RESULT, async_result_iface_init))
 
 #define TASK_FROM_WAKER(w) ((WsTask *) ((guint8 *) (w) - G_STRUCT_OFFSET (WsTask, face_waker)))
+#define TASK_FROM_ITEM(i) ((WsTask *) ((guint8 *) (i) - G_STRUCT_OFFSET (WsTask, own_wait)))
 
 /* Keeps the outcome of the ended task. A plain integer result is kept as
  * a G_TYPE_UINT64 value, which is what bindings read. */
@@ -117,15 +142,24 @@ face_waker_wake (WsWaker *waker)
 {
   WsTask *self = TASK_FROM_WAKER (waker);
   WsWakerList waiters;
+  gboolean queue_own_wait = FALSE;
 
   ws_lock_lock (&self->lock);
   finish_locked (self);
   g_assert (self->finished);
   waiters = ws_waker_list_take (&self->waiters);
+  if (self->own_wait_state == OWN_WAIT_LISTED)
+    {
+      self->own_wait_state = OWN_WAIT_QUEUED;
+      queue_own_wait = TRUE;
+    }
   ws_cond_broadcast (&self->cond);
   ws_lock_unlock (&self->lock);
 
   ws_waker_list_wake_all (&waiters);
+  /* The wait holds a reference on us and one on its context. */
+  if (queue_own_wait)
+    ws_delivery_push (self->own_wait_delivery, &self->own_wait);
 }
 
 static void
@@ -145,6 +179,76 @@ static const WsWakerVTable face_waker_vtable = {
   face_waker_ref,
   face_waker_unref,
 };
+
+/* On the wait's context, from the delivery source's dispatch. */
+static void
+own_wait_deliver (WsDeliveryItem *item)
+{
+  WsTask *self = TASK_FROM_ITEM (item);
+  GAsyncReadyCallback callback = self->own_wait_callback;
+  GMainContext *context = self->own_wait_context;
+
+  /* The fields were written before the wait was queued; the queue's lock
+   * orders them before this read. Still QUEUED during the callback, so a
+   * wait it starts makes a WsAsyncWait and leaves our user data alone. */
+  if (callback != NULL)
+    callback (G_OBJECT (self), G_ASYNC_RESULT (self), self->own_wait_user_data);
+
+  ws_lock_lock (&self->lock);
+  self->own_wait_state = OWN_WAIT_IDLE;
+  self->own_wait_context = NULL;
+  ws_lock_unlock (&self->lock);
+
+  g_main_context_unref (context);
+  g_object_unref (self);                  /* the wait's reference */
+}
+
+static void
+own_wait_discard (WsDeliveryItem *item)
+{
+  WsTask *self = TASK_FROM_ITEM (item);
+
+  g_main_context_unref (self->own_wait_context);
+  g_object_unref (self);
+}
+
+static const WsDeliveryItemClass own_wait_class = {
+  own_wait_deliver,
+  own_wait_discard,
+};
+
+static GObject *
+get_source_object (GAsyncResult *result)
+{
+  return g_object_ref (G_OBJECT (result));
+}
+
+static gpointer
+get_user_data (GAsyncResult *result)
+{
+  WsTask *self = WS_TASK (result);
+  gpointer user_data;
+
+  ws_lock_lock (&self->lock);
+  user_data = self->own_wait_user_data;
+  ws_lock_unlock (&self->lock);
+  return user_data;
+}
+
+static gboolean
+is_tagged (GAsyncResult *result,
+           gpointer      source_tag)
+{
+  return source_tag == ws_task_wait_async;
+}
+
+static void
+async_result_iface_init (GAsyncResultIface *iface)
+{
+  iface->get_source_object = get_source_object;
+  iface->get_user_data = get_user_data;
+  iface->is_tagged = is_tagged;
+}
 
 WsTask *
 ws_task_new_for_raw (WsRawTask *raw)
@@ -188,6 +292,7 @@ static void
 ws_task_init (WsTask *self)
 {
   self->face_waker.vtable = &face_waker_vtable;
+  self->own_wait.klass = &own_wait_class;
   ws_lock_init (&self->lock);
   ws_cond_init (&self->cond);
 }
@@ -393,6 +498,12 @@ ws_task_wait (WsTask        *self,
  * thread-default main context of the caller, never from inside this call,
  * also when @cancellable is cancelled. Call [method@Ws.Task.wait_finish]
  * from it.
+ *
+ * Without @cancellable, the #GAsyncResult that @callback gets is @self
+ * itself (as a #GTask is its own result), so the wait allocates nothing;
+ * a wait with a #GCancellable, or a second wait while one is pending, gets
+ * a result object of its own. C code that needs no #WsTask at all can
+ * spawn with [method@Ws.Runtime.spawn_with_callback] instead.
  */
 void
 ws_task_wait_async (WsTask              *self,
@@ -405,6 +516,39 @@ ws_task_wait_async (WsTask              *self,
 
   g_return_if_fail (WS_IS_TASK (self));
   g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
+
+  if (cancellable == NULL)
+    {
+      GMainContext *context = g_main_context_ref_thread_default ();
+      WsDelivery *delivery = ws_delivery_get (context);
+
+      /* The wait's reference, taken before the wait can be delivered. */
+      g_object_ref (self);
+      ws_lock_lock (&self->lock);
+      if (self->own_wait_state == OWN_WAIT_IDLE)
+        {
+          /* The task's own wait: no object, no allocation. */
+          self->own_wait_callback = callback;
+          self->own_wait_user_data = user_data;
+          self->own_wait_context = context;
+          self->own_wait_delivery = delivery;
+          finish_locked (self);
+          if (!self->finished)
+            register_locked (self);
+          finished = self->finished;
+          self->own_wait_state = finished ? OWN_WAIT_QUEUED : OWN_WAIT_LISTED;
+          ws_lock_unlock (&self->lock);
+
+          /* Delivered from the caller's context, never from here; if the
+           * task has not ended, its end queues the wait (face_waker_wake). */
+          if (finished)
+            ws_delivery_push (delivery, &self->own_wait);
+          return;
+        }
+      ws_lock_unlock (&self->lock);
+      g_object_unref (self);
+      g_main_context_unref (context);
+    }
 
   wait = ws_async_wait_new (G_OBJECT (self), ws_task_wait_async, cancellable,
                             callback, user_data);
@@ -441,10 +585,13 @@ ws_task_wait_finish (WsTask        *self,
   gboolean ret;
 
   g_return_val_if_fail (WS_IS_TASK (self), FALSE);
-  g_return_val_if_fail (ws_async_wait_is_valid (result, self, ws_task_wait_async), FALSE);
+  g_return_val_if_fail (result == (GAsyncResult *) self
+                        || ws_async_wait_is_valid (result, self, ws_task_wait_async), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (ws_async_wait_was_cancelled (WS_ASYNC_WAIT (result)))
+  /* The task itself is the result of a wait without a GCancellable, which
+   * cannot be cancelled. */
+  if (result != (GAsyncResult *) self && ws_async_wait_was_cancelled (WS_ASYNC_WAIT (result)))
     {
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "The wait was cancelled");
       return FALSE;
@@ -452,6 +599,13 @@ ws_task_wait_finish (WsTask        *self,
 
   ws_lock_lock (&self->lock);
   finish_locked (self);
+  if G_UNLIKELY (!self->finished)
+    {
+      ws_lock_unlock (&self->lock);
+      g_critical ("ws_task_wait_finish: the task has not ended yet; call it from the "
+                  "callback of ws_task_wait_async()");
+      return FALSE;
+    }
   ret = outcome_locked (self, error);
   ws_lock_unlock (&self->lock);
 

@@ -281,6 +281,32 @@ void test_join_handles () {
     assert_true (rt.shutdown (-1));
 }
 
+/* spawn_with_callback, given back by the metadata: the callback runs on
+ * this thread's context with the task's JoinHandle, which it finishes. */
+void test_spawn_with_callback () {
+    var rt = new Ws.Runtime (2);
+    uint64 result = 0;
+    int calls = 0;
+    bool on_worker = true;
+    bool accepted = rt.spawn_with_callback ((cx) => {
+        cx.return_uint64 (42);
+        return Ws.Poll.READY;
+    }, (handle) => {
+        try {
+            ((owned) handle).finish_uint64 (out result);
+        } catch (Error e) {
+            assert_no_error (e);
+        }
+        on_worker = on_runtime_thread ();
+        calls++;
+    });
+    assert_true (accepted);
+    iterate_until (() => calls == 1);
+    assert_cmpuint ((uint) result, CompareOperator.EQ, 42);
+    assert_true (!on_worker);
+    assert_true (rt.shutdown (-1));
+}
+
 int main (string[] args) {
     Test.init (ref args);
     cases = new GenericArray<Case> ();
@@ -290,5 +316,6 @@ int main (string[] args) {
     add ("/vala/async-gio-in-task", test_async_gio_in_task);
     add ("/vala/metadata-reexposes-worker-apis", test_metadata_reexposes_worker_apis);
     add ("/vala/join-handles", test_join_handles);
+    add ("/vala/spawn-with-callback", test_spawn_with_callback);
     return Test.run ();
 }

@@ -80,6 +80,7 @@ struct _WsRawTask
   guint8           stage;            /* WsStage, owned by whoever holds RUNNING */
   guint8           result_kind;      /* WsResultKind once FINISHED */
   guint8           counted;          /* accepted: counted alive until complete() */
+  guint8           has_tail;         /* allocated with a tail: ws_raw_task_new_with_tail */
   union
   {
     struct
@@ -115,6 +116,12 @@ WsRawTask *ws_raw_task_new               (WsTaskHost     *host,
                                           gpointer        data,
                                           GDestroyNotify  destroy,
                                           gboolean        join_interest);
+WsRawTask *ws_raw_task_new_with_tail     (WsTaskHost     *host,
+                                          WsTaskFunc      func,
+                                          gpointer        data,
+                                          GDestroyNotify  destroy,
+                                          gboolean        join_interest,
+                                          gsize           tail_size);
 void       ws_raw_task_ref               (WsRawTask      *task);
 void       ws_raw_task_unref             (WsRawTask      *task);
 void       ws_raw_task_unref_n           (WsRawTask      *task,
@@ -141,6 +148,32 @@ static inline guint64
 ws_raw_task_get_state (WsRawTask *task)
 {
   return ws_task_state_load (&task->state, memory_order_acquire);
+}
+
+/* The @tail_size bytes of a task made with ws_raw_task_new_with_tail (),
+ * zeroed at first: the spawner's, the core never reads them. They live as
+ * long as the task's memory. */
+static inline gpointer
+ws_raw_task_get_tail (WsRawTask *task)
+{
+  return task + 1;
+}
+
+/* The task whose tail @tail is. */
+static inline WsRawTask *
+ws_raw_task_from_tail (gpointer tail)
+{
+  return (WsRawTask *) tail - 1;
+}
+
+/* For the spawner, right after the spawn returned @task with its join
+ * reference: TRUE if the host refused it (ws_raw_task_refuse). An accepted
+ * task was counted before it was published, and only the spawner wrote
+ * that flag, so this plain read races with nothing. */
+static inline gboolean
+ws_raw_task_was_refused (WsRawTask *task)
+{
+  return !task->counted;
 }
 
 G_END_DECLS

@@ -36,7 +36,17 @@
  * release, which complete () calls before it publishes COMPLETE. A
  * refused spawn (ws_raw_task_refuse) is never counted and never reaches
  * complete (): its destroy notify runs on the spawning thread before the
- * spawn returns.
+ * spawn returns. That flag is also how a spawner that keeps the join
+ * reference tells a refused task from one that ended at once
+ * (ws_raw_task_was_refused, for the face's spawn_with_callback).
+ *
+ * A tail: a spawner may ask for bytes of its own after the task, in the
+ * same allocation (ws_raw_task_new_with_tail). The face's
+ * spawn_with_callback keeps its callback, the callback's data and the
+ * delivery queue of the caller's context there, so a completion delivered
+ * to a main loop costs no allocation beyond the task. The core never reads
+ * a tail; it only frees a task that has one with g_free () instead of the
+ * task allocator, whose caches hold tasks of one size.
  *
  * Nothing here completes or cancels a task from inside a schedule path:
  * schedule () only hands the task to its host, which queues it or, once
@@ -109,15 +119,15 @@ ws_result_clear (WsResult *result)
   memset (&result->u, 0, sizeof result->u);
 }
 
-WsRawTask *
-ws_raw_task_new (WsTaskHost     *host,
-                 WsTaskFunc      func,
-                 gpointer        data,
-                 GDestroyNotify  destroy,
-                 gboolean        join_interest)
+/* @task is zeroed memory. */
+static inline WsRawTask *
+init_task (WsRawTask      *task,
+           WsTaskHost     *host,
+           WsTaskFunc      func,
+           gpointer        data,
+           GDestroyNotify  destroy,
+           gboolean        join_interest)
 {
-  WsRawTask *task = ws_task_allocator_alloc0 ();
-
   host->vtable->ref (host);
   task->waker.vtable = &task_waker_vtable;
   task->host = host;
@@ -132,6 +142,38 @@ ws_raw_task_new (WsTaskHost     *host,
   COUNT_LIVE (1);
 
   return task;
+}
+
+WsRawTask *
+ws_raw_task_new (WsTaskHost     *host,
+                 WsTaskFunc      func,
+                 gpointer        data,
+                 GDestroyNotify  destroy,
+                 gboolean        join_interest)
+{
+  return init_task (ws_task_allocator_alloc0 (), host, func, data, destroy, join_interest);
+}
+
+/* A task with @tail_size bytes of the spawner's after it, in the same
+ * allocation (see the top of this file). 0 is a plain task. */
+WsRawTask *
+ws_raw_task_new_with_tail (WsTaskHost     *host,
+                           WsTaskFunc      func,
+                           gpointer        data,
+                           GDestroyNotify  destroy,
+                           gboolean        join_interest,
+                           gsize           tail_size)
+{
+  WsRawTask *task;
+
+  if (tail_size == 0)
+    return ws_raw_task_new (host, func, data, destroy, join_interest);
+
+  /* Aligned for pointers: ws_raw_task_get_tail () is task + 1. */
+  G_STATIC_ASSERT (sizeof (WsRawTask) % sizeof (gpointer) == 0);
+  task = g_malloc0 (sizeof (WsRawTask) + tail_size);
+  task->has_tail = TRUE;
+  return init_task (task, host, func, data, destroy, join_interest);
 }
 
 /* The host accepted the task, which its task registry counts (the spawner
@@ -205,7 +247,10 @@ dealloc (WsRawTask *task)
   if (task->join_waker != NULL)
     task->join_waker->vtable->unref (task->join_waker);
   COUNT_LIVE (-1);
-  ws_task_allocator_free (task);
+  if G_UNLIKELY (task->has_tail)
+    g_free (task);
+  else
+    ws_task_allocator_free (task);
 
   /* Last: this may free the host, and with it the runtime's memory. */
   host->vtable->unref (host);

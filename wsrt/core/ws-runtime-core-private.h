@@ -56,6 +56,11 @@ WsRawTask     *ws_runtime_core_spawn        (WsRuntimeCore  *self,
                                              gpointer        data,
                                              GDestroyNotify  destroy,
                                              gboolean        join_interest);
+WsRawTask     *ws_runtime_core_spawn_with_tail (WsRuntimeCore *self,
+                                             WsTaskFunc      func,
+                                             gpointer        data,
+                                             GDestroyNotify  destroy,
+                                             gsize           tail_size);
 WsRawTask     *ws_runtime_core_spawn_blocking (WsRuntimeCore *self,
                                              WsTaskFunc      func,
                                              gpointer        data,

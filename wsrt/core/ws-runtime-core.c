@@ -197,7 +197,20 @@ ws_runtime_core_spawn (WsRuntimeCore  *self,
                        gboolean        join_interest)
 {
   start_if_unstarted (self);
-  return ws_worker_pool_spawn (self->pool, func, data, destroy, join_interest);
+  return ws_worker_pool_spawn (self->pool, func, data, destroy, join_interest, 0);
+}
+
+/* A task with a join handle and @tail_size bytes of the caller's after it
+ * (ws_raw_task_get_tail). */
+WsRawTask *
+ws_runtime_core_spawn_with_tail (WsRuntimeCore  *self,
+                                 WsTaskFunc      func,
+                                 gpointer        data,
+                                 GDestroyNotify  destroy,
+                                 gsize           tail_size)
+{
+  start_if_unstarted (self);
+  return ws_worker_pool_spawn (self->pool, func, data, destroy, TRUE, tail_size);
 }
 
 WsRawTask *

@@ -82,7 +82,8 @@ WsRawTask    *ws_worker_pool_spawn            (WsWorkerPool  *self,
                                                WsTaskFunc     func,
                                                gpointer       data,
                                                GDestroyNotify destroy,
-                                               gboolean       join_interest);
+                                               gboolean       join_interest,
+                                               gsize          tail_size);
 void          ws_worker_pool_begin_shutdown   (WsWorkerPool *self);
 gboolean      ws_worker_pool_stop             (WsWorkerPool *self,
                                                gint64        deadline);

@@ -344,12 +344,13 @@ ws_worker_pool_spawn (WsWorkerPool   *self,
                       WsTaskFunc      func,
                       gpointer        data,
                       GDestroyNotify  destroy,
-                      gboolean        join_interest)
+                      gboolean        join_interest,
+                      gsize           tail_size)
 {
   WsWorker *w = ws_worker_get_current ();
   WsRawTask *task;
 
-  task = ws_raw_task_new (&self->host, func, data, destroy, join_interest);
+  task = ws_raw_task_new_with_tail (&self->host, func, data, destroy, join_interest, tail_size);
 
   if (on_running_worker (self, w))
     {
