@@ -189,9 +189,17 @@ transition_from_searching (WsWorker *w)
   if (!w->core.is_searching)
     return;
   w->core.is_searching = FALSE;
-  /* The last searcher to find work wakes another one: there may be more
-   * work where this came from. */
-  if (ws_sleepers_transition_from_searching (&w->pool->sleepers))
+  /* The last searcher to find work wakes another one if more work is in
+   * sight: the rest of what it stole or took from the injection queue, or
+   * more in that queue. Not otherwise: the wake is a syscall (an IPI to
+   * an idle CPU, about 20 us in a VM) on the way to the task just found,
+   * and the sleeper it wakes would find nothing. Nothing is lost either
+   * way: a push notifies when nobody searches (ws-worker-pool.c), and
+   * models/park.pml finds no stranded task even without this notify. The
+   * loads are hints (acquire, as every queue-length read). */
+  if (ws_sleepers_transition_from_searching (&w->pool->sleepers)
+      && (ws_local_queue_has_tasks (&w->core.queue)
+          || !ws_inject_queue_is_empty (&w->pool->inject)))
     ws_worker_pool_notify_parked (w->pool);
 }
 
