@@ -187,6 +187,42 @@ test_cancel (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* Cancelling the task cancels the call: the operation's cancellable is
+ * linked to the task's. The test keeps its own reference on the
+ * operation, so only the link can cancel it (not the last unref). */
+static void
+test_task_cancel_cancels_call (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  g_autoptr(GSocketAddress) addr = g_inet_socket_address_new (loopback, 0);
+  AcceptState s = { g_socket_listener_new () };
+  g_autoptr(WsTask) task = NULL;
+  g_autoptr(GError) error = NULL;
+  GSocketConnection *conn;
+
+  g_assert_true (g_socket_listener_add_address (s.listener, addr, G_SOCKET_TYPE_STREAM,
+                                                G_SOCKET_PROTOCOL_TCP, NULL, NULL, &error));
+  task = ws_runtime_spawn (rt, accept_func, &s, NULL);
+  ws_test_wait_until (atomic_load (&s.started));
+  ws_task_cancel (task);
+  g_assert_false (ws_task_wait (task, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_clear_error (&error);
+
+  /* GIO calls back on the worker's context: the accept was cancelled. */
+  ws_test_wait_until (ws_async_op_get_result (s.op) != NULL);
+  conn = g_socket_listener_accept_finish (s.listener, ws_async_op_get_result (s.op), NULL,
+                                          &error);
+  g_assert_null (conn);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+
+  ws_async_op_unref (s.op);
+  g_object_unref (s.listener);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 WS_TEST_MAIN ({ "/async-op/load-contents", test_load_contents },
               { "/async-op/socket-connect", test_socket_connect },
-              { "/async-op/cancel", test_cancel })
+              { "/async-op/cancel", test_cancel },
+              { "/async-op/task-cancel-cancels-call", test_task_cancel_cancels_call })

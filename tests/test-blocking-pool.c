@@ -237,7 +237,68 @@ test_pending_job_keeps_its_thread (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* A long blocking job sees its task's cancellation through the task's
+ * GCancellable, from ws_task_cancel and from shutdown, and stops. */
+typedef struct
+{
+  _Atomic gboolean running;
+  _Atomic gboolean saw_cancel;
+} LongJob;
+
+static WsPoll
+long_job (WsContext *cx,
+          gpointer   data)
+{
+  LongJob *job = data;
+  GCancellable *cancellable = ws_context_get_cancellable (cx);
+  GError *error = NULL;
+
+  g_assert_true (G_IS_CANCELLABLE (cancellable));
+  g_assert_true (cancellable == ws_context_get_cancellable (cx));
+  atomic_store (&job->running, TRUE);
+  /* "Hashing a large file": until cancelled (the watchdog ends a hang). */
+  while (!g_cancellable_is_cancelled (cancellable))
+    g_usleep (100);
+  atomic_store (&job->saw_cancel, TRUE);
+  /* Stop with the cancellation as the task's error. */
+  g_assert_true (g_cancellable_set_error_if_cancelled (cancellable, &error));
+  ws_context_return_error (cx, error);
+  return WS_POLL_READY;
+}
+
+static void
+test_job_sees_task_cancel (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  LongJob job = { FALSE, };
+  g_autoptr(WsTask) task = ws_runtime_spawn_blocking (rt, long_job, &job, NULL);
+  g_autoptr(GError) error = NULL;
+
+  ws_test_wait_until (atomic_load (&job.running));
+  ws_task_cancel (task);
+  /* The job stopped and returned the cancellation as its error. */
+  g_assert_false (ws_task_wait (task, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_true (atomic_load (&job.saw_cancel));
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+static void
+test_job_sees_shutdown (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  LongJob job = { FALSE, };
+  g_autoptr(WsTask) task = ws_runtime_spawn_blocking (rt, long_job, &job, NULL);
+
+  ws_test_wait_until (atomic_load (&job.running));
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_assert_true (atomic_load (&job.saw_cancel));
+  g_assert_true (ws_task_is_finished (task));
+}
+
 WS_TEST_MAIN ({ "/blocking-pool/spawn-blocking", test_spawn_blocking },
+              { "/blocking-pool/job-sees-task-cancel", test_job_sees_task_cancel },
+              { "/blocking-pool/job-sees-shutdown", test_job_sees_shutdown },
               { "/blocking-pool/cap", test_pool_cap },
               { "/blocking-pool/keep-alive", test_keep_alive },
               { "/blocking-pool/shutdown-timeout-with-stuck-job", test_shutdown_timeout_with_stuck_job },

@@ -435,7 +435,104 @@ test_drop_handle_detaches (void)
   assert_no_live_tasks ();
 }
 
-WS_TEST_MAIN ({ "/task/wake-during-poll", test_wake_during_poll },
+/* The task's cancellable: the same object on every poll, cancelled once
+ * (its handler runs once) when the pending task is cancelled, before the
+ * destroy notify; and already cancelled when first asked for by a poll
+ * that runs after a cancel. */
+typedef struct
+{
+  GCancellable     *cancellable;     /* borrowed from the task */
+  _Atomic guint     polls;
+  _Atomic guint     handler_runs;
+  _Atomic guint     handler_runs_at_destroy;
+} CancelProbe;
+
+static void
+count_cancel (GCancellable *cancellable,
+              gpointer      data)
+{
+  CancelProbe *p = data;
+
+  atomic_fetch_add (&p->handler_runs, 1);
+}
+
+static void
+cancel_probe_destroy (gpointer data)
+{
+  CancelProbe *p = data;
+
+  atomic_store (&p->handler_runs_at_destroy, atomic_load (&p->handler_runs));
+}
+
+static WsPoll
+pending_with_cancellable (WsContext *cx,
+                          gpointer   data)
+{
+  CancelProbe *p = data;
+  GCancellable *c = ws_context_get_cancellable (cx);
+
+  if (atomic_fetch_add (&p->polls, 1) == 0)
+    {
+      p->cancellable = c;
+      g_cancellable_connect (c, G_CALLBACK (count_cancel), p, NULL);
+    }
+  g_assert_true (c == p->cancellable);
+  return WS_POLL_PENDING;
+}
+
+static void
+test_cancellable_of_pending_task (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  CancelProbe p = { NULL, };
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, pending_with_cancellable, &p,
+                                             cancel_probe_destroy);
+
+  ws_test_wait_until (atomic_load (&p.polls) == 1);
+  g_assert_cmpuint (atomic_load (&p.handler_runs), ==, 0);
+  ws_task_cancel (task);
+  g_assert_false (ws_task_wait (task, NULL, NULL));
+  g_assert_cmpuint (atomic_load (&p.handler_runs), ==, 1);
+  g_assert_cmpuint (atomic_load (&p.handler_runs_at_destroy), ==, 1);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+typedef struct
+{
+  WsTask *_Atomic   self;
+  _Atomic gboolean  cancelled_when_asked;
+} SelfCancel;
+
+/* Cancels its own task, then asks for the cancellable in the same poll. */
+static WsPoll
+cancel_self_then_ask (WsContext *cx,
+                      gpointer   data)
+{
+  SelfCancel *s = data;
+
+  ws_test_wait_until (atomic_load (&s->self) != NULL);
+  ws_task_cancel (atomic_load (&s->self));
+  atomic_store (&s->cancelled_when_asked,
+                g_cancellable_is_cancelled (ws_context_get_cancellable (cx)));
+  return WS_POLL_PENDING;
+}
+
+static void
+test_cancellable_after_cancel (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  SelfCancel s = { NULL, };
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, cancel_self_then_ask, &s, NULL);
+
+  atomic_store (&s.self, task);
+  g_assert_false (ws_task_wait (task, NULL, NULL));
+  g_assert_true (atomic_load (&s.cancelled_when_asked));
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+WS_TEST_MAIN ({ "/task/cancellable-of-pending-task", test_cancellable_of_pending_task },
+              { "/task/cancellable-after-cancel", test_cancellable_after_cancel },
+              { "/task/wake-during-poll", test_wake_during_poll },
               { "/task/wake-after-completion", test_wake_after_completion },
               { "/task/cancel-pending", test_cancel_pending },
               { "/task/cancel-races-completion", test_cancel_races_completion },

@@ -29,6 +29,10 @@ struct _WsAsyncOp
   WsWaker         *waker;
   GAsyncResult    *result;
   gboolean         started;
+  /* The task's cancellable (ws_context_get_cancellable), linked at start:
+   * cancelling the task cancels the call. Written once, by start. */
+  GCancellable    *task_cancellable;
+  gulong           task_link;
 };
 
 /**
@@ -63,9 +67,12 @@ struct _WsAsyncOp
  * }
  * ```
  *
- * Pass [method@Ws.AsyncOp.get_cancellable] to the `_async()` call: when the
- * task is cancelled and frees its state, the last unref of the operation
- * cancels the GIO call. The operation stays alive until GIO calls back.
+ * Pass [method@Ws.AsyncOp.get_cancellable] to the `_async()` call: it is
+ * cancelled when the task is cancelled ([method@Ws.AsyncOp.start] links
+ * it to the task's own, [method@Ws.Context.get_cancellable]), when the
+ * task frees its state while the call is in flight (the last unref of the
+ * operation), and by [method@Ws.AsyncOp.cancel]. The operation stays
+ * alive until GIO calls back.
  */
 
 G_DEFINE_BOXED_TYPE (WsAsyncOp, ws_async_op, ws_async_op_ref, ws_async_op_unref)
@@ -140,6 +147,13 @@ ws_async_op_unref (WsAsyncOp *self)
   if (prev != 1)
     return;
 
+  if (self->task_cancellable != NULL)
+    {
+      /* Waits for a cancel of the task that is running the link's handler
+       * on another thread; it never runs ours (it holds no reference). */
+      g_cancellable_disconnect (self->task_cancellable, self->task_link);
+      g_clear_object (&self->task_cancellable);
+    }
   g_clear_pointer (&self->waker, ws_waker_unref);
   g_clear_object (&self->result);
   g_clear_object (&self->cancellable);
@@ -164,13 +178,24 @@ ws_async_op_get_cancellable (WsAsyncOp *self)
   return self->cancellable;
 }
 
+/* The task was cancelled: cancel the call. */
+static void
+cancel_linked (GCancellable *task_cancellable,
+               gpointer      data)
+{
+  g_cancellable_cancel (data);
+}
+
 /**
  * ws_async_op_start:
  * @self: a #WsAsyncOp
  * @context: the context of the task making the call
  *
  * Registers the task's waker and returns the `user_data` to pass, with
- * ws_async_op_callback(), to the `_async()` call. Call it once.
+ * ws_async_op_callback(), to the `_async()` call. Call it once. It links
+ * the operation's cancellable to the task's
+ * ([method@Ws.Context.get_cancellable]): cancelling the task cancels the
+ * call.
  *
  * Returns: (transfer full): callback data that holds a reference to @self,
  *   released by ws_async_op_callback()
@@ -179,8 +204,22 @@ gpointer
 ws_async_op_start (WsAsyncOp *self,
                    WsContext *context)
 {
+  GCancellable *task_cancellable;
+
   g_return_val_if_fail (self != NULL, NULL);
   g_return_val_if_fail (context != NULL && context->task != NULL, NULL);
+
+  /* Cancelling the task cancels the call. The handler holds its own
+   * reference on our cancellable, not on us; connect runs it at once if
+   * the task is cancelled already. */
+  task_cancellable = ws_context_get_cancellable (context);
+  if (self->task_cancellable == NULL)
+    {
+      self->task_cancellable = g_object_ref (task_cancellable);
+      self->task_link = g_cancellable_connect (task_cancellable, G_CALLBACK (cancel_linked),
+                                               g_object_ref (self->cancellable),
+                                               g_object_unref);
+    }
 
   ws_lock_lock (&self->lock);
   g_warn_if_fail (!self->started);

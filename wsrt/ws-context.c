@@ -207,6 +207,70 @@ ws_context_yield (WsContext *self)
   return WS_POLL_PENDING;
 }
 
+/* The task's GCancellable, as its core cancel hook. */
+typedef struct
+{
+  WsCancelHook  hook;
+  GCancellable *cancellable;
+} CancellableHook;
+
+static void
+cancellable_hook_cancel (WsCancelHook *hook)
+{
+  g_cancellable_cancel (((CancellableHook *) hook)->cancellable);
+}
+
+static void
+cancellable_hook_free (WsCancelHook *hook)
+{
+  g_object_unref (((CancellableHook *) hook)->cancellable);
+  g_free (hook);
+}
+
+/**
+ * ws_context_get_cancellable:
+ * @self: a #WsContext
+ *
+ * Gets a #GCancellable that is cancelled when the task being polled is
+ * cancelled: by [method@Ws.Task.cancel], [method@Ws.JoinHandle.cancel], a
+ * task group's cancel, or the runtime's shutdown. The same object on
+ * every poll of the task, made on the first call.
+ *
+ * Pass it to the GIO calls the task makes ([method@Ws.AsyncOp.start]
+ * links the operations it starts to it), or check it in long work: a
+ * blocking job ([method@Ws.Runtime.spawn_blocking]) that hashes a large
+ * file can stop at g_cancellable_is_cancelled(), or return at once with
+ * g_cancellable_set_error_if_cancelled().
+ *
+ * It is cancelled on the thread that cancels the task, while the task may
+ * still be in a poll on another thread (its handlers run there, as for any
+ * #GCancellable), and again, if it was not yet, just before the task's
+ * destroy notify runs.
+ *
+ * Returns: (transfer none): the task's cancellable, valid as long as the
+ *   task
+ */
+GCancellable *
+ws_context_get_cancellable (WsContext *self)
+{
+  WsCancelHook *hook;
+  CancellableHook *h;
+
+  g_return_val_if_fail (self != NULL && self->task != NULL, NULL);
+
+  hook = ws_raw_task_get_cancel_hook (self->task);
+  if (hook != NULL)
+    return ((CancellableHook *) hook)->cancellable;
+
+  /* Only the poller installs, and we are it. */
+  h = g_new (CancellableHook, 1);
+  h->hook.cancel = cancellable_hook_cancel;
+  h->hook.free = cancellable_hook_free;
+  h->cancellable = g_cancellable_new ();
+  ws_raw_task_set_cancel_hook (self->task, &h->hook);
+  return h->cancellable;
+}
+
 /**
  * ws_context_get_waker:
  * @self: a #WsContext

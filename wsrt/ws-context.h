@@ -10,7 +10,7 @@
 # error "Only <wsrt.h> can be included directly."
 #endif
 
-#include <glib-object.h>
+#include <gio/gio.h>
 
 #include "ws-types.h"
 
@@ -38,6 +38,8 @@ WS_AVAILABLE_IN_ALL
 WsPoll   ws_context_yield          (WsContext      *self);
 WS_AVAILABLE_IN_ALL
 WsWaker *ws_context_get_waker      (WsContext      *self) G_GNUC_WARN_UNUSED_RESULT;
+WS_AVAILABLE_IN_ALL
+GCancellable *ws_context_get_cancellable (WsContext *self);
 
 WS_AVAILABLE_IN_ALL
 GType    ws_waker_get_type         (void);

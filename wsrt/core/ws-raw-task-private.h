@@ -65,6 +65,17 @@ typedef enum
   WS_STAGE_CONSUMED,     /* the outcome was taken or dropped */
 } WsStage;
 
+/* What the face attaches to a task that asked for a GCancellable
+ * (ws_context_get_cancellable): cancel () runs, maybe more than once and
+ * on any thread, once the task is cancelled; free () runs when the task's
+ * memory goes. See "Cancellation the work can see" in ws-raw-task.c. */
+typedef struct _WsCancelHook WsCancelHook;
+struct _WsCancelHook
+{
+  void (*cancel) (WsCancelHook *hook);
+  void (*free)   (WsCancelHook *hook);
+};
+
 struct _WsRawTask
 {
   WsWaker          waker;            /* first: a task is its own waker */
@@ -81,6 +92,7 @@ struct _WsRawTask
   guint8           result_kind;      /* WsResultKind once FINISHED */
   guint8           counted;          /* accepted: counted alive until complete() */
   guint8           has_tail;         /* allocated with a tail: ws_raw_task_new_with_tail */
+  WsCancelHook *_Atomic cancel_hook; /* set once, by the poller; NULL mostly */
   union
   {
     struct
@@ -148,6 +160,17 @@ static inline guint64
 ws_raw_task_get_state (WsRawTask *task)
 {
   return ws_task_state_load (&task->state, memory_order_acquire);
+}
+
+void          ws_raw_task_set_cancel_hook (WsRawTask    *task,
+                                           WsCancelHook *hook);
+
+/* The hook a poll of @task installed, or NULL. Acquire: pairs with the
+ * release of the install, for the hook's contents. */
+static inline WsCancelHook *
+ws_raw_task_get_cancel_hook (WsRawTask *task)
+{
+  return atomic_load_explicit (&task->cancel_hook, memory_order_acquire);
 }
 
 /* The @tail_size bytes of a task made with ws_raw_task_new_with_tail (),

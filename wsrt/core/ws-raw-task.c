@@ -48,6 +48,18 @@
  * a tail; it only frees a task that has one with g_free () instead of the
  * task allocator, whose caches hold tasks of one size.
  *
+ * Cancellation the work can see. A poll may attach a WsCancelHook to its
+ * task (once; the face makes a GCancellable of it). Its cancel () runs on
+ * the thread that cancels the task, right after the state says
+ * CANCELLED (ws_raw_task_cancel, ws_raw_task_shutdown), so a poll that is
+ * running, such as a blocking job, sees it at once; and again, with
+ * RUNNING held, just before a cancelled task's future is destroyed
+ * (cancel_task). An install racing a cancel is a Dekker pair: the
+ * installer stores the hook, fences (seq_cst) and reads the state; the
+ * canceller changes the state, fences and reads the hook; one of them
+ * sees the other, so the hook runs. Running it twice is harmless (a
+ * GCancellable cancels once). The hook is freed with the task's memory.
+ *
  * Nothing here completes or cancels a task from inside a schedule path:
  * schedule () only hands the task to its host, which queues it or, once
  * the host has ended, drops the queued reference of a task that has
@@ -246,6 +258,8 @@ dealloc (WsRawTask *task)
   drop_stage (task);
   if (task->join_waker != NULL)
     task->join_waker->vtable->unref (task->join_waker);
+  if (task->cancel_hook != NULL)
+    task->cancel_hook->free (task->cancel_hook);
   COUNT_LIVE (-1);
   if G_UNLIKELY (task->has_tail)
     g_free (task);
@@ -344,12 +358,53 @@ complete (WsRawTask *task)
   ws_raw_task_unref_n (task, n_unref);
 }
 
+/* Runs the task's cancel hook, if a poll installed one. Called after the
+ * state change that cancels the task (see the top of this file), by a
+ * thread that holds a reference. */
+static void
+run_cancel_hook (WsRawTask *task)
+{
+  WsCancelHook *hook;
+
+  /* seq_cst: the canceller's half of the Dekker pair with the install. */
+  atomic_thread_fence (memory_order_seq_cst);
+  hook = ws_raw_task_get_cancel_hook (task);
+  if (hook != NULL)
+    hook->cancel (hook);
+}
+
+/**
+ * ws_raw_task_set_cancel_hook:
+ * @task: the task being polled (RUNNING held by the caller)
+ * @hook: (transfer full): the hook
+ *
+ * Attaches @hook to @task, once; runs it at once if the task was
+ * cancelled already.
+ */
+void
+ws_raw_task_set_cancel_hook (WsRawTask    *task,
+                             WsCancelHook *hook)
+{
+  g_assert (task->cancel_hook == NULL);
+
+  /* Release: the hook's contents for ws_raw_task_get_cancel_hook (). */
+  atomic_store_explicit (&task->cancel_hook, hook, memory_order_release);
+  /* seq_cst: the installer's half of the Dekker pair (top of file). */
+  atomic_thread_fence (memory_order_seq_cst);
+  if (ws_task_state_load (&task->state, memory_order_relaxed) & WS_STATE_CANCELLED)
+    hook->cancel (hook);
+}
+
 /* With RUNNING held: destroy the future and complete as cancelled. */
 static void
 cancel_task (WsRawTask *task)
 {
   WsResult result = { WS_RESULT_CANCELLED, };
 
+  /* Before the destroy notify: what it frees may be waiting on the
+   * cancellable. */
+  if (task->cancel_hook != NULL)
+    task->cancel_hook->cancel (task->cancel_hook);
   drop_stage (task);
   store_result (task, &result);
   complete (task);
@@ -453,7 +508,12 @@ ws_raw_task_wake_by_ref (WsRawTask *task)
 void
 ws_raw_task_cancel (WsRawTask *task)
 {
-  if (ws_task_state_transition_to_notified_and_cancel (&task->state))
+  gboolean scheduled = ws_task_state_transition_to_notified_and_cancel (&task->state);
+
+  /* Before the schedule gives our reference's worth of the task away:
+   * a running poll sees the cancellation now. */
+  run_cancel_hook (task);
+  if (scheduled)
     schedule (task, FALSE);
 }
 
@@ -463,7 +523,11 @@ gboolean
 ws_raw_task_shutdown (WsRawTask *task)
 {
   if (!ws_task_state_transition_to_shutdown (&task->state))
-    return FALSE;
+    {
+      /* Running (or ended): its poll sees the cancellation now. */
+      run_cancel_hook (task);
+      return FALSE;
+    }
   cancel_task (task);
   return TRUE;
 }
