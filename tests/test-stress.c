@@ -7,7 +7,10 @@
  *  - a runtime created and shut down 1,000 times;
  *  - blocking-pool churn: 512 rounds of jobs whose threads come and go;
  *  - 1,000,000 tasks with random wakes (from tasks and from a foreign
- *    thread), yields and cancels.
+ *    thread), yields and cancels;
+ *  - 1,000,000 sleeps, moved from the main thread while their tasks await
+ *    them, end in deadline order within a tenth of their window, none
+ *    early (ws-test-fixture.h, WsTestSleepers).
  *
  * Each checks that every task ended exactly once (one destroy notify, no
  * poll after the end, never two polls at once) and, through the harness,
@@ -20,8 +23,7 @@
 
 #include <gio/gio.h>
 
-#include "ws-test-util.h"
-#include "wsrt.h"
+#include "ws-test-fixture.h"
 
 static guint
 scaled (guint n)
@@ -630,6 +632,20 @@ test_million_tasks (void)
   million = NULL;
 }
 
+static void
+test_million_sleeps (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  guint n = scaled (1000000);
+  WsTestSleepers *m = ws_test_sleepers_new (n);
+
+  report ("sleeps", n, 1000000);
+  ws_test_sleepers_run (m, rt, 2 * G_USEC_PER_SEC);
+  g_assert_cmpint (m->max_inversion, <=, m->spread / 10);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  ws_test_sleepers_free (m);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -640,6 +656,7 @@ main (int   argc,
   ws_test_add_func ("/stress/runtime-create-shutdown", test_runtime_churn);
   ws_test_add_func ("/stress/blocking-pool-churn", test_blocking_churn);
   ws_test_add_func ("/stress/million-tasks", test_million_tasks);
+  ws_test_add_func ("/stress/million-sleeps", test_million_sleeps);
 
   return g_test_run ();
 }

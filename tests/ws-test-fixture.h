@@ -572,4 +572,132 @@ ws_test_wait_cb (GObject      *object,
   r->ok = ws_task_wait_finish (WS_TASK (object), result, &r->error);
 }
 
+/* Many tasks awaiting sleeps in deadline order (test-sleep, test-stress).
+ * N tasks are spawned on @rt, each awaiting a sleep an hour away; once
+ * all await, the main thread moves every deadline into a window, in the
+ * random order the tasks were spawned, starting once all resets can have
+ * been made. Each task records when it saw its sleep ready and in which
+ * order it ended. The window is at least @min_spread, and eight times
+ * what spawning the tasks and their first polls took: the workers then
+ * have the time to run the wakes as they come, also in the sanitizer and
+ * chaos builds (a backlog of woken tasks runs in queue order, not in
+ * deadline order). run () asserts that none ended early; the caller
+ * asserts on max_inversion: the most by which a task's deadline was
+ * earlier than that of a task that ended before it. */
+typedef struct
+{
+  guint           n;
+  WsSleep       **naps;
+  gint64         *deadline;
+  gint64         *ended_at;
+  guint32        *order;             /* task index by end */
+  guint8         *awaiting;          /* written by the task only */
+  _Atomic guint   n_awaiting;
+  _Atomic guint   n_claimed;         /* places taken in order[] */
+  _Atomic guint   n_ended;
+  gint64          setup;
+  gint64          spread;
+  gint64          max_late;
+  gint64          max_inversion;
+} WsTestSleepers;
+
+static WsTestSleepers *ws_test_sleepers_current;
+
+static inline WsTestSleepers *
+ws_test_sleepers_new (guint n)
+{
+  WsTestSleepers *m = g_new0 (WsTestSleepers, 1);
+
+  m->n = n;
+  m->naps = g_new (WsSleep *, n);
+  m->deadline = g_new (gint64, n);
+  m->ended_at = g_new0 (gint64, n);
+  m->order = g_new (guint32, n);
+  m->awaiting = g_new0 (guint8, n);
+  return m;
+}
+
+static inline WsPoll
+ws_test_sleepers_func (WsContext *cx,
+                       gpointer   data)
+{
+  WsTestSleepers *m = ws_test_sleepers_current;
+  guint i = GPOINTER_TO_UINT (data);
+
+  if (ws_sleep_poll (m->naps[i], cx) == WS_POLL_PENDING)
+    {
+      if (!m->awaiting[i])
+        {
+          m->awaiting[i] = 1;
+          atomic_fetch_add (&m->n_awaiting, 1);
+        }
+      return WS_POLL_PENDING;
+    }
+  m->ended_at[i] = g_get_monotonic_time ();
+  m->order[atomic_fetch_add (&m->n_claimed, 1)] = i;
+  /* After the writes above: the main thread reads them once all ended. */
+  atomic_fetch_add (&m->n_ended, 1);
+  return WS_POLL_READY;
+}
+
+static inline void
+ws_test_sleepers_run (WsTestSleepers *m,
+                      WsRuntime      *rt,
+                      gint64          min_spread)
+{
+  g_autoptr(GRand) rand = g_rand_new_with_seed (20261124);
+  gint64 start, base, latest = 0;
+
+  ws_test_sleepers_current = m;
+  start = g_get_monotonic_time ();
+  for (guint i = 0; i < m->n; i++)
+    {
+      m->naps[i] = ws_sleep_new (G_TIME_SPAN_HOUR);
+      ws_runtime_spawn_detached (rt, ws_test_sleepers_func, GUINT_TO_POINTER (i), NULL);
+    }
+  ws_test_wait_until (atomic_load (&m->n_awaiting) == m->n);
+  m->setup = g_get_monotonic_time () - start;
+
+  /* The resets take less time than the spawns and first polls did. */
+  base = g_get_monotonic_time () + m->setup + 100 * G_TIME_SPAN_MILLISECOND;
+  m->spread = MAX (min_spread, 8 * m->setup);
+  for (guint i = 0; i < m->n; i++)
+    {
+      m->deadline[i] = base + (gint64) g_rand_double_range (rand, 0, (gdouble) m->spread);
+      ws_sleep_reset (m->naps[i], m->deadline[i]);
+    }
+  g_assert_cmpint (g_get_monotonic_time (), <, base);
+  ws_test_wait_until (atomic_load (&m->n_ended) == m->n);
+
+  for (guint k = 0; k < m->n; k++)
+    {
+      guint i = m->order[k];
+
+      g_assert_cmpint (m->ended_at[i], >=, m->deadline[i]);
+      m->max_late = MAX (m->max_late, m->ended_at[i] - m->deadline[i]);
+      m->max_inversion = MAX (m->max_inversion, latest - m->deadline[i]);
+      latest = MAX (latest, m->deadline[i]);
+    }
+  g_test_message ("%u sleeps: set up in %" G_GINT64_FORMAT " ms, deadlines over %"
+                  G_GINT64_FORMAT " ms; latest end %" G_GINT64_FORMAT " ms after its deadline;"
+                  " largest order inversion %" G_GINT64_FORMAT " ms",
+                  m->n, m->setup / 1000, m->spread / 1000, m->max_late / 1000,
+                  m->max_inversion / 1000);
+}
+
+/* Call after the runtime has shut down. */
+static inline void
+ws_test_sleepers_free (WsTestSleepers *m)
+{
+  for (guint i = 0; i < m->n; i++)
+    ws_sleep_unref (m->naps[i]);
+  g_free (m->naps);
+  g_free (m->deadline);
+  g_free (m->ended_at);
+  g_free (m->order);
+  g_free (m->awaiting);
+  g_free (m);
+  ws_test_sleepers_current = NULL;
+}
+
 #endif /* WS_TEST_CORE */
