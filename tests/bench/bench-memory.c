@@ -32,20 +32,6 @@
 
 static gint polled;
 
-static long
-rss_bytes (void)
-{
-  long size = 0, resident = 0;
-  FILE *f = fopen ("/proc/self/statm", "r");
-
-  if (f == NULL)
-    return 0;
-  if (fscanf (f, "%ld %ld", &size, &resident) != 2)
-    resident = 0;
-  fclose (f);
-  return resident * sysconf (_SC_PAGESIZE);
-}
-
 static WsPoll
 pending_forever (WsContext *cx,
                  gpointer   data)
@@ -94,7 +80,7 @@ measure_child (Mode mode)
       g_atomic_int_set (&polled, 0);
     }
 
-  before = rss_bytes ();
+  before = bench_rss_bytes ();
   for (guint i = 0; i < N_TASKS; i++)
     {
       switch (mode)
@@ -119,7 +105,7 @@ measure_child (Mode mode)
   if (mode != MODE_GTASK)
     while (g_atomic_int_get (&polled) < N_TASKS)
       g_usleep (1000);
-  after = rss_bytes ();
+  after = bench_rss_bytes ();
 
   /* Shutdown cancels the pending tasks; the child exits right after. */
   if (rt != NULL)

@@ -155,20 +155,6 @@ fill_durations (guint n)
     }
 }
 
-static long
-rss_bytes (void)
-{
-  long size = 0, resident = 0;
-  FILE *f = fopen ("/proc/self/statm", "r");
-
-  if (f == NULL)
-    return 0;
-  if (fscanf (f, "%ld %ld", &size, &resident) != 2)
-    resident = 0;
-  fclose (f);
-  return resident * sysconf (_SC_PAGESIZE);
-}
-
 static double
 heap_bytes (void)
 {
@@ -177,7 +163,7 @@ heap_bytes (void)
 
   return (double) mi.uordblks + (double) mi.hblkhd;
 #else
-  return (double) rss_bytes ();
+  return (double) bench_rss_bytes ();
 #endif
 }
 
@@ -377,7 +363,7 @@ measure_heap (Result  *res,
   g_atomic_int_set (&polled, 0);
 
   heap_before = heap_bytes ();
-  rss_before = rss_bytes ();
+  rss_before = bench_rss_bytes ();
   start = last = bench_now_ns ();
   for (guint i = 0; i < n; i++)
     ws_runtime_spawn_detached (rt, func, &slots[i], NULL);
@@ -391,7 +377,7 @@ measure_heap (Result  *res,
         }
     }
   heap_after = heap_bytes ();
-  rss_after = rss_bytes ();
+  rss_after = bench_rss_bytes ();
 
   res->done = (guint) g_atomic_int_get (&polled);
   res->elapsed_s = (bench_now_ns () - start) / 1e9;

@@ -6,8 +6,10 @@
 
 #pragma once
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <glib.h>
 
@@ -58,4 +60,19 @@ bench_spin_ns (guint64 ns)
 
   while (bench_now_ns () - start < ns)
     ;
+}
+
+/* The resident set size of this process, in bytes (0 if unknown). */
+static inline long
+bench_rss_bytes (void)
+{
+  long size = 0, resident = 0;
+  FILE *f = fopen ("/proc/self/statm", "r");
+
+  if (f == NULL)
+    return 0;
+  if (fscanf (f, "%ld %ld", &size, &resident) != 2)
+    resident = 0;
+  fclose (f);
+  return resident * sysconf (_SC_PAGESIZE);
 }
