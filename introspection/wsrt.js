@@ -31,7 +31,9 @@ Gio._promisify(Ws.TaskGroup.prototype, 'wait_any_async', 'wait_any_finish');
  * Resolves with the task's result (a task that returned the integer 42
  * gives 42; a task without a value gives null), or rejects with the task's
  * GLib.Error (Gio.IOErrorEnum.CANCELLED if it was cancelled, or if
- * @cancellable was).
+ * @cancellable was). A native task that returned a C pointer
+ * (ws_context_return_pointer) has no value for JavaScript: get_value()
+ * logs a critical and gives null.
  *
  * @param {Ws.Task} task - the task to await
  * @param {Gio.Cancellable} [cancellable] - stops the wait (not the task)

@@ -24,13 +24,25 @@ cc -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Werror -o "$dest/consumer" "$
   $(pkg-config --cflags --libs wsrt-1)
 LD_LIBRARY_PATH="$libdir" timeout 60 "$dest/consumer"
 
-# Bindings, from the installed files only: the typelib through
-# GI_TYPELIB_PATH and the helper module through its pkg-config variable
-# (GJS), the VAPI through valac's --pkg (Vala).
-typelib=$(find "$dest" -name 'Ws-1.typelib' | head -n1)
-test -f "$(find "$dest" -name 'Ws-1.gir' | head -n1)"
+# Bindings, from the installed files only, found through the pkg-config
+# variables of a GNOME library (girdir, typelibdir, vapidir; README.md,
+# "Installing"): the typelib through GI_TYPELIB_PATH and the helper module
+# through its pkg-config variable (GJS), the VAPI through valac's --pkg
+# (Vala).
+girdir=$(pkg-config --variable=girdir wsrt-1)
+typelibdir=$(pkg-config --variable=typelibdir wsrt-1)
+vapidir=$(pkg-config --variable=vapidir wsrt-1)
+for var in "$girdir" "$typelibdir" "$vapidir"; do
+  case $var in
+    "$dest"/*) ;;
+    *) echo "install-check: pkg-config variable '$var' is not under the installed prefix" >&2
+       exit 1 ;;
+  esac
+done
+test -f "$girdir/Ws-1.gir"
+typelib=$typelibdir/Ws-1.typelib
 test -f "$typelib"
-vapi=$(find "$dest" -name 'wsrt-1.vapi' | head -n1)
+vapi=$vapidir/wsrt-1.vapi
 test -f "$vapi"
 module=$(pkg-config --variable=gjs_module wsrt-1)
 test -f "$module"

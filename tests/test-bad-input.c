@@ -348,41 +348,96 @@ assert_prefix_refused (const char *prefix)
   g_assert_nonnull (strstr (error->message, "thread-name-prefix"));
 }
 
-/* Invalid configuration: WS_ERROR_INVALID_CONFIG naming the property, or
- * GObject's own range check naming it (the value is then not taken). */
+/* Invalid configuration: WS_ERROR_INVALID_CONFIG naming the property and
+ * its valid range, out-of-range numbers included (the property
+ * specifications take any value of their type, so that g_initable_init()
+ * sees it); the ends of each range are accepted. */
 static void
 test_invalid_configuration (void)
 {
   const char *prefixes[] = { "", "sixteen-chars-xx" };
+  const struct
+  {
+    const char *name;
+    gboolean    is_int64;
+    gint64      value;
+    const char *range;
+  } out_of_range[] = {
+    { "n-workers", FALSE, 100000, "between 0 and 1024" },
+    { "n-workers", FALSE, 1025, "between 0 and 1024" },
+    { "max-blocking-threads", FALSE, 0, "between 1 and 65536" },
+    { "max-blocking-threads", FALSE, 65537, "between 1 and 65536" },
+    { "blocking-keep-alive", TRUE, -1, "between 0 and 9223372036854775807" },
+    { "global-queue-interval", FALSE, 0, "between 1 and 2147483647" },
+    { "event-interval", FALSE, G_MAXUINT, "between 1 and 2147483647" },
+    { "budget", FALSE, 0, "between 1 and 2147483647" },
+    { "local-slice", TRUE, 0, "between 1 and 1000000" },
+    { "local-slice", TRUE, G_USEC_PER_SEC + 1, "between 1 and 1000000" },
+  };
 
   for (guint i = 0; i < G_N_ELEMENTS (prefixes); i++)
     assert_prefix_refused (prefixes[i]);
 
-  {
-    const struct { const char *name; guint value; } out_of_range[] = {
-      { "n-workers", 1025 },
-      { "max-blocking-threads", 0 },
-      { "global-queue-interval", 0 },
-      { "event-interval", 0 },
-    };
+  for (guint i = 0; i < G_N_ELEMENTS (out_of_range); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autofree char *value = g_strdup_printf (" %" G_GINT64_FORMAT ";", out_of_range[i].value);
+      WsRuntime *rt;
 
-    for (guint i = 0; i < G_N_ELEMENTS (out_of_range); i++)
-      {
-        g_autoptr(GError) error = NULL;
-        g_autoptr(WsRuntime) rt = NULL;
-        g_autofree char *pattern = g_strdup_printf ("*%s*", out_of_range[i].name);
-        guint value = 12345;
-
-        g_test_expect_message ("GLib-GObject", G_LOG_LEVEL_WARNING, pattern);
+      if (out_of_range[i].is_int64)
         rt = g_initable_new (WS_TYPE_RUNTIME, NULL, &error,
                              out_of_range[i].name, out_of_range[i].value, NULL);
-        g_test_assert_expected_messages ();
-        g_assert_no_error (error);
-        g_object_get (rt, out_of_range[i].name, &value, NULL);
-        g_assert_cmpuint (value, !=, out_of_range[i].value);
-        g_assert_true (ws_runtime_shutdown (rt, -1));
-      }
+      else
+        rt = g_initable_new (WS_TYPE_RUNTIME, NULL, &error,
+                             out_of_range[i].name, (guint) out_of_range[i].value, NULL);
+      g_assert_null (rt);
+      g_assert_error (error, WS_ERROR, WS_ERROR_INVALID_CONFIG);
+      g_test_message ("%s", error->message);
+      g_assert_true (g_str_has_prefix (error->message, out_of_range[i].name));
+      g_assert_nonnull (strstr (error->message, value));
+      g_assert_nonnull (strstr (error->message, out_of_range[i].range));
+    }
+
+  /* The ends of the ranges are valid (threads start on demand, so the
+   * largest pool costs nothing here). */
+  {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(WsRuntime) rt = g_initable_new (WS_TYPE_RUNTIME, NULL, &error,
+                                              "n-workers", 1,
+                                              "max-blocking-threads", 65536,
+                                              "blocking-keep-alive", (gint64) 0,
+                                              "global-queue-interval", (guint) G_MAXINT32,
+                                              "event-interval", 1,
+                                              "budget", (guint) G_MAXINT32,
+                                              "local-slice", (gint64) G_USEC_PER_SEC,
+                                              NULL);
+    guint max_blocking = 0;
+
+    g_assert_no_error (error);
+    g_object_get (rt, "max-blocking-threads", &max_blocking, NULL);
+    g_assert_cmpuint (max_blocking, ==, 65536);
+    g_assert_true (ws_runtime_shutdown (rt, -1));
   }
+}
+
+/* A runtime made with g_object_new () alone has no GError to fill: on
+ * first use an invalid value is replaced by its default, with a critical
+ * that names the property and the range. */
+static void
+test_invalid_configuration_without_initable (void)
+{
+  g_autoptr(WsRuntime) rt = g_object_new (WS_TYPE_RUNTIME, "n-workers", 100000, NULL);
+  g_autoptr(WsTask) task = NULL;
+  guint n_workers = 0;
+
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL,
+                         "*n-workers is 100000; it must be between 0 and 1024; using 0*");
+  task = ws_runtime_spawn (rt, ws_test_ready, NULL, NULL);
+  g_test_assert_expected_messages ();
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_object_get (rt, "n-workers", &n_workers, NULL);
+  g_assert_cmpuint (n_workers, ==, g_get_num_processors ());
+  g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
 static void
@@ -453,6 +508,8 @@ main (int   argc,
   ws_test_add_func ("/bad-input/awaitables", test_awaitable_refusals);
   ws_test_add_func ("/bad-input/metrics", test_metrics_refusals);
   ws_test_add_func ("/bad-input/invalid-configuration", test_invalid_configuration);
+  ws_test_add_func ("/bad-input/invalid-configuration-without-initable",
+                    test_invalid_configuration_without_initable);
   ws_test_add_func ("/bad-input/invalid-thread-name-prefix", test_invalid_thread_name_prefix);
   ws_test_add_func ("/bad-input/refused-spawn-frees", test_refused_spawn_frees);
   ws_test_add_func ("/bad-input/leak-check", test_leak_check_fails_a_leaking_test);

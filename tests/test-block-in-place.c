@@ -5,7 +5,8 @@
  *
  * A worker that blocks in place hands its core to a new thread, so the
  * runtime keeps running tasks; off the runtime, or nested, the function
- * just runs; a local task is refused (it would block its main loop).
+ * just runs; a local task is refused (it would block its main loop); the
+ * threads the blocking pool adopts afterwards retire like its own.
  */
 
 #include "config.h"
@@ -142,7 +143,118 @@ test_local_refused (void)
   ws_test_on_context_clear (&f);
 }
 
+/* 32 tasks block in place at once; afterwards their threads join the
+ * blocking pool and retire under its rule (the surplus first, the rest
+ * after the keep-alive), down to the one idle thread the pool keeps: at
+ * least 31 of the 32 threads that called ws_block_in_place () leave (the
+ * kept one may be one of them). */
+#define N_IN_PLACE 32
+
+typedef struct
+{
+  WsTestGate *gate;
+  GThread    *caller;     /* ran the blocking function; read after the task ends */
+  gboolean    ok;
+} Caller;
+
+static WsLock stopped_lock;
+static GPtrArray *stopped_threads;
+
+static void
+note_stop (gpointer data)
+{
+  ws_lock_lock (&stopped_lock);
+  g_ptr_array_add (stopped_threads, g_thread_self ());
+  ws_lock_unlock (&stopped_lock);
+}
+
+static void
+caller_blocks (gpointer data)
+{
+  Caller *c = data;
+
+  c->caller = g_thread_self ();
+  ws_test_gate_wait (c->gate);
+}
+
+static WsPoll
+caller_task (WsContext *cx,
+             gpointer   data)
+{
+  Caller *c = data;
+
+  c->ok = ws_block_in_place (caller_blocks, c, NULL);
+  return WS_POLL_READY;
+}
+
+static guint
+count_stopped (Caller *c,
+               guint   n)
+{
+  guint found = 0;
+
+  ws_lock_lock (&stopped_lock);
+  for (guint i = 0; i < n; i++)
+    if (g_ptr_array_find (stopped_threads, c[i].caller, NULL))
+      found++;
+  ws_lock_unlock (&stopped_lock);
+  return found;
+}
+
+static gboolean
+pool_down_to_one (WsRuntime *rt)
+{
+  g_autoptr(WsMetrics) m = ws_runtime_get_metrics (rt);
+
+  return ws_metrics_get_blocking_threads (m) == 1
+         && ws_metrics_get_idle_blocking_threads (m) == 1;
+}
+
+static void
+test_adopted_threads_retire (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(WsRuntime) rt = g_object_new (WS_TYPE_RUNTIME,
+                                          "n-workers", 2,
+                                          "blocking-keep-alive", (gint64) 200000,
+                                          NULL);
+  WsTestGate gate;
+  Caller c[N_IN_PLACE];
+  WsTask *tasks[N_IN_PLACE];
+
+  ws_lock_init (&stopped_lock);
+  stopped_threads = g_ptr_array_new ();
+  ws_runtime_set_on_thread_stop (rt, note_stop, NULL, NULL);
+  g_assert_true (g_initable_init (G_INITABLE (rt), NULL, &error));
+  g_assert_no_error (error);
+
+  ws_test_gate_init (&gate);
+  for (guint i = 0; i < N_IN_PLACE; i++)
+    {
+      c[i] = (Caller) { &gate, NULL, FALSE };
+      tasks[i] = ws_runtime_spawn (rt, caller_task, &c[i], NULL);
+    }
+  ws_test_gate_wait_for_waiters (&gate, N_IN_PLACE);
+  ws_test_gate_open (&gate);
+  for (guint i = 0; i < N_IN_PLACE; i++)
+    {
+      g_assert_true (ws_task_wait (tasks[i], NULL, NULL));
+      g_assert_true (c[i].ok);
+      g_object_unref (tasks[i]);
+    }
+
+  ws_test_wait_until (count_stopped (c, N_IN_PLACE) >= N_IN_PLACE - 1);
+  ws_test_wait_until (pool_down_to_one (rt));
+
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_assert_cmpuint (count_stopped (c, N_IN_PLACE), ==, N_IN_PLACE);
+  ws_test_gate_clear (&gate);
+  g_clear_pointer (&stopped_threads, g_ptr_array_unref);
+  ws_lock_clear (&stopped_lock);
+}
+
 WS_TEST_MAIN ({ "/block-in-place/keeps-workers", test_keeps_workers },
               { "/block-in-place/off-runtime", test_off_runtime },
               { "/block-in-place/nested", test_nested },
-              { "/block-in-place/local-refused", test_local_refused })
+              { "/block-in-place/local-refused", test_local_refused },
+              { "/block-in-place/adopted-threads-retire", test_adopted_threads_retire })

@@ -4,9 +4,11 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Blocking jobs run on their own threads, at most max-blocking-threads at
- * once; idle threads leave after the keep-alive; shutdown gives up on a
- * stuck job after its timeout and cancels the queued ones; a job that
- * returns PENDING keeps its thread until woken.
+ * once; a spawn starts no thread (the pool's threads start them, one at a
+ * time); idle threads leave after the keep-alive, down to the one the
+ * pool keeps; shutdown gives up on a stuck job after its timeout and
+ * cancels the queued ones; a job that returns PENDING keeps its thread
+ * until woken.
  */
 
 #include "config.h"
@@ -93,6 +95,19 @@ test_pool_cap (void)
   g_assert_true (ws_runtime_shutdown (rt, 5 * G_USEC_PER_SEC));
 }
 
+static guint
+blocking_threads (WsRuntime *rt,
+                  guint     *n_idle)
+{
+  g_autoptr(WsMetrics) m = ws_runtime_get_metrics (rt);
+
+  if (n_idle != NULL)
+    *n_idle = ws_metrics_get_idle_blocking_threads (m);
+  return ws_metrics_get_blocking_threads (m);
+}
+
+/* Idle threads leave after the keep-alive (50 ms), but for one: the pool
+ * keeps a thread while it is open, so that no spawn has to start one. */
 static void
 test_keep_alive (void)
 {
@@ -100,32 +115,262 @@ test_keep_alive (void)
                                                  "blocking-keep-alive", (gint64) 50000,
                                                  NULL);
   WsTask *jobs[4];
-  guint threads;
+  guint idle;
 
   for (guint i = 0; i < G_N_ELEMENTS (jobs); i++)
     jobs[i] = ws_runtime_spawn_blocking (rt, capped_job, NULL, NULL);
   ws_test_wait_all (jobs, G_N_ELEMENTS (jobs));
+  g_assert_cmpuint (blocking_threads (rt, NULL), >, 0);
 
+  ws_test_wait_until (blocking_threads (rt, &idle) == 1 && idle == 1);
+  /* The last one stays (past another keep-alive), and still runs jobs. */
+  g_usleep (100000);
+  g_assert_cmpuint (blocking_threads (rt, &idle), ==, 1);
+  g_assert_cmpuint (idle, ==, 1);
+  ws_test_reset_counters ();
   {
-    g_autoptr(WsMetrics) m = ws_runtime_get_metrics (rt);
+    g_autoptr(WsTask) t = ws_runtime_spawn_blocking (rt, ws_test_count_poll, NULL, NULL);
 
-    g_assert_cmpuint (ws_metrics_get_blocking_threads (m), >, 0);
+    g_assert_true (ws_task_wait (t, NULL, NULL));
   }
-
-  /* Idle threads leave after the keep-alive (50 ms); wait for it. */
-  do
-    {
-      g_autoptr(WsMetrics) m = NULL;
-
-      g_usleep (10000);
-      m = ws_runtime_get_metrics (rt);
-      threads = ws_metrics_get_blocking_threads (m);
-    }
-  while (threads > 0);
-  g_assert_cmpuint (threads, ==, 0);
+  g_assert_cmpint (atomic_load (&ws_test_n_polled), ==, 1);
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* A spawn queues the job and starts no thread: the pool's threads start
+ * them, one at a time. The thread-start hook holds every thread started
+ * after the runtime's own, so the only thread that can start one is the
+ * pool's first; it runs all 1,000 jobs, and starts exactly one thread
+ * (the one the hook holds) however many jobs are queued. A spawn that
+ * started threads itself would have the hook hold many. */
+typedef struct
+{
+  WsTestGate       gate;
+  _Atomic gboolean armed;
+  _Atomic gint     n_held;
+  _Atomic gint     live;         /* runtime threads between start and stop */
+  _Atomic gint     peak;
+  WsLock           lock;
+  GPtrArray       *stopped;      /* GThread *, the threads that ran the stop hook */
+} ThreadWatch;
+
+static void
+watch_init (ThreadWatch *w)
+{
+  memset (w, 0, sizeof *w);
+  ws_test_gate_init (&w->gate);
+  ws_lock_init (&w->lock);
+  w->stopped = g_ptr_array_new ();
+}
+
+static void
+watch_clear (ThreadWatch *w)
+{
+  ws_test_gate_clear (&w->gate);
+  ws_lock_clear (&w->lock);
+  g_ptr_array_unref (w->stopped);
+}
+
+static void
+watch_start (gpointer data)
+{
+  ThreadWatch *w = data;
+  gint live = atomic_fetch_add (&w->live, 1) + 1;
+  gint peak = atomic_load (&w->peak);
+
+  while (live > peak && !atomic_compare_exchange_weak (&w->peak, &peak, live))
+    ;
+  if (atomic_load (&w->armed))
+    {
+      atomic_fetch_add (&w->n_held, 1);
+      ws_test_gate_wait (&w->gate);
+    }
+}
+
+static void
+watch_stop (gpointer data)
+{
+  ThreadWatch *w = data;
+
+  atomic_fetch_sub (&w->live, 1);
+  ws_lock_lock (&w->lock);
+  g_ptr_array_add (w->stopped, g_thread_self ());
+  ws_lock_unlock (&w->lock);
+}
+
+/* A runtime whose thread hooks report to @w. */
+static WsRuntime *
+watched_runtime_new (ThreadWatch *w,
+                     const char  *first_property_name,
+                     ...)
+{
+  g_autoptr(GError) error = NULL;
+  GObject *rt;
+  va_list args;
+
+  va_start (args, first_property_name);
+  rt = g_object_new_valist (WS_TYPE_RUNTIME, first_property_name, args);
+  va_end (args);
+  ws_runtime_set_on_thread_start (WS_RUNTIME (rt), watch_start, w, NULL);
+  ws_runtime_set_on_thread_stop (WS_RUNTIME (rt), watch_stop, w, NULL);
+  g_assert_true (g_initable_init (G_INITABLE (rt), NULL, &error));
+  g_assert_no_error (error);
+  return WS_RUNTIME (rt);
+}
+
+#define N_SPAWNS 1000
+
+static GThread *_Atomic job_threads[N_SPAWNS];
+
+static WsPoll
+note_thread_job (WsContext *cx,
+                 gpointer   data)
+{
+  atomic_store (&job_threads[GPOINTER_TO_UINT (data)], g_thread_self ());
+  atomic_fetch_add (&ws_test_n_polled, 1);
+  return WS_POLL_READY;
+}
+
+static void
+test_spawn_starts_no_thread (void)
+{
+  ThreadWatch w;
+  g_autoptr(WsRuntime) rt = NULL;
+  WsTask **jobs = g_new0 (WsTask *, N_SPAWNS);
+  guint idle;
+
+  watch_init (&w);
+  ws_test_reset_counters ();
+  rt = watched_runtime_new (&w, "n-workers", 1, NULL);
+
+  /* The runtime's start started the pool's first thread; no spawn yet.
+   * Arm the hook once that thread and the worker have run it. */
+  ws_test_wait_until (blocking_threads (rt, &idle) == 1 && idle == 1
+                      && atomic_load (&w.live) == 2);
+  atomic_store (&w.armed, TRUE);
+
+  for (guint i = 0; i < N_SPAWNS; i++)
+    jobs[i] = ws_runtime_spawn_blocking (rt, note_thread_job, GUINT_TO_POINTER (i), NULL);
+  for (guint i = 0; i < N_SPAWNS; i++)
+    g_assert_true (ws_task_wait (jobs[i], NULL, NULL));
+  g_assert_cmpint (atomic_load (&ws_test_n_polled), ==, N_SPAWNS);
+
+  /* One thread was started (by the pool's thread, as it took the first
+   * job); the hook holds it, so the first thread ran every job. */
+  g_assert_cmpint (atomic_load (&w.n_held), ==, 1);
+  g_assert_cmpuint (blocking_threads (rt, NULL), ==, 2);
+  for (guint i = 0; i < N_SPAWNS; i++)
+    {
+      g_assert_true (atomic_load (&job_threads[i]) != g_thread_self ());
+      g_assert_true (atomic_load (&job_threads[i]) == atomic_load (&job_threads[0]));
+      g_object_unref (jobs[i]);
+    }
+  g_free (jobs);
+
+  atomic_store (&w.armed, FALSE);
+  ws_test_gate_open (&w.gate);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_clear_object (&rt);
+  g_assert_cmpint (atomic_load (&w.live), ==, 0);
+  watch_clear (&w);
+}
+
+/* 10,000 jobs from one thread all run, on at most max-blocking-threads
+ * threads at any time (counted by the thread hooks: the one worker and
+ * the blocking threads; the keep-alive is long, so none leaves and is
+ * replaced while the jobs run). */
+#define N_BURST 10000
+#define BURST_MAX 8
+
+static WsPoll
+short_job (WsContext *cx,
+           gpointer   data)
+{
+  g_usleep (20);
+  atomic_fetch_add (&ws_test_n_polled, 1);
+  return WS_POLL_READY;
+}
+
+static void
+test_burst_under_cap (void)
+{
+  ThreadWatch w;
+  g_autoptr(WsRuntime) rt = NULL;
+  guint seen = 0;
+
+  watch_init (&w);
+  ws_test_reset_counters ();
+  rt = watched_runtime_new (&w, "n-workers", 1,
+                            "max-blocking-threads", BURST_MAX,
+                            "blocking-keep-alive", (gint64) 3600 * G_USEC_PER_SEC,
+                            NULL);
+  for (guint i = 0; i < N_BURST; i++)
+    {
+      WsTask *t = ws_runtime_spawn_blocking (rt, short_job, NULL, NULL);
+
+      g_object_unref (t);
+    }
+  while (atomic_load (&ws_test_n_polled) < N_BURST)
+    {
+      seen = MAX (seen, blocking_threads (rt, NULL));
+      g_usleep (100);
+    }
+  g_assert_cmpint (atomic_load (&ws_test_n_polled), ==, N_BURST);
+  g_assert_cmpuint (seen, <=, BURST_MAX);
+  g_assert_cmpuint (blocking_threads (rt, NULL), <=, BURST_MAX);
+  /* The worker and the blocking threads. */
+  g_assert_cmpint (atomic_load (&w.peak), <=, 1 + BURST_MAX);
+  g_test_message ("peak threads: %d (1 worker)", atomic_load (&w.peak));
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_clear_object (&rt);
+  watch_clear (&w);
+}
+
+/* After a burst that held 32 threads at once, the idle threads retire:
+ * the surplus after an eighth of the keep-alive, the rest after the
+ * keep-alive, down to the one the pool keeps. The pool grows by one
+ * thread per job taken, no more: 32 jobs held by the gate, 33 threads
+ * (the 33rd is the reserve the last taker started). */
+#define N_HELD 32
+
+static WsPoll
+gate_job (WsContext *cx,
+          gpointer   data)
+{
+  ws_test_gate_wait (data);
+  return WS_POLL_READY;
+}
+
+static void
+test_idle_retire (void)
+{
+  g_autoptr(WsRuntime) rt = ws_test_runtime_new ("n-workers", 1,
+                                                 "max-blocking-threads", 64,
+                                                 "blocking-keep-alive", (gint64) 200000,
+                                                 NULL);
+  WsTestGate gate;
+  WsTask *jobs[N_HELD];
+  gint64 start;
+  guint idle;
+
+  ws_test_gate_init (&gate);
+  for (guint i = 0; i < N_HELD; i++)
+    jobs[i] = ws_runtime_spawn_blocking (rt, gate_job, &gate, NULL);
+  ws_test_gate_wait_for_waiters (&gate, N_HELD);
+  g_assert_cmpuint (blocking_threads (rt, NULL), ==, N_HELD + 1);
+
+  ws_test_gate_open (&gate);
+  ws_test_wait_all (jobs, N_HELD);
+  start = g_get_monotonic_time ();
+  ws_test_wait_until (blocking_threads (rt, NULL) <= 4);
+  g_test_message ("4 threads left after %" G_GINT64_FORMAT " us (keep-alive 200000)",
+                  g_get_monotonic_time () - start);
+  ws_test_wait_until (blocking_threads (rt, &idle) == 1 && idle == 1);
+  g_test_message ("1 thread left after %" G_GINT64_FORMAT " us",
+                  g_get_monotonic_time () - start);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  ws_test_gate_clear (&gate);
+}
 /* A job stuck in a loop: shutdown gives up after its timeout. */
 static _Atomic gboolean release_stuck;
 
@@ -301,6 +546,9 @@ WS_TEST_MAIN ({ "/blocking-pool/spawn-blocking", test_spawn_blocking },
               { "/blocking-pool/job-sees-shutdown", test_job_sees_shutdown },
               { "/blocking-pool/cap", test_pool_cap },
               { "/blocking-pool/keep-alive", test_keep_alive },
+              { "/blocking-pool/spawn-starts-no-thread", test_spawn_starts_no_thread },
+              { "/blocking-pool/burst-under-cap", test_burst_under_cap },
+              { "/blocking-pool/idle-retire", test_idle_retire },
               { "/blocking-pool/shutdown-timeout-with-stuck-job", test_shutdown_timeout_with_stuck_job },
               { "/blocking-pool/shutdown-cancels-queued-jobs", test_shutdown_cancels_queued_jobs },
               { "/blocking-pool/pending-job-keeps-its-thread", test_pending_job_keeps_its_thread })

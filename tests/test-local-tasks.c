@@ -315,9 +315,90 @@ test_cancelled_wait_and_shutdown (void)
   ws_test_on_context_clear (&f);
 }
 
+/* ws_task_wait on the thread of a local task's context would wait for
+ * ever (only an iteration of the context polls the task): it fails at
+ * once with WS_ERROR_WOULD_BLOCK naming the ways out, whether the task has
+ * ended or not; another thread waits as usual. */
+static void
+assert_wait_would_block (WsTask *task)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_assert_false (ws_task_wait (task, NULL, &error));
+  g_assert_error (error, WS_ERROR, WS_ERROR_WOULD_BLOCK);
+  g_assert_nonnull (strstr (error->message, "ws_task_wait_async()"));
+  g_assert_nonnull (strstr (error->message, "iterate the context"));
+}
+
+typedef struct
+{
+  WsTask   *task;
+  gboolean  ran;
+} InDispatch;
+
+static gboolean
+wait_in_dispatch (gpointer data)
+{
+  InDispatch *d = data;
+
+  g_assert_true (g_main_context_is_owner (g_main_context_get_thread_default ()));
+  assert_wait_would_block (d->task);
+  d->ran = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+static gpointer
+wait_on_other_thread (gpointer data)
+{
+  return GINT_TO_POINTER (ws_task_wait (data, NULL, NULL));
+}
+
+static void
+test_wait_on_context_thread_fails (void)
+{
+  WsTestOnContext f;
+  Local l;
+  g_autoptr(WsTask) task = NULL;
+  InDispatch d = { NULL, FALSE };
+  GSource *idle;
+  GThread *waiter;
+
+  local_init (&f, 1, &l);
+  task = ws_runtime_spawn_local (f.rt, NULL, local_yield_thrice, &l, local_destroy);
+
+  /* Another thread waits (for as long as this one does not iterate the
+   * context). */
+  waiter = g_thread_new ("waiter", wait_on_other_thread, task);
+
+  /* This thread pushed the context as its thread default, which acquired
+   * it: not inside an iteration, but the owner all the same. */
+  g_assert_true (g_main_context_is_owner (f.ctx));
+  assert_wait_would_block (task);
+
+  /* Inside a dispatch of the context: this thread owns it. */
+  d.task = task;
+  idle = g_idle_source_new ();
+  g_source_set_priority (idle, G_PRIORITY_HIGH);
+  g_source_set_callback (idle, wait_in_dispatch, &d, NULL);
+  g_source_attach (idle, f.ctx);
+  g_source_unref (idle);
+  ws_test_iterate_until (f.ctx, d.ran);
+
+  ws_test_iterate_until (f.ctx, ws_task_is_finished (task));
+  g_assert_true (GPOINTER_TO_INT (g_thread_join (waiter)));
+  g_assert_cmpuint (l.polls, ==, 4);
+  assert_all_on_owner (&l);
+
+  /* Refused after the end too, so the mistake shows on the first run. */
+  assert_wait_would_block (task);
+
+  ws_test_on_context_clear (&f);
+}
+
 WS_TEST_MAIN ({ "/local-tasks/wake-from-worker", test_wake_from_worker },
               { "/local-tasks/cancel-from-worker", test_cancel_from_worker },
               { "/local-tasks/flood-bounded", test_flood_bounded },
               { "/local-tasks/flood-lets-redraw-run", test_flood_lets_redraw_run },
               { "/local-tasks/yield-and-wait-async", test_yield_and_wait_async },
-              { "/local-tasks/cancelled-wait-and-shutdown", test_cancelled_wait_and_shutdown })
+              { "/local-tasks/cancelled-wait-and-shutdown", test_cancelled_wait_and_shutdown },
+              { "/local-tasks/wait-on-context-thread-fails", test_wait_on_context_thread_fails })

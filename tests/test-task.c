@@ -283,6 +283,84 @@ test_pointer_result (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+static WsPoll
+return_uint64 (WsContext *cx,
+               gpointer   data)
+{
+  ws_context_return_uint64 (cx, 7);
+  return WS_POLL_READY;
+}
+
+/* The two accessors of the result keep one rule: asking before the end,
+ * or for the kind of result the task did not return, is a programmer
+ * error (a critical naming the function, and NULL, no GError); a failed
+ * or cancelled task gives NULL (with its error from propagate_pointer);
+ * a task that returned nothing gives NULL quietly. */
+static void
+test_result_accessors (void)
+{
+  Probe p = { 0, };
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  g_autoptr(WsTask) pending = ws_runtime_spawn (rt, ws_test_pending_forever, NULL, NULL);
+  g_autoptr(WsTask) value = ws_runtime_spawn (rt, ready_with_int, &p, NULL);
+  g_autoptr(WsTask) integer = ws_runtime_spawn (rt, return_uint64, NULL, NULL);
+  g_autoptr(WsTask) pointer = ws_runtime_spawn (rt, return_string, NULL, NULL);
+  g_autoptr(WsTask) nothing = ws_runtime_spawn (rt, ws_test_ready, NULL, NULL);
+  g_autoptr(WsTask) failed = ws_runtime_spawn (rt, fail_func, NULL, NULL);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *s = NULL;
+
+  /* Before the end. */
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*ws_task_get_value*not ended*");
+  g_assert_null (ws_task_get_value (pending));
+  g_test_assert_expected_messages ();
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*ws_task_propagate_pointer*not ended*");
+  g_assert_null (ws_task_propagate_pointer (pending, &error));
+  g_test_assert_expected_messages ();
+  g_assert_no_error (error);
+
+  g_assert_true (ws_task_wait (value, NULL, NULL));
+  g_assert_true (ws_task_wait (integer, NULL, NULL));
+  g_assert_true (ws_task_wait (pointer, NULL, NULL));
+  g_assert_true (ws_task_wait (nothing, NULL, NULL));
+  g_assert_false (ws_task_wait (failed, NULL, NULL));
+
+  /* The wrong kind: a value is not a pointer, a pointer is not a value,
+   * and the result is still there for the right accessor. */
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL,
+                         "*ws_task_propagate_pointer*returned a value*ws_task_get_value*");
+  g_assert_null (ws_task_propagate_pointer (value, &error));
+  g_test_assert_expected_messages ();
+  g_assert_no_error (error);
+  g_assert_cmpint (g_value_get_int (ws_task_get_value (value)), ==, 42);
+
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL,
+                         "*ws_task_propagate_pointer*returned a value*ws_task_get_value*");
+  g_assert_null (ws_task_propagate_pointer (integer, &error));
+  g_test_assert_expected_messages ();
+  g_assert_no_error (error);
+  g_assert_cmpuint (g_value_get_uint64 (ws_task_get_value (integer)), ==, 7);
+
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL,
+                         "*ws_task_get_value*returned a pointer*ws_task_propagate_pointer*");
+  g_assert_null (ws_task_get_value (pointer));
+  g_test_assert_expected_messages ();
+  s = ws_task_propagate_pointer (pointer, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (s, ==, "hello");
+
+  /* No result, or a failure: NULL, and no critical. */
+  g_assert_null (ws_task_get_value (nothing));
+  g_assert_null (ws_task_propagate_pointer (nothing, &error));
+  g_assert_no_error (error);
+  g_assert_null (ws_task_get_value (failed));
+  g_assert_null (ws_task_propagate_pointer (failed, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
+
+  ws_task_cancel (pending);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 /* The destroy notify runs before any waiter learns the task ended. */
 typedef struct
 {
@@ -538,6 +616,7 @@ WS_TEST_MAIN ({ "/task/cancellable-of-pending-task", test_cancellable_of_pending
               { "/task/cancel-races-completion", test_cancel_races_completion },
               { "/task/error-result", test_error_result },
               { "/task/pointer-result", test_pointer_result },
+              { "/task/result-accessors", test_result_accessors },
               { "/task/destroy-before-waiters", test_destroy_before_waiters },
               { "/task/wait-on-worker-fails", test_wait_on_worker_fails },
               { "/task/wait-cancellable", test_wait_cancellable },

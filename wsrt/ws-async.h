@@ -35,7 +35,7 @@ G_BEGIN_DECLS
  * job_func (WsContext *cx, gpointer user_data)
  * {
  *   Job *s = user_data;
- *   g_autoptr(GError) error = NULL;   // fine: never lives across an await
+ *   g_autoptr(GError) error = NULL;   // before WS_ASYNC_BEGIN: set up every poll
  *
  *   WS_ASYNC_BEGIN (s);
  *
@@ -43,6 +43,11 @@ G_BEGIN_DECLS
  *   WS_AWAIT (s, ws_channel_poll_receive (s->inbox, cx, &s->item, &error));
  *   if (error != NULL)
  *     WS_ASYNC_RETURN_ERROR (s, cx, g_steal_pointer (&error));
+ *   {
+ *     // fine: a block that holds no await
+ *     g_autofree char *text = g_strdup_printf ("got %p", s->item);
+ *     g_debug ("%s", text);
+ *   }
  *   WS_AWAIT (s, ws_task_poll (s->child, cx));
  *
  *   WS_ASYNC_END (s);
@@ -51,12 +56,43 @@ G_BEGIN_DECLS
  *
  * How locals survive a suspension: they do not. Each %WS_AWAIT that is not
  * ready returns from the function, and the next poll jumps back to that
- * %WS_AWAIT with a `switch` on the line number saved in the state. Every
- * value that must outlive an await lives in the state structure; plain
- * locals are fine between awaits. Two awaits cannot share a source line,
- * and `switch` statements of your own cannot enclose an await.
+ * %WS_AWAIT with a `switch` on the line number saved in the state. So:
+ *
+ * - A value that must outlive an await lives in the state structure (and
+ *   the task's destroy notify frees what the state owns).
+ * - A local declared between %WS_ASYNC_BEGIN and %WS_ASYNC_END with an
+ *   initializer must not be in scope at a later await: the resume jumps
+ *   over its initialization, and a `g_autofree` or `g_autoptr()` local
+ *   would then free garbage when the function returns. With GCC (C) this
+ *   is a compile error, "switch jumps over variable initialization"
+ *   (%WS_ASYNC_BEGIN turns `-Wjump-misses-init` into an error up to
+ *   %WS_ASYNC_END); with Clang, a `cleanup` local there is an error of its
+ *   own. (A cleanup local without an initializer escapes GCC's check;
+ *   GLib requires one anyway.) Declare such locals before %WS_ASYNC_BEGIN
+ *   (they are set up and cleaned up on every poll), inside a block `{ }`
+ *   that contains no await, or after the last await; a
+ *   `for (int i = 0; ...)` loop around an await keeps its counter in the
+ *   state instead (`for (s->i = 0; ...)`).
+ * - Two awaits cannot share a source line, and `switch` statements of your
+ *   own cannot enclose an await.
  */
 #define WS_ASYNC_STATE int ws_async_line_
+
+/* Between WS_ASYNC_BEGIN and WS_ASYNC_END, GCC's C front end makes a
+ * resume that jumps over the initialization of a local an error: that
+ * local's value is garbage after the jump, and a cleanup attribute on it
+ * (g_autofree, g_autoptr) frees garbage. GCC has no diagnostic for the
+ * cleanup attribute alone; Clang rejects that jump by itself, and C++
+ * rejects any jump over an initialization. */
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__cplusplus)
+# define _WS_ASYNC_CHECKS_PUSH \
+  _Pragma ("GCC diagnostic push") \
+  _Pragma ("GCC diagnostic error \"-Wjump-misses-init\"")
+# define _WS_ASYNC_CHECKS_POP _Pragma ("GCC diagnostic pop")
+#else
+# define _WS_ASYNC_CHECKS_PUSH
+# define _WS_ASYNC_CHECKS_POP
+#endif
 
 /**
  * WS_ASYNC_BEGIN:
@@ -64,9 +100,19 @@ G_BEGIN_DECLS
  *
  * Opens the body of a coroutine task; the first poll starts here, later
  * polls resume at the await that was pending.
+ *
+ * A local declared after it with an initializer (a `g_autofree` or
+ * `g_autoptr()` one above all) must not be in scope at a later await; with
+ * GCC that is a compile error. See %WS_ASYNC_STATE for where to put it.
  */
-#define WS_ASYNC_BEGIN(state) \
-  switch ((state)->ws_async_line_) { case 0:
+#define WS_ASYNC_BEGIN(state)                                   \
+  _WS_ASYNC_CHECKS_PUSH                                         \
+  switch ((state)->ws_async_line_)                              \
+    {                                                           \
+    default:                                                    \
+      (state)->ws_async_line_ = -1;                             \
+      return WS_POLL_READY;                                     \
+    case 0:
 
 /**
  * WS_AWAIT:
@@ -123,10 +169,9 @@ G_BEGIN_DECLS
  * result with a `ws_context_return_*()` call before it).
  */
 #define WS_ASYNC_END(state)                                     \
-    default:                                                    \
-      break;                                                    \
-  }                                                             \
+    }                                                           \
   (state)->ws_async_line_ = -1;                                 \
+  _WS_ASYNC_CHECKS_POP                                          \
   return WS_POLL_READY
 
 G_END_DECLS

@@ -25,8 +25,10 @@ G_BEGIN_DECLS
 /**
  * WsError:
  * @WS_ERROR_FAILED: a generic failure
- * @WS_ERROR_WOULD_BLOCK: a blocking call was made on a runtime worker
- *   thread, where it would stall every task queued behind it
+ * @WS_ERROR_WOULD_BLOCK: a blocking call was made where it would stall
+ *   or never return: on a runtime worker thread, where it would stall
+ *   every task queued behind it, or, waiting for a local task, on the
+ *   thread of the #GMainContext that polls that task
  * @WS_ERROR_CLOSED: the runtime has been shut down
  * @WS_ERROR_INVALID_CONFIG: a runtime property holds an invalid value
  * @WS_ERROR_THREAD: a runtime thread could not be started

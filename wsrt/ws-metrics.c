@@ -18,6 +18,21 @@
  * started. Worker counters are written by their worker alone and read
  * here without stopping it, so a snapshot is consistent per counter, not
  * across counters.
+ *
+ * Which tasks each counter includes:
+ *
+ * - [method@Ws.Metrics.get_spawned_tasks] and
+ *   [method@Ws.Metrics.get_alive_tasks]: every task of the runtime, on
+ *   the workers (with a [class@Ws.Task], a [struct@Ws.JoinHandle], a
+ *   callback or detached), in the blocking pool, and local tasks
+ *   ([method@Ws.Runtime.spawn_local] and its variants) on every
+ *   #GMainContext. A spawn refused after shutdown is counted in neither.
+ * - The per-worker counters (polls, steals, parks, schedules, the queue
+ *   depth, ...) and [method@Ws.Metrics.get_remote_schedule_count] and
+ *   [method@Ws.Metrics.get_injection_queue_depth]: the worker pool only.
+ *   Local tasks are polled by their main context and blocking jobs by the
+ *   blocking pool, so neither shows there.
+ * - The blocking counters: the blocking pool only.
  */
 
 typedef struct
@@ -61,9 +76,7 @@ ws_metrics_new_snapshot (WsRuntimeCore *core)
   g_atomic_ref_count_init (&self->ref_count);
   self->n_workers = core->pool->n_workers;
   self->alive_tasks = (guint) CLAMP (ws_runtime_core_alive_tasks (core), 0, G_MAXUINT);
-  self->spawned_tasks = ws_task_registry_spawned (&core->pool->registry)
-                        + ws_task_registry_spawned (
-                            ws_blocking_pool_get_registry (core->blocking));
+  self->spawned_tasks = ws_runtime_core_spawned_tasks (core);
   self->remote_schedules = atomic_load_explicit (&core->pool->remote_schedules,
                                                  memory_order_relaxed);
   self->injection_queue_depth = (guint) ws_inject_queue_len (&core->pool->inject);
@@ -160,11 +173,12 @@ GETTER (guint, n_workers, n_workers, "")
  * ws_metrics_get_alive_tasks:
  * @self: a #WsMetrics
  *
- * Counts the tasks that were spawned on the workers and in the blocking
- * pool and have not ended yet. The count is read without stopping the
- * threads that start and end tasks, so while they run it can lag behind
- * by the tasks that started or ended during the read; it is never
- * negative, and exact once nothing starts or ends.
+ * Counts the tasks that were spawned and have not ended yet: on the
+ * workers, in the blocking pool, and local tasks on any #GMainContext
+ * (see [method@Ws.Runtime.spawn_local]). The count is read without
+ * stopping the threads that start and end tasks, so while they run it can
+ * lag behind by the tasks that started or ended during the read; it is
+ * never negative, and exact once nothing starts or ends.
  *
  * Returns: the number of tasks spawned that have not ended
  */
@@ -174,9 +188,13 @@ GETTER (guint, alive_tasks, alive_tasks, "")
  * ws_metrics_get_spawned_tasks:
  * @self: a #WsMetrics
  *
- * Counts the tasks spawned on the workers since the runtime started.
+ * Counts the tasks spawned since the runtime started: on the workers, in
+ * the blocking pool, and local tasks on any #GMainContext (see
+ * [method@Ws.Runtime.spawn_local]). Spawns refused after shutdown are not
+ * counted.
  *
- * Returns: the number of tasks and blocking jobs spawned so far
+ * Returns: the number of tasks, blocking jobs and local tasks spawned so
+ *   far
  */
 GETTER (guint64, spawned_tasks, spawned_tasks, "")
 

@@ -33,8 +33,11 @@
  *
  * Configuration is through construct-only properties. `WsRuntime`
  * implements #GInitable: construct it with g_initable_new() to get a
- * #GError for an invalid configuration, or a worker thread that cannot be
- * started. [ctor@Ws.Runtime.new] reports such errors as criticals instead.
+ * #GError for an invalid configuration (%WS_ERROR_INVALID_CONFIG, naming
+ * the property and its valid range; each property's doc gives the range),
+ * or a worker thread that cannot be started. [ctor@Ws.Runtime.new] reports
+ * such errors as criticals instead, and a runtime made with g_object_new()
+ * alone replaces an invalid value by its default, with a critical.
  *
  * ```c
  * g_autoptr(GError) error = NULL;
@@ -84,11 +87,69 @@ static void initable_iface_init (GInitableIface *iface);
 G_DEFINE_FINAL_TYPE_WITH_CODE (WsRuntime, ws_runtime, G_TYPE_OBJECT,
                                G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE, initable_iface_init))
 
-static gboolean
-validate (WsRuntime  *self,
-          GError    **error)
+/* The valid range of each numeric property. The GParamSpecs take the
+ * whole range of their type, so that an out-of-range value reaches
+ * g_initable_init() and fails there with WS_ERROR_INVALID_CONFIG naming
+ * the property, instead of GObject's warning and the default. The ranges
+ * are repeated in the property docs (ws_runtime_class_init). */
+typedef struct
 {
-  const gchar *prefix = self->config.thread_name_prefix;
+  const char *name;
+  gsize       offset;               /* in WsConfig */
+  gboolean    is_int64;             /* gint64, else guint */
+  gint64      min;
+  gint64      max;
+  gint64      fallback;             /* the default */
+} Range;
+
+static const Range ranges[] = {
+  { "n-workers", G_STRUCT_OFFSET (WsConfig, n_workers), FALSE, 0, MAX_WORKERS, 0 },
+  { "max-blocking-threads", G_STRUCT_OFFSET (WsConfig, max_blocking_threads), FALSE,
+    1, 65536, 512 },
+  { "blocking-keep-alive", G_STRUCT_OFFSET (WsConfig, blocking_keep_alive), TRUE,
+    0, G_MAXINT64, 10 * G_USEC_PER_SEC },
+  { "global-queue-interval", G_STRUCT_OFFSET (WsConfig, global_queue_interval), FALSE,
+    1, G_MAXINT32, 61 },
+  { "event-interval", G_STRUCT_OFFSET (WsConfig, event_interval), FALSE, 1, G_MAXINT32, 61 },
+  { "budget", G_STRUCT_OFFSET (WsConfig, budget), FALSE, 1, G_MAXINT32, 128 },
+  { "local-slice", G_STRUCT_OFFSET (WsConfig, local_slice), TRUE,
+    1, G_USEC_PER_SEC, WS_LOCAL_SLICE_USEC },
+};
+
+static gint64
+range_get (const Range    *r,
+           const WsConfig *config)
+{
+  const guint8 *field = (const guint8 *) config + r->offset;
+
+  return r->is_int64 ? *(const gint64 *) field : (gint64) *(const guint *) field;
+}
+
+static void
+range_set (const Range *r,
+           WsConfig    *config,
+           gint64       value)
+{
+  guint8 *field = (guint8 *) config + r->offset;
+
+  if (r->is_int64)
+    *(gint64 *) field = value;
+  else
+    *(guint *) field = (guint) value;
+}
+
+/* Whether @config is valid. If not, @error names the first invalid
+ * setting and its valid range, and @bad_range points at that range (NULL
+ * for the thread-name prefix). */
+static gboolean
+validate_config (const WsConfig  *config,
+                 const Range    **bad_range,
+                 GError         **error)
+{
+  const gchar *prefix = config->thread_name_prefix;
+
+  if (bad_range != NULL)
+    *bad_range = NULL;
 
   if (prefix == NULL || prefix[0] == '\0' || strlen (prefix) > MAX_PREFIX_LEN)
     {
@@ -98,7 +159,54 @@ validate (WsRuntime  *self,
                    prefix ? prefix : "", MAX_PREFIX_LEN);
       return FALSE;
     }
+
+  for (guint i = 0; i < G_N_ELEMENTS (ranges); i++)
+    {
+      const Range *r = &ranges[i];
+      gint64 value = range_get (r, config);
+
+      if (value < r->min || value > r->max)
+        {
+          g_set_error (error, WS_ERROR, WS_ERROR_INVALID_CONFIG,
+                       "%s is %" G_GINT64_FORMAT "; it must be between %" G_GINT64_FORMAT
+                       " and %" G_GINT64_FORMAT, r->name, value, r->min, r->max);
+          if (bad_range != NULL)
+            *bad_range = r;
+          return FALSE;
+        }
+    }
   return TRUE;
+}
+
+static gboolean
+validate (WsRuntime  *self,
+          GError    **error)
+{
+  return validate_config (&self->config, NULL, error);
+}
+
+/* For a runtime made without g_initable_init(): each invalid setting of
+ * @config is replaced by its default, with a critical that says so. */
+static void
+fix_config (WsConfig *config)
+{
+  const Range *bad;
+  GError *error = NULL;
+
+  while (!validate_config (config, &bad, &error))
+    {
+      if (bad == NULL)
+        {
+          g_critical ("WsRuntime: %s; using “ws”", error->message);
+          config->thread_name_prefix = (gchar *) "ws";
+        }
+      else
+        {
+          g_critical ("WsRuntime: %s; using %" G_GINT64_FORMAT, error->message, bad->fallback);
+          range_set (bad, config, bad->fallback);
+        }
+      g_clear_error (&error);
+    }
 }
 
 /* The runtime core is made at construction when the configuration is valid;
@@ -114,13 +222,10 @@ ensure_core (WsRuntime *self)
   if G_LIKELY (core != NULL)
     return core;
 
+  /* The copy's prefix is the runtime's string or a literal: the core
+   * copies it (ws_config_init_from). */
   config = self->config;
-  if (!validate (self, NULL))
-    {
-      g_critical ("WsRuntime: invalid thread-name-prefix “%s”; using “ws”",
-                  self->config.thread_name_prefix);
-      config.thread_name_prefix = (gchar *) "ws";
-    }
+  fix_config (&config);
 
   core = ws_runtime_core_new (&config);
   if (!g_atomic_pointer_compare_and_exchange (&self->core, NULL, core))
@@ -318,11 +423,11 @@ ws_runtime_class_init (WsRuntimeClass *klass)
   /**
    * WsRuntime:n-workers:
    *
-   * The number of worker threads; 0 (the default) means one per CPU.
-   * Reading it after construction gives the actual number.
+   * The number of worker threads, from 0 to 1024; 0 (the default) means
+   * one per CPU. Reading it after construction gives the actual number.
    */
   properties[PROP_N_WORKERS] =
-    g_param_spec_uint ("n-workers", NULL, NULL, 0, MAX_WORKERS, 0, flags);
+    g_param_spec_uint ("n-workers", NULL, NULL, 0, G_MAXUINT, 0, flags);
 
   /**
    * WsRuntime:thread-name-prefix:
@@ -336,20 +441,21 @@ ws_runtime_class_init (WsRuntimeClass *klass)
   /**
    * WsRuntime:max-blocking-threads:
    *
-   * The most threads the blocking pool starts.
+   * The most threads the blocking pool starts, from 1 to 65536; 512 by
+   * default.
    */
   properties[PROP_MAX_BLOCKING_THREADS] =
-    g_param_spec_uint ("max-blocking-threads", NULL, NULL, 1, 65536, 512, flags);
+    g_param_spec_uint ("max-blocking-threads", NULL, NULL, 0, G_MAXUINT, 512, flags);
 
   /**
    * WsRuntime:blocking-keep-alive:
    *
    * How long an idle blocking thread waits for a job before it exits, in
-   * microseconds.
+   * microseconds: 0 or more; 10 seconds by default.
    */
   properties[PROP_BLOCKING_KEEP_ALIVE] =
     g_param_spec_int64 ("blocking-keep-alive", NULL, NULL,
-                        0, G_MAXINT64, 10 * G_USEC_PER_SEC, flags);
+                        G_MININT64, G_MAXINT64, 10 * G_USEC_PER_SEC, flags);
 
   /**
    * WsRuntime:global-queue-interval:
@@ -357,19 +463,21 @@ ws_runtime_class_init (WsRuntimeClass *klass)
    * The most ticks between two looks of a worker at the injection queue
    * before its own queue, so remote spawns are not starved by local ones.
    * A worker looks more often when its tasks poll for long: about every
-   * 200 microseconds of polling, and at least every 2 ticks.
+   * 200 microseconds of polling, and at least every 2 ticks. From 1 to
+   * %G_MAXINT32; 61 by default.
    */
   properties[PROP_GLOBAL_QUEUE_INTERVAL] =
-    g_param_spec_uint ("global-queue-interval", NULL, NULL, 1, G_MAXINT32, 61, flags);
+    g_param_spec_uint ("global-queue-interval", NULL, NULL, 0, G_MAXUINT, 61, flags);
 
   /**
    * WsRuntime:event-interval:
    *
    * Every this many ticks a busy worker dispatches its #GMainContext
    * without sleeping, so that sources attached there fire under load.
+   * From 1 to %G_MAXINT32; 61 by default.
    */
   properties[PROP_EVENT_INTERVAL] =
-    g_param_spec_uint ("event-interval", NULL, NULL, 1, G_MAXINT32, 61, flags);
+    g_param_spec_uint ("event-interval", NULL, NULL, 0, G_MAXUINT, 61, flags);
 
   /**
    * WsRuntime:disable-lifo-slot:
@@ -385,21 +493,21 @@ ws_runtime_class_init (WsRuntimeClass *klass)
    *
    * The cooperative budget of one poll: how many runtime awaitables (such
    * as [method@Ws.Task.poll]) a task may consume before it is made to
-   * yield.
+   * yield. From 1 to %G_MAXINT32; 128 by default.
    */
   properties[PROP_BUDGET] =
-    g_param_spec_uint ("budget", NULL, NULL, 1, G_MAXINT32, 128, flags);
+    g_param_spec_uint ("budget", NULL, NULL, 0, G_MAXUINT, 128, flags);
 
   /**
    * WsRuntime:local-slice:
    *
    * How long one dispatch of local tasks (see
    * [method@Ws.Runtime.spawn_local]) may run before it returns to the main
-   * loop, in microseconds. A dispatch also stops after 256 polls. The
-   * default, 1000, keeps a 60 Hz frame clock on time.
+   * loop, in microseconds, from 1 to 1000000. A dispatch also stops after
+   * 256 polls. The default, 1000, keeps a 60 Hz frame clock on time.
    */
   properties[PROP_LOCAL_SLICE] =
-    g_param_spec_int64 ("local-slice", NULL, NULL, 1, G_USEC_PER_SEC, 1000, flags);
+    g_param_spec_int64 ("local-slice", NULL, NULL, G_MININT64, G_MAXINT64, 1000, flags);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }

@@ -13,6 +13,7 @@
 #include "ws-context-budget-private.h"
 #include "ws-runtime-core-private.h"
 #include "ws-worker-private.h"
+#include "ws-local-executor-private.h"
 #include "ws-async-wait-private.h"
 
 /**
@@ -432,6 +433,19 @@ on_wait_cancelled (GCancellable *cancellable,
  * instead; a blocking call that cannot be avoided belongs in
  * `ws_block_in_place()` or [method@Ws.Runtime.spawn_blocking].
  *
+ * Nor can it wait for a local task (see [method@Ws.Runtime.spawn_local])
+ * on the thread that owns the task's #GMainContext, which would wait
+ * forever: only an iteration of the context polls the task, and only its
+ * owner can iterate it. The owner is the thread that pushed the context as
+ * its thread-default context, that runs its main loop (in any callback of
+ * that loop), or that called g_main_context_acquire(). There the call
+ * fails at once with %WS_ERROR_WOULD_BLOCK, whether the task has ended or
+ * not: wait with [method@Ws.Task.wait_async], or iterate the context until
+ * [method@Ws.Task.is_finished] returns %TRUE. A context that no thread owns
+ * (the global default one in `main()` before the main loop runs) cannot
+ * be told from one that another thread will iterate: there the call
+ * blocks until some thread iterates it.
+ *
  * Returns: %TRUE if the task completed successfully; %FALSE with the task's
  *   error, with `G_IO_ERROR_CANCELLED` if the task or the wait was
  *   cancelled, or with %WS_ERROR_WOULD_BLOCK
@@ -441,6 +455,7 @@ ws_task_wait (WsTask        *self,
               GCancellable  *cancellable,
               GError       **error)
 {
+  GMainContext *local_context;
   gulong handler = 0;
   gboolean ret;
 
@@ -455,6 +470,24 @@ ws_task_wait (WsTask        *self,
                            "and every task queued behind it; await the task "
                            "with ws_task_poll() from your task, or move the "
                            "blocking wait into ws_block_in_place()");
+      return FALSE;
+    }
+
+  /* The owner of the context of a local task (it pushed the context as its
+   * thread default, or runs a dispatch of it, or acquired it) is the only
+   * thread that can iterate it, and only an iteration polls the task: it
+   * would wait forever. Refused whether the task has ended or not, so that
+   * the mistake shows on the first run rather than when the timing
+   * changes. */
+  local_context = ws_local_executor_get_host_context (self->raw->host);
+  if (local_context != NULL && g_main_context_is_owner (local_context))
+    {
+      g_set_error_literal (error, WS_ERROR, WS_ERROR_WOULD_BLOCK,
+                           "ws_task_wait() on the thread of the GMainContext of a "
+                           "local task would wait forever: only an iteration of "
+                           "that context polls the task; wait with "
+                           "ws_task_wait_async(), or iterate the context until "
+                           "ws_task_is_finished() returns TRUE");
       return FALSE;
     }
 
@@ -612,27 +645,65 @@ ws_task_wait_finish (WsTask        *self,
   return ret;
 }
 
+/* The critical of an accessor called on a task that returned the other
+ * kind of result: the task's code decides the kind, so asking for the
+ * wrong one is a programmer error, like asking before the end. */
+static void
+wrong_result_kind (const char   *strfunc,
+                   WsResultKind  kind)
+{
+  if (kind == WS_RESULT_POINTER)
+    g_critical ("%s: the task returned a pointer (ws_context_return_pointer()), "
+                "not a value; take it with ws_task_propagate_pointer()", strfunc);
+  else
+    g_critical ("%s: the task returned a value (ws_context_return_value() or "
+                "ws_context_return_uint64()), not a pointer; read it with "
+                "ws_task_get_value()", strfunc);
+}
+
 /**
  * ws_task_get_value:
  * @self: a #WsTask
  *
- * The result of a task that completed with [method@Ws.Context.return_value].
+ * The result of a task that completed with [method@Ws.Context.return_value]
+ * or [method@Ws.Context.return_uint64] (a value of type %G_TYPE_UINT64).
+ *
+ * The rules are those of [method@Ws.Task.propagate_pointer]. Calling this
+ * before the task has ended is a programmer error (a critical, and %NULL):
+ * wait for it first. So is calling it on a task that returned a pointer
+ * with [method@Ws.Context.return_pointer] (a critical that names
+ * [method@Ws.Task.propagate_pointer], and %NULL). A task that failed, was
+ * cancelled or returned nothing gives %NULL without a critical; the
+ * wait that saw it end reported the error.
  *
  * Returns: (nullable) (transfer none): the value, owned by @self; %NULL if
- *   the task has not ended, failed, was cancelled or returned no value
+ *   the task failed, was cancelled or returned no value
  */
 const GValue *
 ws_task_get_value (WsTask *self)
 {
   const GValue *value = NULL;
+  WsResultKind kind;
+  gboolean finished;
 
   g_return_val_if_fail (WS_IS_TASK (self), NULL);
 
   ws_lock_lock (&self->lock);
   finish_locked (self);
-  if (self->finished && self->result.kind == WS_RESULT_PAYLOAD)
+  finished = self->finished;
+  kind = self->result.kind;
+  if (finished && kind == WS_RESULT_PAYLOAD)
     value = self->result.u.pointer.data;
   ws_lock_unlock (&self->lock);
+
+  if G_UNLIKELY (!finished)
+    {
+      g_critical ("%s: the task has not ended yet; wait for it first "
+                  "(ws_task_wait_async(), ws_task_poll() or ws_task_wait())", G_STRFUNC);
+      return NULL;
+    }
+  if G_UNLIKELY (kind == WS_RESULT_POINTER)
+    wrong_result_kind (G_STRFUNC, kind);
 
   return value;
 }
@@ -646,7 +717,13 @@ ws_task_get_value (WsTask *self)
  * [method@Ws.Context.return_pointer]. The result is handed over once; a
  * second call returns %NULL without an error.
  *
- * Calling this before the task has ended is a programmer error.
+ * The rules are those of [method@Ws.Task.get_value]. Calling this before
+ * the task has ended is a programmer error (a critical, and %NULL): wait
+ * for it first. So is calling it on a task that returned a value with
+ * [method@Ws.Context.return_value] or [method@Ws.Context.return_uint64]
+ * (a critical that names [method@Ws.Task.get_value], and %NULL with no
+ * error). A task that failed or was cancelled gives %NULL with @error set;
+ * one that returned nothing gives %NULL without an error.
  *
  * Returns: (nullable) (transfer full): the result; %NULL with @error set if
  *   the task failed or was cancelled
@@ -656,6 +733,7 @@ ws_task_propagate_pointer (WsTask  *self,
                            GError **error)
 {
   gpointer ret = NULL;
+  WsResultKind kind;
 
   g_return_val_if_fail (WS_IS_TASK (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
@@ -666,17 +744,22 @@ ws_task_propagate_pointer (WsTask  *self,
     {
       ws_lock_unlock (&self->lock);
       g_critical ("%s: the task has not ended yet; wait for it first "
-                  "(ws_task_wait_async() or ws_task_poll())", G_STRFUNC);
+                  "(ws_task_wait_async(), ws_task_poll() or ws_task_wait())", G_STRFUNC);
       return NULL;
     }
 
-  if (outcome_locked (self, error) && self->result.kind == WS_RESULT_POINTER)
+  kind = self->result.kind;
+  if (outcome_locked (self, error) && kind == WS_RESULT_POINTER)
     {
       ret = self->result.u.pointer.data;
       self->result.u.pointer.data = NULL;
       self->result.u.pointer.destroy = NULL;
     }
   ws_lock_unlock (&self->lock);
+
+  /* A plain integer result is kept as a value (take_outcome_locked). */
+  if G_UNLIKELY (kind == WS_RESULT_PAYLOAD)
+    wrong_result_kind (G_STRFUNC, kind);
 
   return ret;
 }

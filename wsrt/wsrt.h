@@ -22,6 +22,7 @@
 # include "ws-channel.h"
 # include "ws-oneshot.h"
 # include "ws-task-group.h"
+# include "ws-limiter.h"
 # include "ws-async.h"
 # include "ws-enum-types.h"
 #undef WSRT_INSIDE

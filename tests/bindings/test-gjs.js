@@ -221,4 +221,40 @@ test('shutdown ends the runtime and refuses later spawns', async () => {
     await assertRejects(late.wait_async(null), isCancelled, 'spawn after shutdown');
 });
 
+test('a limiter is awaited from JS, in order, with cancellation', async () => {
+    const limiter = Ws.Limiter.new(1);
+    const acquire = cancellable => new Promise((resolve, reject) => {
+        limiter.acquire_async(cancellable, (source, res) => {
+            try {
+                resolve(limiter.acquire_finish(res));
+            } catch (e) {
+                reject(e);
+            }
+        });
+    });
+    assertEqual(limiter.get_max_permits(), 1, 'max permits');
+    assertEqual(await acquire(null), true, 'a free permit');
+    assertEqual(limiter.get_available(), 0, 'held');
+    assertEqual(limiter.try_acquire(), false, 'try_acquire while held');
+
+    // Waiters in order; a cancelled one leaves the queue.
+    const order = [];
+    const first = acquire(null).then(() => order.push('first'));
+    const cancellable = new Gio.Cancellable();
+    const dropped = acquire(cancellable);
+    const third = acquire(null).then(() => order.push('third'));
+    cancellable.cancel();
+    await assertRejects(dropped, isCancelled, 'cancelled wait');
+    limiter.release();
+    await first;
+    limiter.release();
+    await third;
+    assertEqual(order.join(','), 'first,third', 'order');
+    limiter.release();
+    assertEqual(limiter.get_available(), 1, 'every permit back');
+
+    for (const name of ['spawn', 'spawn_blocking', 'acquire_poll'])
+        assertEqual(limiter[name], undefined, `Ws.Limiter.${name}`);
+});
+
 run();

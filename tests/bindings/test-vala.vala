@@ -307,6 +307,171 @@ void test_spawn_with_callback () {
     assert_true (rt.shutdown (-1));
 }
 
+/* WsLimiter: at most max_permits holders at once, counted with atomics. */
+class Census {
+    public int holders;
+    public int max_holders;
+
+    public void enter () {
+        int now = AtomicInt.add (ref holders, 1) + 1;
+        int max = AtomicInt.get (ref max_holders);
+        while (now > max && !AtomicInt.compare_and_exchange (ref max_holders, max, now))
+            max = AtomicInt.get (ref max_holders);
+    }
+
+    public void leave () {
+        AtomicInt.add (ref holders, -1);
+    }
+}
+
+/* Each closure in a function of its own, so the task alone owns what it
+ * captures. */
+static Ws.Task spawn_counted (Ws.Limiter limiter, Ws.Runtime rt, Census census) {
+    bool entered = false;
+    return limiter.spawn (rt, (cx) => {
+        if (!entered) {
+            census.enter ();
+            entered = true;
+            return cx.yield ();
+        }
+        census.leave ();
+        return Ws.Poll.READY;
+    });
+}
+
+static Ws.Task spawn_counted_blocking (Ws.Limiter limiter, Ws.Runtime rt, Census census, int i) {
+    return limiter.spawn_blocking (rt, (cx) => {
+        census.enter ();
+        Thread.usleep (1000);
+        census.leave ();
+        cx.return_value (i);
+        return Ws.Poll.READY;
+    });
+}
+
+void test_limiter_spawn () {
+    var rt = new Ws.Runtime (2);
+    var limiter = new Ws.Limiter (2);
+    var census = new Census ();
+    var blocking_census = new Census ();
+    var tasks = new GenericArray<Ws.Task> ();
+    var jobs = new GenericArray<Ws.Task> ();
+    for (int i = 0; i < 40; i++)
+        tasks.add (spawn_counted (limiter, rt, census));
+    for (int i = 0; i < 8; i++)
+        jobs.add (spawn_counted_blocking (limiter, rt, blocking_census, i));
+    try {
+        foreach (var task in tasks)
+            assert_true (task.wait (null));
+        for (int i = 0; i < 8; i++) {
+            assert_true (jobs[i].wait (null));
+            assert_cmpint (jobs[i].get_value ().get_int (), CompareOperator.EQ, i);
+        }
+    } catch (Error e) {
+        assert_no_error (e);
+    }
+    assert_cmpint (census.max_holders, CompareOperator.LE, 2);
+    assert_cmpint (census.max_holders, CompareOperator.GE, 1);
+    assert_cmpint (blocking_census.max_holders, CompareOperator.LE, 2);
+    assert_cmpuint (limiter.get_available (), CompareOperator.EQ, 2);
+    assert_true (rt.shutdown (-1));
+}
+
+class Waiting {
+    public int queued;
+    public int ran;
+}
+
+/* A task that takes a permit with acquire_poll: its waiter is captured, so
+ * Vala frees it (ws_limiter_waiter_free) with the task's data. */
+static Ws.Task spawn_acquiring (Ws.Limiter limiter, Ws.Runtime rt, Waiting w) {
+    Ws.LimiterWaiter? waiter = null;
+    return rt.spawn ((cx) => {
+        if (limiter.acquire_poll (cx, ref waiter) == Ws.Poll.PENDING) {
+            AtomicInt.set (ref w.queued, 1);
+            return Ws.Poll.PENDING;
+        }
+        AtomicInt.inc (ref w.ran);
+        limiter.release ();
+        return Ws.Poll.READY;
+    });
+}
+
+void test_limiter_acquire_poll () {
+    var rt = new Ws.Runtime (2);
+    var limiter = new Ws.Limiter (1);
+    var first = new Waiting ();
+    var second = new Waiting ();
+    assert_true (limiter.try_acquire ());
+    var cancelled = spawn_acquiring (limiter, rt, first);
+    while (AtomicInt.get (ref first.queued) == 0)
+        Thread.usleep (100);
+    var waiting = spawn_acquiring (limiter, rt, second);
+    while (AtomicInt.get (ref second.queued) == 0)
+        Thread.usleep (100);
+
+    /* Cancelled while it waits: its waiter leaves the queue with it. */
+    cancelled.cancel ();
+    try {
+        cancelled.wait (null);
+        assert_not_reached ();
+    } catch (Error e) {
+        assert_error (e, IOError.quark (), IOError.CANCELLED);
+    }
+    limiter.release ();
+    try {
+        assert_true (waiting.wait (null));
+    } catch (Error e) {
+        assert_no_error (e);
+    }
+    assert_cmpint (AtomicInt.get (ref first.ran), CompareOperator.EQ, 0);
+    assert_cmpint (AtomicInt.get (ref second.ran), CompareOperator.EQ, 1);
+    assert_cmpuint (limiter.get_available (), CompareOperator.EQ, 1);
+    assert_true (rt.shutdown (-1));
+}
+
+async bool take_permit (Ws.Limiter limiter, Cancellable? cancellable) throws Error {
+    return yield limiter.acquire_async (cancellable);
+}
+
+void test_limiter_acquire_async () {
+    var limiter = new Ws.Limiter (1);
+    var cancellable = new Cancellable ();
+    bool got = false;
+    bool cancelled = false;
+    int done = 0;
+    assert_true (limiter.try_acquire ());
+    take_permit.begin (limiter, null, (obj, res) => {
+        try {
+            got = take_permit.end (res);
+        } catch (Error e) {
+            assert_no_error (e);
+        }
+        done++;
+    });
+    take_permit.begin (limiter, cancellable, (obj, res) => {
+        try {
+            take_permit.end (res);
+        } catch (IOError.CANCELLED e) {
+            cancelled = true;
+        } catch (Error e) {
+            assert_no_error (e);
+        }
+        done++;
+    });
+    MainContext.default ().iteration (false);
+    assert_cmpint (done, CompareOperator.EQ, 0);
+    cancellable.cancel ();
+    iterate_until (() => done == 1);
+    assert_true (cancelled);
+    limiter.release ();
+    iterate_until (() => done == 2);
+    assert_true (got);
+    assert_cmpuint (limiter.get_available (), CompareOperator.EQ, 0);
+    limiter.release ();
+    assert_cmpuint (limiter.get_available (), CompareOperator.EQ, 1);
+}
+
 int main (string[] args) {
     Test.init (ref args);
     cases = new GenericArray<Case> ();
@@ -317,5 +482,8 @@ int main (string[] args) {
     add ("/vala/metadata-reexposes-worker-apis", test_metadata_reexposes_worker_apis);
     add ("/vala/join-handles", test_join_handles);
     add ("/vala/spawn-with-callback", test_spawn_with_callback);
+    add ("/vala/limiter-spawn", test_limiter_spawn);
+    add ("/vala/limiter-acquire-poll", test_limiter_acquire_poll);
+    add ("/vala/limiter-acquire-async", test_limiter_acquire_async);
     return Test.run ();
 }

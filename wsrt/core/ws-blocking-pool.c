@@ -1,41 +1,118 @@
-/* ws-blocking-pool.c: threads for blocking work, grown on demand
+/* ws-blocking-pool.c: threads for blocking work, started by the pool's
+ * own threads
  *
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * Threads start on demand up to max-blocking-threads; an idle thread exits
- * after blocking-keep-alive; jobs run in submission order
- * (doc/architecture.md, "Rules: blocking").
+ * Up to max-blocking-threads threads run jobs in submission order;
+ * idle threads retire as below (doc/architecture.md, "Rules: blocking").
  *
- * What holds:
+ * Who starts threads. A spawn never creates a thread: it queues the job
+ * and wakes one idle thread if there is one (one eventfd write), so a
+ * burst of spawns from a GTK main loop costs the pool a lock and a push
+ * each. The
+ * pool's first thread starts with the runtime (ws_blocking_pool_start,
+ * from ws_runtime_core_start, on the thread that starts the runtime: the
+ * first spawn from a runtime nobody started pays it). After that, a
+ * thread is started only by a thread of the pool: one that takes a job
+ * from the queue first starts one more thread when no thread is idle and
+ * none is starting (n_starting) and n_threads < max. At most one thread
+ * is starting at a time, so growth is paced: while jobs stay queued, each
+ * new thread takes a job and starts the next one; a job waits for a
+ * thread instead of each spawn starting one. The test does not look at
+ * the queue: a thread that takes the last queued job still starts one, so
+ * that the pool keeps a thread in reserve while it has room. Without that
+ * reserve a job would wait behind running jobs with the pool below its
+ * cap, for ever if the running job waits for it. The one exception: a
+ * spawn that finds no thread at all (n_threads == 0: the first thread
+ * could not be started, or a spawn raced the runtime's start) starts one
+ * itself, and if that fails too, cancels what is queued (nobody would
+ * run it) rather than hang its waiters.
+ *
+ * Why no queued job is stranded. Call a thread available when it is
+ * listed idle, woken by a schedule and not yet back at the queue, or
+ * starting (counted in n_threads and n_starting, not yet in its loop).
+ * While the pool is open and has room (n_threads < max), at least one
+ * thread is available, unless a thread could not be started:
+ *   - the first thread is counted before it starts;
+ *   - a thread stops being available only by taking a job, and then, if
+ *     no thread is idle or starting, it starts one first (a woken thread
+ *     that it does not see is itself available);
+ *   - an idle thread retires only while another one is listed idle (the
+ *     last idle thread never retires while the pool is open), and a woken
+ *     thread that finds the queue empty lists itself idle again;
+ *   - a thread leaves the pool only by retiring (or at close), so a full
+ *     pool does not turn into one with room and nobody available.
+ * A push wakes a listed idle thread if there is one; otherwise an
+ * available thread is on its way to the queue, or the pool is full and
+ * the job waits for a running job to end (as at the cap before). A thread
+ * that takes a job hands the rest of the queue to the thread it starts,
+ * so every queued job has a thread that will take it or start one. If a
+ * start fails on a pool thread, the job stays queued for the threads
+ * there are (the one that failed is one of them, and the next thread to
+ * take a job tries again).
+ *
+ * Idle threads retire in two steps, decided under the lock by the idle
+ * thread itself when its wait times out (wait_idle_locked):
+ *   - a thread idle for keep-alive / BLOCKING_SURPLUS_DIVISOR retires if
+ *     BLOCKING_IDLE_SPARE other threads are idle: a burst's surplus goes
+ *     within an eighth of the keep-alive (1.25 s by default) instead of
+ *     staying for all of it;
+ *   - a thread idle for keep-alive retires if another thread is idle: so
+ *     the spare ones go too, down to one idle thread, which never retires
+ *     while the pool is open (the reserve above).
+ * Why a spare of 4 and an eighth rather than halving the idle set every
+ * quarter keep-alive: halving leaves 256 of 512 idle threads for 2.5 s
+ * and takes longer than the keep-alive to reach a handful; a fixed spare
+ * is the same after any burst. A load that comes back within the grace
+ * finds its threads; a steady load of N concurrent jobs keeps N busy
+ * threads and up to 4 idle ones, and a thread retires only after a whole
+ * grace in which no job needed it, so a load that fluctuates retires and
+ * restarts a thread at most once per grace. Threads adopted after
+ * ws_block_in_place () run the same loop, so they obey the same rule.
+ *
+ * What else holds:
  *
  *  - A job is bound to the pool's task registry at spawn (under the
  *    registry's lock: refused once it is closed, never counted), so
  *    shutdown reaches every job through the registry, queued or not.
  *  - A schedule takes the queue lock and either queues the job (waking an
- *    idle thread, or counting a new thread in n_threads before it starts
- *    it outside the lock) or, for a job that returned PENDING, hands it
- *    back to the thread that polled it (the "pinned" table): a pending job
- *    keeps its thread, which parks on its own GMainContext until the job
- *    is woken, like a dedicated block_on. A closed pool drops the queued
- *    reference; it never completes or cancels a job.
- *  - Every thread that runs jobs is counted (n_threads, then n_exiting
- *    until its stop hook has run), so shutdown waits for all of them; a
- *    job that shuts its own runtime down is recognised
- *    (ws_thread.blocking_pool) and not waited for.
+ *    idle thread if there is one) or, for a job that returned PENDING,
+ *    hands it back to the thread that polled it (the "pinned" table): a
+ *    pending job keeps its thread, which parks on its own GMainContext
+ *    until the job is woken, like a dedicated block_on. A closed pool
+ *    drops the queued reference; it never completes or cancels a job
+ *    (but for the no-thread-at-all case above, on a spawn).
+ *  - Every thread that runs jobs is counted from before it is created
+ *    (n_threads, then n_exiting until its stop hook has run), so shutdown
+ *    waits for all of them, the one being started included; no thread is
+ *    started into a closed pool, and one that was being started when it
+ *    closed leaves at once. A job that shuts its own
+ *    runtime down is recognised (ws_thread.blocking_pool) and not waited
+ *    for.
  *  - A thread that left ws_block_in_place () is adopted with its context
  *    (ws_thread.adopted_context) when the pool has room and is open.
+ *
+ * The pool's counts, lists and queue are read and written under its lock
+ * only; no atomic is involved.
  *
  * Its part in shutdown (ws-worker-pool.c, steps 1 and 7): close (the
  * registry, then the queue: queued jobs are cancelled through the
  * registry and their queue references dropped; idle and pinned threads
- * are woken), then wait, up to the deadline, until every thread is gone.
+ * are woken; no thread is started into a closed pool), then wait, up to
+ * the deadline, until every thread, started or starting, is gone.
  */
 
 #include "config.h"
 
 #include "ws-blocking-pool-private.h"
 #include "ws-task-fifo-private.h"
+
+/* Idle threads that may stay for the whole keep-alive; the idle
+ * threads beyond them retire after keep-alive / BLOCKING_SURPLUS_DIVISOR
+ * (see above). */
+#define BLOCKING_IDLE_SPARE      4
+#define BLOCKING_SURPLUS_DIVISOR 8
 
 typedef struct _BlockingSlot BlockingSlot;
 
@@ -49,8 +126,9 @@ struct _WsBlockingPool
   WsCond         exit_cond;      /* shutdown waits here */
   BlockingSlot  *idle;           /* idle threads, most recent first */
   WsTaskFifo     queue;          /* jobs waiting for a thread */
-  guint          n_threads;
+  guint          n_threads;      /* started or starting, not yet leaving */
   guint          n_idle;
+  guint          n_starting;     /* counted in n_threads, not yet in the loop */
   guint          n_exiting;      /* left the loop, stop hook not yet run */
   gboolean       closed;
   GHashTable    *pinned;         /* WsRawTask* -> BlockingSlot*: jobs being polled */
@@ -185,6 +263,60 @@ unlist_idle_locked (WsBlockingPool *self,
   self->n_idle--;
 }
 
+/* @start + @delay, or -1 (no deadline) past the end of time. */
+static gint64
+deadline_after (gint64 start,
+                gint64 delay)
+{
+  return delay > G_MAXINT64 - start ? -1 : start + delay;
+}
+
+/* With the lock held: waits, listed idle, until a job is queued or the
+ * pool closes (TRUE), or until this thread is to retire (FALSE): after
+ * the grace if BLOCKING_IDLE_SPARE others are idle, after the keep-alive
+ * if another one is. The last idle thread waits until woken. */
+static gboolean
+wait_idle_locked (WsBlockingPool *self,
+                  BlockingSlot   *slot)
+{
+  gint64 keep_alive = self->config->blocking_keep_alive;
+  gint64 grace = keep_alive / BLOCKING_SURPLUS_DIVISOR;
+  gint64 since = g_get_monotonic_time ();
+
+  while (ws_task_fifo_is_empty (&self->queue) && !self->closed)
+    {
+      gint64 idle_for = g_get_monotonic_time () - since;
+      gint64 deadline;
+      gboolean notified;
+
+      /* This thread is not listed here: n_idle counts the others. */
+      if (idle_for >= grace && self->n_idle >= BLOCKING_IDLE_SPARE)
+        return FALSE;
+      if (idle_for >= keep_alive && self->n_idle > 0)
+        return FALSE;
+
+      if (idle_for < grace)
+        deadline = since + grace;
+      else if (idle_for < keep_alive)
+        deadline = deadline_after (since, keep_alive);
+      else
+        deadline = -1;
+
+      slot->next_idle = self->idle;
+      self->idle = slot;
+      slot->listed = TRUE;
+      self->n_idle++;
+      wait_locked (self, slot, deadline, &notified);
+      unlist_idle_locked (self, slot);
+      if (notified)
+        since = g_get_monotonic_time ();   /* a job, shutdown, or a job taken by another */
+    }
+
+  return TRUE;
+}
+
+static void start_thread (WsBlockingPool *self);
+
 /* With the lock held and n_threads already counting this thread. */
 static void
 thread_loop (WsBlockingPool *self)
@@ -205,34 +337,33 @@ thread_loop (WsBlockingPool *self)
   for (;;)
     {
       WsRawTask *task;
+      gboolean start;
 
-      while (ws_task_fifo_is_empty (&self->queue) && !self->closed)
-        {
-          gint64 deadline = g_get_monotonic_time () + self->config->blocking_keep_alive;
-          gboolean notified;
-
-          slot.next_idle = self->idle;
-          self->idle = &slot;
-          slot.listed = TRUE;
-          self->n_idle++;
-          wait_locked (self, &slot, deadline, &notified);
-          unlist_idle_locked (self, &slot);
-          if (!notified && ws_task_fifo_is_empty (&self->queue)
-              && g_get_monotonic_time () >= deadline)
-            goto out;           /* keep-alive passed */
-        }
+      if (!wait_idle_locked (self, &slot))
+        break;                  /* retired */
 
       task = ws_task_fifo_pop (&self->queue);
       if (task == NULL)
         break;                  /* closed and drained */
+
+      /* Before running the job, the next thread: the pool keeps one
+       * available while it has room (see above). */
+      start = !self->closed && self->n_idle == 0 && self->n_starting == 0
+              && self->n_threads < self->config->max_blocking_threads;
+      if (start)
+        {
+          self->n_threads++;
+          self->n_starting++;
+        }
       ws_lock_unlock (&self->lock);
 
+      if (start)
+        start_thread (self);
       run_job (self, &slot, &cx, task);
 
       ws_lock_lock (&self->lock);
     }
 
-out:
   ws_thread.blocking_pool = NULL;
   /* No longer serving jobs (a job queued from now on starts or wakes
    * another thread), but still counted for shutdown until the stop hook
@@ -267,11 +398,74 @@ blocking_thread_main (gpointer data)
   ws_hook_run (&self->config->hooks[WS_HOOK_THREAD_START]);
 
   ws_lock_lock (&self->lock);
+  self->n_starting--;
   thread_loop (self);
 
   ws_thread.runtime = NULL;
   ws_runtime_ref_release (runtime);
   return NULL;
+}
+
+/* Starts a thread that the caller counted in n_threads and n_starting
+ * under the lock; called without it. If the thread cannot be created,
+ * the counts are taken back and queued jobs stay for the threads there
+ * are; if there are none (only a spawn into a pool without threads can
+ * get here), nobody will run the queue, so it is cancelled here rather
+ * than hang its waiters. */
+static void
+start_thread (WsBlockingPool *self)
+{
+  g_autofree gchar *name = g_strdup_printf ("%s-blk", self->config->thread_name_prefix);
+  g_autoptr(GError) error = NULL;
+  WsTaskFifo stranded = WS_TASK_FIFO_INIT;
+  GThread *thread;
+  WsRawTask *t;
+
+  /* The new thread's: released when it ends. */
+  ws_runtime_ref_acquire (self->runtime);
+  thread = g_thread_try_new (name, blocking_thread_main, self, &error);
+  if (thread != NULL)
+    {
+      g_thread_unref (thread);
+      return;
+    }
+
+  g_warning ("wsrt: could not start a blocking thread: %s", error->message);
+  ws_lock_lock (&self->lock);
+  self->n_threads--;
+  self->n_starting--;
+  if (self->n_threads == 0)
+    stranded = ws_task_fifo_take_all (&self->queue);
+  ws_cond_broadcast (&self->exit_cond);
+  ws_lock_unlock (&self->lock);
+  while ((t = ws_task_fifo_pop (&stranded)) != NULL)
+    {
+      ws_raw_task_cancel (t);           /* sets CANCELLED on the queued task */
+      ws_raw_task_run (t, &(WsContext) { 0, });  /* ends it here */
+    }
+  /* The caller holds the runtime too (a pool thread, or a task). */
+  ws_runtime_ref_release (self->runtime);
+}
+
+/* The pool's first thread, when the runtime starts (ws-runtime-core.c),
+ * so that no spawn has to start one. Does nothing if the pool has a
+ * thread or is closed. */
+void
+ws_blocking_pool_start (WsBlockingPool *self)
+{
+  gboolean start;
+
+  ws_lock_lock (&self->lock);
+  start = !self->closed && self->n_threads == 0;
+  if (start)
+    {
+      self->n_threads++;
+      self->n_starting++;
+    }
+  ws_lock_unlock (&self->lock);
+
+  if (start)
+    start_thread (self);
 }
 
 /* A worker thread that gave its core away (ws_block_in_place) joins the
@@ -308,7 +502,7 @@ blocking_schedule (WsTaskHost *host,
 {
   WsBlockingPool *self = (WsBlockingPool *) host;
   BlockingSlot *slot;
-  gboolean spawn = FALSE;
+  gboolean start = FALSE;
 
   ws_lock_lock (&self->lock);
   if (self->closed)
@@ -333,6 +527,8 @@ blocking_schedule (WsTaskHost *host,
 
   ws_task_fifo_push (&self->queue, task);
 
+  /* Never a thread started here while the pool has one: an idle thread
+   * takes the job, or one that is starting or running does (see above). */
   if (self->idle != NULL)
     {
       BlockingSlot *idle = self->idle;
@@ -340,48 +536,18 @@ blocking_schedule (WsTaskHost *host,
       unlist_idle_locked (self, idle);
       ws_parker_unpark (&idle->parker);
     }
-  else if (self->n_threads < self->config->max_blocking_threads)
+  else if (self->n_threads == 0)
     {
+      /* The first thread could not be started, or this spawn raced the
+       * runtime's start. */
       self->n_threads++;
-      spawn = TRUE;
+      self->n_starting++;
+      start = TRUE;
     }
   ws_lock_unlock (&self->lock);
 
-  if (spawn)
-    {
-      g_autofree gchar *name = g_strdup_printf ("%s-blk", self->config->thread_name_prefix);
-      g_autoptr(GError) error = NULL;
-      GThread *thread;
-
-      ws_runtime_ref_acquire (self->runtime);
-      thread = g_thread_try_new (name, blocking_thread_main, self, &error);
-      if (thread == NULL)
-        {
-          /* The job stays queued for the threads we have. */
-          WsTaskFifo stranded = WS_TASK_FIFO_INIT;
-          WsRawTask *t;
-
-          g_warning ("wsrt: could not start a blocking thread: %s", error->message);
-          ws_lock_lock (&self->lock);
-          self->n_threads--;
-          if (self->n_threads == 0)
-            {
-              /* Nobody will run the queue: cancel it rather than hang its
-               * waiters. */
-              stranded = ws_task_fifo_take_all (&self->queue);
-            }
-          ws_cond_broadcast (&self->exit_cond);
-          ws_lock_unlock (&self->lock);
-          while ((t = ws_task_fifo_pop (&stranded)) != NULL)
-            {
-              ws_raw_task_cancel (t);           /* sets CANCELLED on the queued task */
-              ws_raw_task_run (t, &(WsContext) { 0, });  /* ends it here */
-            }
-          ws_runtime_ref_release (self->runtime);
-        }
-      else
-        g_thread_unref (thread);
-    }
+  if (start)
+    start_thread (self);
 }
 
 void

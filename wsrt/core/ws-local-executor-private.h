@@ -41,6 +41,7 @@ void              ws_local_executors_close      (WsLocalExecutors *set);
 gboolean          ws_local_executors_shutdown   (WsLocalExecutors *set,
                                                  gint64            deadline);
 gint64            ws_local_executors_count_alive (WsLocalExecutors *set);
+guint64           ws_local_executors_count_spawned (WsLocalExecutors *set);
 
 void              ws_local_executor_unref       (WsLocalExecutor  *self);
 WsRawTask        *ws_local_executor_spawn       (WsLocalExecutor  *self,
@@ -49,6 +50,7 @@ WsRawTask        *ws_local_executor_spawn       (WsLocalExecutor  *self,
                                                  GDestroyNotify    destroy,
                                                  gboolean          join_interest);
 gboolean          ws_local_executor_is_current  (void);
+GMainContext     *ws_local_executor_get_host_context (WsTaskHost *host);
 
 /* The most polls one dispatch made, over the process (for tests). */
 extern _Atomic guint ws_local_executor_max_slice_polls;

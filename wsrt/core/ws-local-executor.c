@@ -49,6 +49,7 @@ struct _WsLocalExecutors
   gboolean        closed;
   GHashTable     *table;          /* GMainContext* -> WsLocalExecutor* */
   GPtrArray      *detached;       /* shut down, with tasks left (refs) */
+  guint64         retired_spawned; /* spawns counted by executors off both */
 };
 
 struct _WsLocalExecutor
@@ -142,6 +143,18 @@ gboolean
 ws_local_executor_is_current (void)
 {
   return ws_thread.in_local_dispatch;
+}
+
+/* The context whose iteration polls the tasks of @host if @host is a
+ * local executor, NULL for any other host. The executor holds the context
+ * until it is freed, and a task holds its host, so the context lives as
+ * long as the caller's reference on the task. */
+GMainContext *
+ws_local_executor_get_host_context (WsTaskHost *host)
+{
+  if (host->vtable != &local_host_class)
+    return NULL;
+  return ((WsLocalExecutor *) host)->context;
 }
 
 static WsRawTask *
@@ -556,7 +569,11 @@ ws_local_executors_shutdown (WsLocalExecutors *set,
           WsLocalExecutor *self = set->detached->pdata[i];
 
           if (ws_task_registry_count (&self->registry) == 0)
-            g_ptr_array_add (finished, g_ptr_array_steal_index_fast (set->detached, i));
+            {
+              /* Closed: its spawn count is final. Kept for the metrics. */
+              set->retired_spawned += ws_task_registry_spawned (&self->registry);
+              g_ptr_array_add (finished, g_ptr_array_steal_index_fast (set->detached, i));
+            }
           else
             i++;
         }
@@ -597,6 +614,28 @@ ws_local_executors_count_alive (WsLocalExecutors *set)
     n += ws_task_registry_count (&((WsLocalExecutor *) value)->registry);
   for (guint i = 0; i < set->detached->len; i++)
     n += ws_task_registry_count (&((WsLocalExecutor *) set->detached->pdata[i])->registry);
+  ws_lock_unlock (&set->lock);
+
+  return n;
+}
+
+/* The local spawns accepted since the runtime started: those of the
+ * executors in the table and on the detached list, and those of the
+ * executors already gone. A spawn refused after shutdown is not counted. */
+guint64
+ws_local_executors_count_spawned (WsLocalExecutors *set)
+{
+  GHashTableIter iter;
+  gpointer value;
+  guint64 n;
+
+  ws_lock_lock (&set->lock);
+  n = set->retired_spawned;
+  g_hash_table_iter_init (&iter, set->table);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    n += ws_task_registry_spawned (&((WsLocalExecutor *) value)->registry);
+  for (guint i = 0; i < set->detached->len; i++)
+    n += ws_task_registry_spawned (&((WsLocalExecutor *) set->detached->pdata[i])->registry);
   ws_lock_unlock (&set->lock);
 
   return n;

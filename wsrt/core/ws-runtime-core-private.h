@@ -77,6 +77,7 @@ gboolean       ws_runtime_core_shutdown     (WsRuntimeCore  *self,
 gboolean       ws_runtime_core_is_shutdown  (WsRuntimeCore  *self);
 gboolean       ws_runtime_core_is_finished  (WsRuntimeCore  *self);
 gint64         ws_runtime_core_alive_tasks  (WsRuntimeCore  *self);
+guint64        ws_runtime_core_spawned_tasks (WsRuntimeCore *self);
 
 /* The runtime whose code runs on this thread (a worker, a blocking
  * thread, a local dispatch), or NULL. */

@@ -131,7 +131,13 @@ ws_runtime_core_start (WsRuntimeCore  *self,
                        GError        **error)
 {
   if (ws_worker_pool_start (self->pool, error))
-    return TRUE;
+    {
+      /* The blocking pool's first thread, here rather than on a spawn
+       * (ws-blocking-pool.c); after the workers, so the hooks it runs are
+       * fixed. A second call finds it there. */
+      ws_blocking_pool_start (self->blocking);
+      return TRUE;
+    }
   ws_runtime_core_shutdown (self, -1);
   return FALSE;
 }
@@ -259,12 +265,22 @@ ws_runtime_core_is_finished (WsRuntimeCore *self)
   return atomic_load_explicit (&self->finished, memory_order_acquire);
 }
 
+/* The tasks of every host: the workers', the blocking pool's jobs and the
+ * local executors' tasks (WsMetrics reports both counts). */
 gint64
 ws_runtime_core_alive_tasks (WsRuntimeCore *self)
 {
   return ws_worker_pool_alive_tasks (self->pool)
          + ws_task_registry_count (ws_blocking_pool_get_registry (self->blocking))
          + ws_local_executors_count_alive (self->locals);
+}
+
+guint64
+ws_runtime_core_spawned_tasks (WsRuntimeCore *self)
+{
+  return ws_task_registry_spawned (&self->pool->registry)
+         + ws_task_registry_spawned (ws_blocking_pool_get_registry (self->blocking))
+         + ws_local_executors_count_spawned (self->locals);
 }
 
 WsRuntimeCore *
