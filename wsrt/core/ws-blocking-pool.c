@@ -47,7 +47,9 @@
  * available thread is on its way to the queue, or the pool is full and
  * the job waits for a running job to end (as at the cap before). A thread
  * that takes a job hands the rest of the queue to the thread it starts,
- * so every queued job has a thread that will take it or start one. If a
+ * so every queued job has a thread that will take it or start one
+ * (models/blocking-pool.pml checks it, and finds a stranded job when a
+ * thread starts another only while more jobs are queued). If a
  * start fails on a pool thread, the job stays queued for the threads
  * there are (the one that failed is one of them, and the next thread to
  * take a job tries again).
