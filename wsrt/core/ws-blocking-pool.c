@@ -319,6 +319,16 @@ wait_idle_locked (WsBlockingPool *self,
 
 static void start_thread (WsBlockingPool *self);
 
+/* A thread about to be started counts from now: for shutdown (n_threads)
+ * and as available (n_starting). Under the lock; start_thread () follows
+ * outside it. */
+static inline void
+count_starting_locked (WsBlockingPool *self)
+{
+  self->n_threads++;
+  self->n_starting++;
+}
+
 /* With the lock held and n_threads already counting this thread. */
 static void
 thread_loop (WsBlockingPool *self)
@@ -353,10 +363,7 @@ thread_loop (WsBlockingPool *self)
       start = !self->closed && self->n_idle == 0 && self->n_starting == 0
               && self->n_threads < self->config->max_blocking_threads;
       if (start)
-        {
-          self->n_threads++;
-          self->n_starting++;
-        }
+        count_starting_locked (self);
       ws_lock_unlock (&self->lock);
 
       if (start)
@@ -460,10 +467,7 @@ ws_blocking_pool_start (WsBlockingPool *self)
   ws_lock_lock (&self->lock);
   start = !self->closed && self->n_threads == 0;
   if (start)
-    {
-      self->n_threads++;
-      self->n_starting++;
-    }
+    count_starting_locked (self);
   ws_lock_unlock (&self->lock);
 
   if (start)
@@ -542,8 +546,7 @@ blocking_schedule (WsTaskHost *host,
     {
       /* The first thread could not be started, or this spawn raced the
        * runtime's start. */
-      self->n_threads++;
-      self->n_starting++;
+      count_starting_locked (self);
       start = TRUE;
     }
   ws_lock_unlock (&self->lock);
