@@ -15,17 +15,6 @@
 #include "ws-test-fixture.h"
 #include "ws-raw-task-private.h"
 
-static guint n_refusals;
-
-/* @call must log exactly one critical naming @func. */
-#define REFUSED(func, call) \
-  G_STMT_START { \
-    g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*" #func "*"); \
-    call; \
-    g_test_assert_expected_messages (); \
-    n_refusals++; \
-  } G_STMT_END
-
 static void
 hook_func (gpointer data)
 {
@@ -52,54 +41,54 @@ test_runtime_refusals (void)
   GError *preset = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_FAILED, "already set");
 
   ws_test_reset_counters ();
-  n_refusals = 0;
+  ws_test_n_refusals = 0;
 
-  REFUSED (ws_runtime_new, g_assert_null (ws_runtime_new (1025)));
+  WS_TEST_REFUSED (ws_runtime_new, g_assert_null (ws_runtime_new (1025)));
 
   /* Refused spawns free their user data: NULL runtime, then NULL func. */
-  REFUSED (ws_runtime_spawn, g_assert_null (ws_runtime_spawn (NULL, ws_test_ready, NULL, ws_test_count_destroy)));
-  REFUSED (ws_runtime_spawn, g_assert_null (ws_runtime_spawn (rt, NULL, NULL, ws_test_count_destroy)));
-  REFUSED (ws_runtime_spawn_detached, ws_runtime_spawn_detached (NULL, ws_test_ready, NULL, ws_test_count_destroy));
-  REFUSED (ws_runtime_spawn_detached, ws_runtime_spawn_detached (rt, NULL, NULL, ws_test_count_destroy));
-  REFUSED (ws_runtime_spawn_blocking, g_assert_null (ws_runtime_spawn_blocking (NULL, ws_test_ready, NULL, ws_test_count_destroy)));
-  REFUSED (ws_runtime_spawn_blocking, g_assert_null (ws_runtime_spawn_blocking (rt, NULL, NULL, ws_test_count_destroy)));
-  REFUSED (ws_runtime_spawn_local, g_assert_null (ws_runtime_spawn_local (NULL, ctx, ws_test_ready, NULL, ws_test_count_destroy)));
-  REFUSED (ws_runtime_spawn_local, g_assert_null (ws_runtime_spawn_local (rt, ctx, NULL, NULL, ws_test_count_destroy)));
-  REFUSED (ws_runtime_spawn_local_detached, ws_runtime_spawn_local_detached (NULL, ctx, ws_test_ready, NULL, ws_test_count_destroy));
-  REFUSED (ws_runtime_spawn_local_detached, ws_runtime_spawn_local_detached (rt, ctx, NULL, NULL, ws_test_count_destroy));
-  REFUSED (ws_handle_spawn, g_assert_null (ws_handle_spawn (NULL, ws_test_ready, NULL, ws_test_count_destroy)));
-  REFUSED (ws_handle_spawn, g_assert_null (ws_handle_spawn (handle, NULL, NULL, ws_test_count_destroy)));
+  WS_TEST_REFUSED (ws_runtime_spawn, g_assert_null (ws_runtime_spawn (NULL, ws_test_ready, NULL, ws_test_count_destroy)));
+  WS_TEST_REFUSED (ws_runtime_spawn, g_assert_null (ws_runtime_spawn (rt, NULL, NULL, ws_test_count_destroy)));
+  WS_TEST_REFUSED (ws_runtime_spawn_detached, ws_runtime_spawn_detached (NULL, ws_test_ready, NULL, ws_test_count_destroy));
+  WS_TEST_REFUSED (ws_runtime_spawn_detached, ws_runtime_spawn_detached (rt, NULL, NULL, ws_test_count_destroy));
+  WS_TEST_REFUSED (ws_runtime_spawn_blocking, g_assert_null (ws_runtime_spawn_blocking (NULL, ws_test_ready, NULL, ws_test_count_destroy)));
+  WS_TEST_REFUSED (ws_runtime_spawn_blocking, g_assert_null (ws_runtime_spawn_blocking (rt, NULL, NULL, ws_test_count_destroy)));
+  WS_TEST_REFUSED (ws_runtime_spawn_local, g_assert_null (ws_runtime_spawn_local (NULL, ctx, ws_test_ready, NULL, ws_test_count_destroy)));
+  WS_TEST_REFUSED (ws_runtime_spawn_local, g_assert_null (ws_runtime_spawn_local (rt, ctx, NULL, NULL, ws_test_count_destroy)));
+  WS_TEST_REFUSED (ws_runtime_spawn_local_detached, ws_runtime_spawn_local_detached (NULL, ctx, ws_test_ready, NULL, ws_test_count_destroy));
+  WS_TEST_REFUSED (ws_runtime_spawn_local_detached, ws_runtime_spawn_local_detached (rt, ctx, NULL, NULL, ws_test_count_destroy));
+  WS_TEST_REFUSED (ws_handle_spawn, g_assert_null (ws_handle_spawn (NULL, ws_test_ready, NULL, ws_test_count_destroy)));
+  WS_TEST_REFUSED (ws_handle_spawn, g_assert_null (ws_handle_spawn (handle, NULL, NULL, ws_test_count_destroy)));
   g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 12);
   /* NULL runtime, func or callback: refused, the data freed, no callback. */
-  REFUSED (ws_runtime_spawn_with_callback,
+  WS_TEST_REFUSED (ws_runtime_spawn_with_callback,
            g_assert_false (ws_runtime_spawn_with_callback (NULL, ws_test_ready, NULL, ws_test_count_destroy,
                                                            completion_func, NULL)));
-  REFUSED (ws_runtime_spawn_with_callback,
+  WS_TEST_REFUSED (ws_runtime_spawn_with_callback,
            g_assert_false (ws_runtime_spawn_with_callback (rt, NULL, NULL, ws_test_count_destroy,
                                                            completion_func, NULL)));
-  REFUSED (ws_runtime_spawn_with_callback,
+  WS_TEST_REFUSED (ws_runtime_spawn_with_callback,
            g_assert_false (ws_runtime_spawn_with_callback (rt, ws_test_ready, NULL, ws_test_count_destroy,
                                                            NULL, NULL)));
   g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 15);
 
   /* Refused hooks free their user data too. */
-  REFUSED (ws_runtime_set_on_thread_start, ws_runtime_set_on_thread_start (NULL, hook_func, NULL, ws_test_count_destroy));
-  REFUSED (ws_runtime_set_on_thread_stop, ws_runtime_set_on_thread_stop (NULL, hook_func, NULL, ws_test_count_destroy));
-  REFUSED (ws_runtime_set_before_park, ws_runtime_set_before_park (NULL, hook_func, NULL, ws_test_count_destroy));
-  REFUSED (ws_runtime_set_after_unpark, ws_runtime_set_after_unpark (NULL, hook_func, NULL, ws_test_count_destroy));
+  WS_TEST_REFUSED (ws_runtime_set_on_thread_start, ws_runtime_set_on_thread_start (NULL, hook_func, NULL, ws_test_count_destroy));
+  WS_TEST_REFUSED (ws_runtime_set_on_thread_stop, ws_runtime_set_on_thread_stop (NULL, hook_func, NULL, ws_test_count_destroy));
+  WS_TEST_REFUSED (ws_runtime_set_before_park, ws_runtime_set_before_park (NULL, hook_func, NULL, ws_test_count_destroy));
+  WS_TEST_REFUSED (ws_runtime_set_after_unpark, ws_runtime_set_after_unpark (NULL, hook_func, NULL, ws_test_count_destroy));
   g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 19);
 
-  REFUSED (ws_runtime_shutdown, g_assert_false (ws_runtime_shutdown (NULL, -1)));
-  REFUSED (ws_runtime_shutdown, g_assert_false (ws_runtime_shutdown (rt, -2)));
-  REFUSED (ws_runtime_get_handle, g_assert_null (ws_runtime_get_handle (NULL)));
-  REFUSED (ws_runtime_get_n_workers, g_assert_cmpuint (ws_runtime_get_n_workers (NULL), ==, 0));
-  REFUSED (ws_runtime_get_metrics, g_assert_null (ws_runtime_get_metrics (NULL)));
-  REFUSED (ws_block_in_place, g_assert_false (ws_block_in_place (NULL, NULL, NULL)));
-  REFUSED (ws_block_in_place, g_assert_false (ws_block_in_place (blocking_func, NULL, &preset)));
+  WS_TEST_REFUSED (ws_runtime_shutdown, g_assert_false (ws_runtime_shutdown (NULL, -1)));
+  WS_TEST_REFUSED (ws_runtime_shutdown, g_assert_false (ws_runtime_shutdown (rt, -2)));
+  WS_TEST_REFUSED (ws_runtime_get_handle, g_assert_null (ws_runtime_get_handle (NULL)));
+  WS_TEST_REFUSED (ws_runtime_get_n_workers, g_assert_cmpuint (ws_runtime_get_n_workers (NULL), ==, 0));
+  WS_TEST_REFUSED (ws_runtime_get_metrics, g_assert_null (ws_runtime_get_metrics (NULL)));
+  WS_TEST_REFUSED (ws_block_in_place, g_assert_false (ws_block_in_place (NULL, NULL, NULL)));
+  WS_TEST_REFUSED (ws_block_in_place, g_assert_false (ws_block_in_place (blocking_func, NULL, &preset)));
   g_clear_error (&preset);
 
   g_assert_true (ws_runtime_shutdown (rt, -1));
-  g_test_message ("runtime: %u refusals checked", n_refusals);
+  g_test_message ("runtime: %u refusals checked", ws_test_n_refusals);
 }
 
 static void
@@ -109,26 +98,26 @@ test_context_and_waker_refusals (void)
   GValue v = G_VALUE_INIT;
 
   ws_test_reset_counters ();
-  n_refusals = 0;
+  ws_test_n_refusals = 0;
 
   /* Refused results are freed: the pointer with its destroy notify, the
    * error (LSan would see it otherwise). */
-  REFUSED (ws_context_return_pointer, ws_context_return_pointer (NULL, &v, ws_test_count_destroy));
-  REFUSED (ws_context_return_pointer, ws_context_return_pointer (&idle_cx, &v, ws_test_count_destroy));
+  WS_TEST_REFUSED (ws_context_return_pointer, ws_context_return_pointer (NULL, &v, ws_test_count_destroy));
+  WS_TEST_REFUSED (ws_context_return_pointer, ws_context_return_pointer (&idle_cx, &v, ws_test_count_destroy));
   g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 2);
   g_value_init (&v, G_TYPE_INT);
-  REFUSED (ws_context_return_value, ws_context_return_value (NULL, &v));
-  REFUSED (ws_context_return_value, ws_context_return_value (&idle_cx, &v));
-  REFUSED (ws_context_return_error, ws_context_return_error (NULL, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_FAILED, "x")));
-  REFUSED (ws_context_return_error, ws_context_return_error (&idle_cx, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_FAILED, "x")));
-  REFUSED (ws_context_yield, g_assert_cmpint (ws_context_yield (NULL), ==, WS_POLL_PENDING));
-  REFUSED (ws_context_get_waker, g_assert_null (ws_context_get_waker (NULL)));
-  REFUSED (ws_context_get_waker, g_assert_null (ws_context_get_waker (&idle_cx)));
-  REFUSED (ws_waker_ref, g_assert_null (ws_waker_ref (NULL)));
-  REFUSED (ws_waker_unref, ws_waker_unref (NULL));
-  REFUSED (ws_waker_wake, ws_waker_wake (NULL));
+  WS_TEST_REFUSED (ws_context_return_value, ws_context_return_value (NULL, &v));
+  WS_TEST_REFUSED (ws_context_return_value, ws_context_return_value (&idle_cx, &v));
+  WS_TEST_REFUSED (ws_context_return_error, ws_context_return_error (NULL, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_FAILED, "x")));
+  WS_TEST_REFUSED (ws_context_return_error, ws_context_return_error (&idle_cx, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_FAILED, "x")));
+  WS_TEST_REFUSED (ws_context_yield, g_assert_cmpint (ws_context_yield (NULL), ==, WS_POLL_PENDING));
+  WS_TEST_REFUSED (ws_context_get_waker, g_assert_null (ws_context_get_waker (NULL)));
+  WS_TEST_REFUSED (ws_context_get_waker, g_assert_null (ws_context_get_waker (&idle_cx)));
+  WS_TEST_REFUSED (ws_waker_ref, g_assert_null (ws_waker_ref (NULL)));
+  WS_TEST_REFUSED (ws_waker_unref, ws_waker_unref (NULL));
+  WS_TEST_REFUSED (ws_waker_wake, ws_waker_wake (NULL));
   g_value_unset (&v);
-  g_test_message ("context and waker: %u refusals checked", n_refusals);
+  g_test_message ("context and waker: %u refusals checked", ws_test_n_refusals);
 }
 
 /* Checks the refusals that need a context inside a real poll. */
@@ -143,8 +132,8 @@ in_poll_func (WsContext *cx,
 {
   InPoll *ip = data;
 
-  REFUSED (ws_context_return_value, ws_context_return_value (cx, &ip->invalid));
-  REFUSED (ws_context_return_error, ws_context_return_error (cx, NULL));
+  WS_TEST_REFUSED (ws_context_return_value, ws_context_return_value (cx, &ip->invalid));
+  WS_TEST_REFUSED (ws_context_return_error, ws_context_return_error (cx, NULL));
   /* A second result is refused, and freed. */
   ws_context_return_pointer (cx, NULL, NULL);
   g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*exactly one result*");
@@ -162,7 +151,7 @@ test_in_poll_refusals (void)
   g_autoptr(WsTask) task = NULL;
 
   ws_test_reset_counters ();
-  n_refusals = 0;
+  ws_test_n_refusals = 0;
   /* Polled on this thread, so the expected messages are ours. */
   task = ws_runtime_spawn_local (rt, ctx, in_poll_func, &ip, NULL);
   ws_test_iterate_until (ctx, ws_task_is_finished (task));
@@ -179,31 +168,31 @@ test_task_refusals (void)
   g_autoptr(GTask) other = g_task_new (NULL, NULL, NULL, NULL);
   GError *preset = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_FAILED, "already set");
 
-  n_refusals = 0;
+  ws_test_n_refusals = 0;
   g_assert_true (ws_task_wait (task, NULL, NULL));
 
-  REFUSED (ws_task_poll, g_assert_cmpint (ws_task_poll (NULL, NULL), ==, WS_POLL_READY));
-  REFUSED (ws_task_poll, g_assert_cmpint (ws_task_poll (task, NULL), ==, WS_POLL_READY));
-  REFUSED (ws_task_cancel, ws_task_cancel (NULL));
-  REFUSED (ws_task_is_finished, g_assert_false (ws_task_is_finished (NULL)));
-  REFUSED (ws_task_wait, g_assert_false (ws_task_wait (NULL, NULL, NULL)));
-  REFUSED (ws_task_wait, g_assert_false (ws_task_wait (task, (GCancellable *) other, NULL)));
-  REFUSED (ws_task_wait, g_assert_false (ws_task_wait (task, NULL, &preset)));
-  REFUSED (ws_task_wait_async, ws_task_wait_async (NULL, NULL, NULL, NULL));
-  REFUSED (ws_task_wait_async, ws_task_wait_async (task, (GCancellable *) other, NULL, NULL));
-  REFUSED (ws_task_wait_finish, g_assert_false (ws_task_wait_finish (NULL, G_ASYNC_RESULT (other), NULL)));
-  REFUSED (ws_task_wait_finish, g_assert_false (ws_task_wait_finish (task, G_ASYNC_RESULT (other), NULL)));
+  WS_TEST_REFUSED (ws_task_poll, g_assert_cmpint (ws_task_poll (NULL, NULL), ==, WS_POLL_READY));
+  WS_TEST_REFUSED (ws_task_poll, g_assert_cmpint (ws_task_poll (task, NULL), ==, WS_POLL_READY));
+  WS_TEST_REFUSED (ws_task_cancel, ws_task_cancel (NULL));
+  WS_TEST_REFUSED (ws_task_is_finished, g_assert_false (ws_task_is_finished (NULL)));
+  WS_TEST_REFUSED (ws_task_wait, g_assert_false (ws_task_wait (NULL, NULL, NULL)));
+  WS_TEST_REFUSED (ws_task_wait, g_assert_false (ws_task_wait (task, (GCancellable *) other, NULL)));
+  WS_TEST_REFUSED (ws_task_wait, g_assert_false (ws_task_wait (task, NULL, &preset)));
+  WS_TEST_REFUSED (ws_task_wait_async, ws_task_wait_async (NULL, NULL, NULL, NULL));
+  WS_TEST_REFUSED (ws_task_wait_async, ws_task_wait_async (task, (GCancellable *) other, NULL, NULL));
+  WS_TEST_REFUSED (ws_task_wait_finish, g_assert_false (ws_task_wait_finish (NULL, G_ASYNC_RESULT (other), NULL)));
+  WS_TEST_REFUSED (ws_task_wait_finish, g_assert_false (ws_task_wait_finish (task, G_ASYNC_RESULT (other), NULL)));
   /* A task is the result of its own waits only: not of another's, and not
    * before it has ended. */
-  REFUSED (ws_task_wait_finish, g_assert_false (ws_task_wait_finish (task, G_ASYNC_RESULT (pending), NULL)));
-  REFUSED (ws_task_wait_finish, g_assert_false (ws_task_wait_finish (pending, G_ASYNC_RESULT (pending), NULL)));
-  REFUSED (ws_task_get_value, g_assert_null (ws_task_get_value (NULL)));
-  REFUSED (ws_task_propagate_pointer, g_assert_null (ws_task_propagate_pointer (NULL, NULL)));
-  REFUSED (ws_task_propagate_pointer, g_assert_null (ws_task_propagate_pointer (task, &preset)));
+  WS_TEST_REFUSED (ws_task_wait_finish, g_assert_false (ws_task_wait_finish (task, G_ASYNC_RESULT (pending), NULL)));
+  WS_TEST_REFUSED (ws_task_wait_finish, g_assert_false (ws_task_wait_finish (pending, G_ASYNC_RESULT (pending), NULL)));
+  WS_TEST_REFUSED (ws_task_get_value, g_assert_null (ws_task_get_value (NULL)));
+  WS_TEST_REFUSED (ws_task_propagate_pointer, g_assert_null (ws_task_propagate_pointer (NULL, NULL)));
+  WS_TEST_REFUSED (ws_task_propagate_pointer, g_assert_null (ws_task_propagate_pointer (task, &preset)));
   g_clear_error (&preset);
 
   g_assert_true (ws_runtime_shutdown (rt, -1));
-  g_test_message ("task: %u refusals checked", n_refusals);
+  g_test_message ("task: %u refusals checked", ws_test_n_refusals);
 }
 
 static void
@@ -212,25 +201,25 @@ test_group_refusals (void)
   g_autoptr(WsTaskGroup) group = ws_task_group_new ();
   g_autoptr(GTask) other = g_task_new (NULL, NULL, NULL, NULL);
 
-  n_refusals = 0;
-  REFUSED (ws_task_group_add, ws_task_group_add (NULL, NULL));
-  REFUSED (ws_task_group_add, ws_task_group_add (group, NULL));
-  REFUSED (ws_task_group_get_size, g_assert_cmpuint (ws_task_group_get_size (NULL), ==, 0));
-  REFUSED (ws_task_group_get_n_finished, g_assert_cmpuint (ws_task_group_get_n_finished (NULL), ==, 0));
-  REFUSED (ws_task_group_get_task, g_assert_null (ws_task_group_get_task (NULL, 0)));
-  REFUSED (ws_task_group_get_task, g_assert_null (ws_task_group_get_task (group, 0)));
-  REFUSED (ws_task_group_cancel_all, ws_task_group_cancel_all (NULL));
-  REFUSED (ws_task_group_poll_all, g_assert_cmpint (ws_task_group_poll_all (NULL, NULL), ==, WS_POLL_READY));
-  REFUSED (ws_task_group_poll_all, g_assert_cmpint (ws_task_group_poll_all (group, NULL), ==, WS_POLL_READY));
-  REFUSED (ws_task_group_poll_any, g_assert_cmpint (ws_task_group_poll_any (NULL, NULL, NULL), ==, WS_POLL_READY));
-  REFUSED (ws_task_group_poll_any, g_assert_cmpint (ws_task_group_poll_any (group, NULL, NULL), ==, WS_POLL_READY));
-  REFUSED (ws_task_group_wait_all_async, ws_task_group_wait_all_async (NULL, NULL, NULL, NULL));
-  REFUSED (ws_task_group_wait_all_finish, g_assert_false (ws_task_group_wait_all_finish (NULL, G_ASYNC_RESULT (other), NULL)));
-  REFUSED (ws_task_group_wait_all_finish, g_assert_false (ws_task_group_wait_all_finish (group, G_ASYNC_RESULT (other), NULL)));
-  REFUSED (ws_task_group_wait_any_async, ws_task_group_wait_any_async (NULL, NULL, NULL, NULL));
-  REFUSED (ws_task_group_wait_any_finish, g_assert_null (ws_task_group_wait_any_finish (NULL, G_ASYNC_RESULT (other), NULL)));
-  REFUSED (ws_task_group_wait_any_finish, g_assert_null (ws_task_group_wait_any_finish (group, G_ASYNC_RESULT (other), NULL)));
-  g_test_message ("task group: %u refusals checked", n_refusals);
+  ws_test_n_refusals = 0;
+  WS_TEST_REFUSED (ws_task_group_add, ws_task_group_add (NULL, NULL));
+  WS_TEST_REFUSED (ws_task_group_add, ws_task_group_add (group, NULL));
+  WS_TEST_REFUSED (ws_task_group_get_size, g_assert_cmpuint (ws_task_group_get_size (NULL), ==, 0));
+  WS_TEST_REFUSED (ws_task_group_get_n_finished, g_assert_cmpuint (ws_task_group_get_n_finished (NULL), ==, 0));
+  WS_TEST_REFUSED (ws_task_group_get_task, g_assert_null (ws_task_group_get_task (NULL, 0)));
+  WS_TEST_REFUSED (ws_task_group_get_task, g_assert_null (ws_task_group_get_task (group, 0)));
+  WS_TEST_REFUSED (ws_task_group_cancel_all, ws_task_group_cancel_all (NULL));
+  WS_TEST_REFUSED (ws_task_group_poll_all, g_assert_cmpint (ws_task_group_poll_all (NULL, NULL), ==, WS_POLL_READY));
+  WS_TEST_REFUSED (ws_task_group_poll_all, g_assert_cmpint (ws_task_group_poll_all (group, NULL), ==, WS_POLL_READY));
+  WS_TEST_REFUSED (ws_task_group_poll_any, g_assert_cmpint (ws_task_group_poll_any (NULL, NULL, NULL), ==, WS_POLL_READY));
+  WS_TEST_REFUSED (ws_task_group_poll_any, g_assert_cmpint (ws_task_group_poll_any (group, NULL, NULL), ==, WS_POLL_READY));
+  WS_TEST_REFUSED (ws_task_group_wait_all_async, ws_task_group_wait_all_async (NULL, NULL, NULL, NULL));
+  WS_TEST_REFUSED (ws_task_group_wait_all_finish, g_assert_false (ws_task_group_wait_all_finish (NULL, G_ASYNC_RESULT (other), NULL)));
+  WS_TEST_REFUSED (ws_task_group_wait_all_finish, g_assert_false (ws_task_group_wait_all_finish (group, G_ASYNC_RESULT (other), NULL)));
+  WS_TEST_REFUSED (ws_task_group_wait_any_async, ws_task_group_wait_any_async (NULL, NULL, NULL, NULL));
+  WS_TEST_REFUSED (ws_task_group_wait_any_finish, g_assert_null (ws_task_group_wait_any_finish (NULL, G_ASYNC_RESULT (other), NULL)));
+  WS_TEST_REFUSED (ws_task_group_wait_any_finish, g_assert_null (ws_task_group_wait_any_finish (group, G_ASYNC_RESULT (other), NULL)));
+  g_test_message ("task group: %u refusals checked", ws_test_n_refusals);
 }
 
 static void
@@ -244,53 +233,53 @@ test_awaitable_refusals (void)
   g_autoptr(GObject) plain = g_object_new (G_TYPE_OBJECT, NULL);   /* not a GAsyncResult */
   gpointer item = NULL;
 
-  n_refusals = 0;
-  REFUSED (ws_channel_new, g_assert_null (ws_channel_new (0, NULL)));
-  REFUSED (ws_channel_ref, g_assert_null (ws_channel_ref (NULL)));
-  REFUSED (ws_channel_unref, ws_channel_unref (NULL));
-  REFUSED (ws_channel_poll_send, g_assert_cmpint (ws_channel_poll_send (NULL, NULL, NULL, NULL), ==, WS_POLL_READY));
-  REFUSED (ws_channel_poll_send, g_assert_cmpint (ws_channel_poll_send (ch, NULL, NULL, NULL), ==, WS_POLL_READY));
-  REFUSED (ws_channel_poll_receive, g_assert_cmpint (ws_channel_poll_receive (NULL, NULL, &item, NULL), ==, WS_POLL_READY));
-  REFUSED (ws_channel_poll_receive, g_assert_cmpint (ws_channel_poll_receive (ch, NULL, &item, NULL), ==, WS_POLL_READY));
-  REFUSED (ws_channel_try_send, g_assert_false (ws_channel_try_send (NULL, NULL, NULL)));
-  REFUSED (ws_channel_try_receive, g_assert_false (ws_channel_try_receive (NULL, &item, NULL)));
-  REFUSED (ws_channel_try_receive, g_assert_false (ws_channel_try_receive (ch, NULL, NULL)));
-  REFUSED (ws_channel_close, ws_channel_close (NULL));
-  REFUSED (ws_channel_is_closed, g_assert_true (ws_channel_is_closed (NULL)));
-  REFUSED (ws_channel_get_length, g_assert_cmpuint (ws_channel_get_length (NULL), ==, 0));
-  REFUSED (ws_channel_get_capacity, g_assert_cmpuint (ws_channel_get_capacity (NULL), ==, 0));
+  ws_test_n_refusals = 0;
+  WS_TEST_REFUSED (ws_channel_new, g_assert_null (ws_channel_new (0, NULL)));
+  WS_TEST_REFUSED (ws_channel_ref, g_assert_null (ws_channel_ref (NULL)));
+  WS_TEST_REFUSED (ws_channel_unref, ws_channel_unref (NULL));
+  WS_TEST_REFUSED (ws_channel_poll_send, g_assert_cmpint (ws_channel_poll_send (NULL, NULL, NULL, NULL), ==, WS_POLL_READY));
+  WS_TEST_REFUSED (ws_channel_poll_send, g_assert_cmpint (ws_channel_poll_send (ch, NULL, NULL, NULL), ==, WS_POLL_READY));
+  WS_TEST_REFUSED (ws_channel_poll_receive, g_assert_cmpint (ws_channel_poll_receive (NULL, NULL, &item, NULL), ==, WS_POLL_READY));
+  WS_TEST_REFUSED (ws_channel_poll_receive, g_assert_cmpint (ws_channel_poll_receive (ch, NULL, &item, NULL), ==, WS_POLL_READY));
+  WS_TEST_REFUSED (ws_channel_try_send, g_assert_false (ws_channel_try_send (NULL, NULL, NULL)));
+  WS_TEST_REFUSED (ws_channel_try_receive, g_assert_false (ws_channel_try_receive (NULL, &item, NULL)));
+  WS_TEST_REFUSED (ws_channel_try_receive, g_assert_false (ws_channel_try_receive (ch, NULL, NULL)));
+  WS_TEST_REFUSED (ws_channel_close, ws_channel_close (NULL));
+  WS_TEST_REFUSED (ws_channel_is_closed, g_assert_true (ws_channel_is_closed (NULL)));
+  WS_TEST_REFUSED (ws_channel_get_length, g_assert_cmpuint (ws_channel_get_length (NULL), ==, 0));
+  WS_TEST_REFUSED (ws_channel_get_capacity, g_assert_cmpuint (ws_channel_get_capacity (NULL), ==, 0));
 
-  REFUSED (ws_oneshot_ref, g_assert_null (ws_oneshot_ref (NULL)));
-  REFUSED (ws_oneshot_unref, ws_oneshot_unref (NULL));
-  REFUSED (ws_oneshot_send, g_assert_false (ws_oneshot_send (NULL, NULL)));
-  REFUSED (ws_oneshot_poll, g_assert_cmpint (ws_oneshot_poll (NULL, NULL, &item, NULL), ==, WS_POLL_READY));
-  REFUSED (ws_oneshot_poll, g_assert_cmpint (ws_oneshot_poll (os, NULL, &item, NULL), ==, WS_POLL_READY));
-  REFUSED (ws_oneshot_close, ws_oneshot_close (NULL));
+  WS_TEST_REFUSED (ws_oneshot_ref, g_assert_null (ws_oneshot_ref (NULL)));
+  WS_TEST_REFUSED (ws_oneshot_unref, ws_oneshot_unref (NULL));
+  WS_TEST_REFUSED (ws_oneshot_send, g_assert_false (ws_oneshot_send (NULL, NULL)));
+  WS_TEST_REFUSED (ws_oneshot_poll, g_assert_cmpint (ws_oneshot_poll (NULL, NULL, &item, NULL), ==, WS_POLL_READY));
+  WS_TEST_REFUSED (ws_oneshot_poll, g_assert_cmpint (ws_oneshot_poll (os, NULL, &item, NULL), ==, WS_POLL_READY));
+  WS_TEST_REFUSED (ws_oneshot_close, ws_oneshot_close (NULL));
 
-  REFUSED (ws_sleep_ref, g_assert_null (ws_sleep_ref (NULL)));
-  REFUSED (ws_sleep_unref, ws_sleep_unref (NULL));
-  REFUSED (ws_sleep_get_deadline, g_assert_cmpint (ws_sleep_get_deadline (NULL), ==, 0));
-  REFUSED (ws_sleep_reset, ws_sleep_reset (NULL, 0));
-  REFUSED (ws_sleep_poll, g_assert_cmpint (ws_sleep_poll (NULL, NULL), ==, WS_POLL_READY));
-  REFUSED (ws_sleep_poll, g_assert_cmpint (ws_sleep_poll (sl, NULL), ==, WS_POLL_READY));
+  WS_TEST_REFUSED (ws_sleep_ref, g_assert_null (ws_sleep_ref (NULL)));
+  WS_TEST_REFUSED (ws_sleep_unref, ws_sleep_unref (NULL));
+  WS_TEST_REFUSED (ws_sleep_get_deadline, g_assert_cmpint (ws_sleep_get_deadline (NULL), ==, 0));
+  WS_TEST_REFUSED (ws_sleep_reset, ws_sleep_reset (NULL, 0));
+  WS_TEST_REFUSED (ws_sleep_poll, g_assert_cmpint (ws_sleep_poll (NULL, NULL), ==, WS_POLL_READY));
+  WS_TEST_REFUSED (ws_sleep_poll, g_assert_cmpint (ws_sleep_poll (sl, NULL), ==, WS_POLL_READY));
 
-  REFUSED (ws_async_op_ref, g_assert_null (ws_async_op_ref (NULL)));
-  REFUSED (ws_async_op_unref, ws_async_op_unref (NULL));
-  REFUSED (ws_async_op_get_cancellable, g_assert_null (ws_async_op_get_cancellable (NULL)));
-  REFUSED (ws_async_op_start, g_assert_null (ws_async_op_start (NULL, NULL)));
-  REFUSED (ws_async_op_start, g_assert_null (ws_async_op_start (op, NULL)));
-  REFUSED (ws_async_op_poll, g_assert_cmpint (ws_async_op_poll (NULL, NULL), ==, WS_POLL_READY));
-  REFUSED (ws_async_op_poll, g_assert_cmpint (ws_async_op_poll (op, NULL), ==, WS_POLL_READY));
+  WS_TEST_REFUSED (ws_async_op_ref, g_assert_null (ws_async_op_ref (NULL)));
+  WS_TEST_REFUSED (ws_async_op_unref, ws_async_op_unref (NULL));
+  WS_TEST_REFUSED (ws_async_op_get_cancellable, g_assert_null (ws_async_op_get_cancellable (NULL)));
+  WS_TEST_REFUSED (ws_async_op_start, g_assert_null (ws_async_op_start (NULL, NULL)));
+  WS_TEST_REFUSED (ws_async_op_start, g_assert_null (ws_async_op_start (op, NULL)));
+  WS_TEST_REFUSED (ws_async_op_poll, g_assert_cmpint (ws_async_op_poll (NULL, NULL), ==, WS_POLL_READY));
+  WS_TEST_REFUSED (ws_async_op_poll, g_assert_cmpint (ws_async_op_poll (op, NULL), ==, WS_POLL_READY));
   /* The callback without the data ws_async_op_start() returned, or
    * without a result: refused, the operation untouched. */
-  REFUSED (ws_async_op_callback, ws_async_op_callback (NULL, NULL, NULL));
-  REFUSED (ws_async_op_callback, ws_async_op_callback (NULL, G_ASYNC_RESULT (other), NULL));
-  REFUSED (ws_async_op_callback, ws_async_op_callback (NULL, NULL, op));
-  REFUSED (ws_async_op_callback, ws_async_op_callback (NULL, (GAsyncResult *) plain, op));
+  WS_TEST_REFUSED (ws_async_op_callback, ws_async_op_callback (NULL, NULL, NULL));
+  WS_TEST_REFUSED (ws_async_op_callback, ws_async_op_callback (NULL, G_ASYNC_RESULT (other), NULL));
+  WS_TEST_REFUSED (ws_async_op_callback, ws_async_op_callback (NULL, NULL, op));
+  WS_TEST_REFUSED (ws_async_op_callback, ws_async_op_callback (NULL, (GAsyncResult *) plain, op));
   g_assert_null (ws_async_op_get_result (op));
-  REFUSED (ws_async_op_get_result, g_assert_null (ws_async_op_get_result (NULL)));
-  REFUSED (ws_async_op_cancel, ws_async_op_cancel (NULL));
-  g_test_message ("awaitables: %u refusals checked", n_refusals);
+  WS_TEST_REFUSED (ws_async_op_get_result, g_assert_null (ws_async_op_get_result (NULL)));
+  WS_TEST_REFUSED (ws_async_op_cancel, ws_async_op_cancel (NULL));
+  g_test_message ("awaitables: %u refusals checked", ws_test_n_refusals);
 }
 
 static void
@@ -311,27 +300,27 @@ test_metrics_refusals (void)
     ws_metrics_get_worker_busy_time,
   };
 
-  n_refusals = 0;
-  REFUSED (ws_metrics_ref, g_assert_null (ws_metrics_ref (NULL)));
-  REFUSED (ws_metrics_unref, ws_metrics_unref (NULL));
-  REFUSED (ws_metrics_to_string, g_assert_null (ws_metrics_to_string (NULL)));
-  REFUSED (ws_metrics_get_n_workers, g_assert_cmpuint (ws_metrics_get_n_workers (NULL), ==, 0));
-  REFUSED (ws_metrics_get_alive_tasks, g_assert_cmpuint (ws_metrics_get_alive_tasks (NULL), ==, 0));
-  REFUSED (ws_metrics_get_spawned_tasks, g_assert_cmpuint (ws_metrics_get_spawned_tasks (NULL), ==, 0));
-  REFUSED (ws_metrics_get_remote_schedule_count, g_assert_cmpuint (ws_metrics_get_remote_schedule_count (NULL), ==, 0));
-  REFUSED (ws_metrics_get_injection_queue_depth, g_assert_cmpuint (ws_metrics_get_injection_queue_depth (NULL), ==, 0));
-  REFUSED (ws_metrics_get_blocking_threads, g_assert_cmpuint (ws_metrics_get_blocking_threads (NULL), ==, 0));
-  REFUSED (ws_metrics_get_idle_blocking_threads, g_assert_cmpuint (ws_metrics_get_idle_blocking_threads (NULL), ==, 0));
-  REFUSED (ws_metrics_get_blocking_queue_depth, g_assert_cmpuint (ws_metrics_get_blocking_queue_depth (NULL), ==, 0));
+  ws_test_n_refusals = 0;
+  WS_TEST_REFUSED (ws_metrics_ref, g_assert_null (ws_metrics_ref (NULL)));
+  WS_TEST_REFUSED (ws_metrics_unref, ws_metrics_unref (NULL));
+  WS_TEST_REFUSED (ws_metrics_to_string, g_assert_null (ws_metrics_to_string (NULL)));
+  WS_TEST_REFUSED (ws_metrics_get_n_workers, g_assert_cmpuint (ws_metrics_get_n_workers (NULL), ==, 0));
+  WS_TEST_REFUSED (ws_metrics_get_alive_tasks, g_assert_cmpuint (ws_metrics_get_alive_tasks (NULL), ==, 0));
+  WS_TEST_REFUSED (ws_metrics_get_spawned_tasks, g_assert_cmpuint (ws_metrics_get_spawned_tasks (NULL), ==, 0));
+  WS_TEST_REFUSED (ws_metrics_get_remote_schedule_count, g_assert_cmpuint (ws_metrics_get_remote_schedule_count (NULL), ==, 0));
+  WS_TEST_REFUSED (ws_metrics_get_injection_queue_depth, g_assert_cmpuint (ws_metrics_get_injection_queue_depth (NULL), ==, 0));
+  WS_TEST_REFUSED (ws_metrics_get_blocking_threads, g_assert_cmpuint (ws_metrics_get_blocking_threads (NULL), ==, 0));
+  WS_TEST_REFUSED (ws_metrics_get_idle_blocking_threads, g_assert_cmpuint (ws_metrics_get_idle_blocking_threads (NULL), ==, 0));
+  WS_TEST_REFUSED (ws_metrics_get_blocking_queue_depth, g_assert_cmpuint (ws_metrics_get_blocking_queue_depth (NULL), ==, 0));
   for (guint i = 0; i < G_N_ELEMENTS (worker_getters); i++)
     {
-      REFUSED (ws_metrics_get_worker_, g_assert_cmpuint (worker_getters[i] (NULL, 0), ==, 0));
-      REFUSED (ws_metrics_get_worker_, g_assert_cmpuint (worker_getters[i] (m, 1), ==, 0));
+      WS_TEST_REFUSED (ws_metrics_get_worker_, g_assert_cmpuint (worker_getters[i] (NULL, 0), ==, 0));
+      WS_TEST_REFUSED (ws_metrics_get_worker_, g_assert_cmpuint (worker_getters[i] (m, 1), ==, 0));
     }
-  REFUSED (ws_metrics_get_worker_local_queue_depth, g_assert_cmpuint (ws_metrics_get_worker_local_queue_depth (NULL, 0), ==, 0));
-  REFUSED (ws_metrics_get_worker_local_queue_depth, g_assert_cmpuint (ws_metrics_get_worker_local_queue_depth (m, 1), ==, 0));
+  WS_TEST_REFUSED (ws_metrics_get_worker_local_queue_depth, g_assert_cmpuint (ws_metrics_get_worker_local_queue_depth (NULL, 0), ==, 0));
+  WS_TEST_REFUSED (ws_metrics_get_worker_local_queue_depth, g_assert_cmpuint (ws_metrics_get_worker_local_queue_depth (m, 1), ==, 0));
   g_assert_true (ws_runtime_shutdown (rt, -1));
-  g_test_message ("metrics: %u refusals checked", n_refusals);
+  g_test_message ("metrics: %u refusals checked", ws_test_n_refusals);
 }
 
 /* A runtime with this thread-name prefix is refused with

@@ -767,17 +767,6 @@ test_acquire_async_with_tasks (void)
 
 /* ---- refusals -------------------------------------------------------------- */
 
-static guint n_refusals;
-
-/* @call must log exactly one critical naming @func (as test-bad-input.c). */
-#define REFUSED(func, call) \
-  G_STMT_START { \
-    g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*" #func "*"); \
-    call; \
-    g_test_assert_expected_messages (); \
-    n_refusals++; \
-  } G_STMT_END
-
 static WsPoll
 refusals_in_poll (WsContext *cx,
                   gpointer   data)
@@ -786,14 +775,14 @@ refusals_in_poll (WsContext *cx,
   g_autoptr(WsLimiter) other = ws_limiter_new (1);
   WsLimiterWaiter *waiter = NULL;
 
-  REFUSED (ws_limiter_acquire_poll,
+  WS_TEST_REFUSED (ws_limiter_acquire_poll,
            g_assert_cmpint (ws_limiter_acquire_poll (limiter, cx, NULL), ==, WS_POLL_READY));
 
   /* A waiter of another limiter. */
   g_assert_true (ws_limiter_try_acquire (other));
   g_assert_cmpint (ws_limiter_acquire_poll (other, cx, &waiter), ==, WS_POLL_PENDING);
   g_assert_nonnull (waiter);
-  REFUSED (ws_limiter_acquire_poll,
+  WS_TEST_REFUSED (ws_limiter_acquire_poll,
            g_assert_cmpint (ws_limiter_acquire_poll (limiter, cx, &waiter), ==, WS_POLL_READY));
   ws_limiter_waiter_free (waiter);
   ws_limiter_release (other);
@@ -824,32 +813,32 @@ test_refusals (void)
 
   ws_test_on_context_init (&f, 1);
   ws_test_reset_counters ();
-  n_refusals = 0;
+  ws_test_n_refusals = 0;
 
-  REFUSED (ws_limiter_new, g_assert_null (ws_limiter_new (0)));
-  REFUSED (ws_limiter_ref, g_assert_null (ws_limiter_ref (NULL)));
-  REFUSED (ws_limiter_unref, ws_limiter_unref (NULL));
-  REFUSED (ws_limiter_acquire_poll,
+  WS_TEST_REFUSED (ws_limiter_new, g_assert_null (ws_limiter_new (0)));
+  WS_TEST_REFUSED (ws_limiter_ref, g_assert_null (ws_limiter_ref (NULL)));
+  WS_TEST_REFUSED (ws_limiter_unref, ws_limiter_unref (NULL));
+  WS_TEST_REFUSED (ws_limiter_acquire_poll,
            g_assert_cmpint (ws_limiter_acquire_poll (NULL, NULL, &waiter), ==, WS_POLL_READY));
-  REFUSED (ws_limiter_acquire_poll,
+  WS_TEST_REFUSED (ws_limiter_acquire_poll,
            g_assert_cmpint (ws_limiter_acquire_poll (limiter, NULL, &waiter), ==, WS_POLL_READY));
   g_assert_null (waiter);
-  REFUSED (ws_limiter_try_acquire, g_assert_false (ws_limiter_try_acquire (NULL)));
-  REFUSED (ws_limiter_release, ws_limiter_release (NULL));
+  WS_TEST_REFUSED (ws_limiter_try_acquire, g_assert_false (ws_limiter_try_acquire (NULL)));
+  WS_TEST_REFUSED (ws_limiter_release, ws_limiter_release (NULL));
   /* A release with every permit free. */
-  REFUSED (ws_limiter_release, ws_limiter_release (limiter));
+  WS_TEST_REFUSED (ws_limiter_release, ws_limiter_release (limiter));
   g_assert_cmpuint (ws_limiter_get_available (limiter), ==, 1);
-  REFUSED (ws_limiter_get_available, g_assert_cmpuint (ws_limiter_get_available (NULL), ==, 0));
-  REFUSED (ws_limiter_get_max_permits,
+  WS_TEST_REFUSED (ws_limiter_get_available, g_assert_cmpuint (ws_limiter_get_available (NULL), ==, 0));
+  WS_TEST_REFUSED (ws_limiter_get_max_permits,
            g_assert_cmpuint (ws_limiter_get_max_permits (NULL), ==, 0));
-  REFUSED (ws_limiter_waiter_free, ws_limiter_waiter_free (NULL));
+  WS_TEST_REFUSED (ws_limiter_waiter_free, ws_limiter_waiter_free (NULL));
 
   /* In a poll, on this thread, so the expected messages are ours. */
   task = ws_runtime_spawn_local (f.rt, f.ctx, refusals_in_poll, limiter, NULL);
   ws_test_iterate_until (f.ctx, ws_task_is_finished (task));
 
-  REFUSED (ws_limiter_acquire_async, ws_limiter_acquire_async (NULL, NULL, NULL, NULL));
-  REFUSED (ws_limiter_acquire_async,
+  WS_TEST_REFUSED (ws_limiter_acquire_async, ws_limiter_acquire_async (NULL, NULL, NULL, NULL));
+  WS_TEST_REFUSED (ws_limiter_acquire_async,
            ws_limiter_acquire_async (limiter, (GCancellable *) not_cancellable, NULL, NULL));
 
   /* finish: with NULL, with a result of something else, with the result of
@@ -859,14 +848,14 @@ test_refusals (void)
   ws_test_iterate_until (f.ctx, foreign_result != NULL);
   ws_limiter_acquire_async (other, NULL, returned_cb, &result);
   ws_test_iterate_until (f.ctx, result != NULL);
-  REFUSED (ws_limiter_acquire_finish,
+  WS_TEST_REFUSED (ws_limiter_acquire_finish,
            g_assert_false (ws_limiter_acquire_finish (NULL, result, NULL)));
-  REFUSED (ws_limiter_acquire_finish,
+  WS_TEST_REFUSED (ws_limiter_acquire_finish,
            g_assert_false (ws_limiter_acquire_finish (limiter, foreign_result, NULL)));
-  REFUSED (ws_limiter_acquire_finish,
+  WS_TEST_REFUSED (ws_limiter_acquire_finish,
            g_assert_false (ws_limiter_acquire_finish (limiter, result, NULL)));
   g_assert_true (ws_limiter_acquire_finish (other, result, NULL));
-  REFUSED (ws_limiter_acquire_finish,
+  WS_TEST_REFUSED (ws_limiter_acquire_finish,
            g_assert_false (ws_limiter_acquire_finish (other, result, NULL)));
   ws_limiter_release (other);
   g_clear_object (&result);
@@ -874,26 +863,26 @@ test_refusals (void)
   g_assert_cmpuint (ws_limiter_get_available (other), ==, 1);
 
   /* Refused spawns free their data. */
-  REFUSED (ws_limiter_spawn,
+  WS_TEST_REFUSED (ws_limiter_spawn,
            g_assert_null (ws_limiter_spawn (NULL, f.rt, ws_test_ready, NULL, ws_test_count_destroy)));
-  REFUSED (ws_limiter_spawn,
+  WS_TEST_REFUSED (ws_limiter_spawn,
            g_assert_null (ws_limiter_spawn (limiter, NULL, ws_test_ready, NULL,
                                             ws_test_count_destroy)));
-  REFUSED (ws_limiter_spawn,
+  WS_TEST_REFUSED (ws_limiter_spawn,
            g_assert_null (ws_limiter_spawn (limiter, f.rt, NULL, NULL, ws_test_count_destroy)));
-  REFUSED (ws_limiter_spawn_blocking,
+  WS_TEST_REFUSED (ws_limiter_spawn_blocking,
            g_assert_null (ws_limiter_spawn_blocking (NULL, f.rt, ws_test_ready, NULL,
                                                      ws_test_count_destroy)));
-  REFUSED (ws_limiter_spawn_blocking,
+  WS_TEST_REFUSED (ws_limiter_spawn_blocking,
            g_assert_null (ws_limiter_spawn_blocking (limiter, NULL, ws_test_ready, NULL,
                                                      ws_test_count_destroy)));
-  REFUSED (ws_limiter_spawn_blocking,
+  WS_TEST_REFUSED (ws_limiter_spawn_blocking,
            g_assert_null (ws_limiter_spawn_blocking (limiter, f.rt, NULL, NULL,
                                                      ws_test_count_destroy)));
   g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 6);
   g_assert_cmpuint (ws_limiter_get_available (limiter), ==, 1);
 
-  g_test_message ("limiter: %u refusals checked", n_refusals);
+  g_test_message ("limiter: %u refusals checked", ws_test_n_refusals);
   ws_test_on_context_clear (&f);
 }
 

@@ -84,6 +84,19 @@ typedef struct
     ws_held_; \
   })
 
+/* How many refusals the test case expected (WS_TEST_REFUSED). */
+G_GNUC_UNUSED static guint ws_test_n_refusals;
+
+/* @call must log exactly one critical naming @func (a refused call of
+ * the public API), and counts it. */
+#define WS_TEST_REFUSED(func, call) \
+  G_STMT_START { \
+    g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*" #func "*"); \
+    call; \
+    g_test_assert_expected_messages (); \
+    ws_test_n_refusals++; \
+  } G_STMT_END
+
 /* Every test case ends with no live task and no live waker reference: a
  * leak is a failure of the case that made it. Threads the test no longer
  * waits for (a worker dropping its last reference after the waiter woke)

@@ -19,6 +19,7 @@
 # include "ws-runtime.h"
 # include "ws-sleep.h"
 # include "ws-async-op.h"
+# include "ws-file.h"
 # include "ws-channel.h"
 # include "ws-oneshot.h"
 # include "ws-task-group.h"

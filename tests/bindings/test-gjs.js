@@ -130,6 +130,33 @@ test('a task spawned natively runs on a worker and is awaited from JS', async ()
     assertEqual(task.get_value(), 500500, 'sum of 1..1000');
 });
 
+test('Runtime.load_file loads a file on the workers, a GBytes for JS', async () => {
+    const dir = GLib.dir_make_tmp('test-gjs-XXXXXX');
+    const path = GLib.build_filenamev([dir, 'data']);
+    GLib.file_set_contents(path, 'loaded on a worker');
+    try {
+        const task = rt.load_file(Gio.File.new_for_path(path));
+        assertEqual(await task.wait_async(null), true, 'wait_async');
+        const bytes = task.get_value();
+        assert(bytes instanceof GLib.Bytes, 'a GLib.Bytes');
+        assertEqual(new TextDecoder().decode(bytes.toArray()), 'loaded on a worker',
+            'contents');
+
+        const missing = rt.load_file(Gio.File.new_for_path(`${path}.missing`));
+        await assertRejects(missing.wait_async(null),
+            e => e.matches(Gio.IOErrorEnum, Gio.IOErrorEnum.NOT_FOUND), 'NOT_FOUND');
+
+        // A local task polls a Ws.FileOp on the main loop.
+        const op = Ws.file_query_info(Gio.File.new_for_path(path), 'standard::size');
+        const local = rt.spawn_local(null, cx => op.poll(cx));
+        await local.wait_async(null);
+        assertEqual(op.finish_info().get_size(), 18, 'size from a local task');
+    } finally {
+        GLib.unlink(path);
+        GLib.rmdir(dir);
+    }
+});
+
 test('task groups: all and first', async () => {
     const group = new Ws.TaskGroup();
     for (let n = 1; n <= 10; n++)
