@@ -577,13 +577,18 @@ ws_test_wait_cb (GObject      *object,
  * all await, the main thread moves every deadline into a window, in the
  * random order the tasks were spawned, starting once all resets can have
  * been made. Each task records when it saw its sleep ready and in which
- * order it ended. The window is at least @min_spread, and eight times
- * what spawning the tasks and their first polls took: the workers then
- * have the time to run the wakes as they come, also in the sanitizer and
- * chaos builds (a backlog of woken tasks runs in queue order, not in
- * deadline order). run () asserts that none ended early; the caller
- * asserts on max_inversion: the most by which a task's deadline was
- * earlier than that of a task that ended before it. */
+ * order it ended. The window is eight times what spawning the tasks
+ * and their first polls took, at least @min_spread and at most 30 s: the
+ * workers then have the time to run the wakes as they come, also in the
+ * sanitizer and chaos builds (a backlog of woken tasks runs in queue
+ * order, not in deadline order), and the whole case stays well inside
+ * the sanitizer builds' watchdog (WS_TEST_TIMEOUT=120 there; an ASan
+ * build spends about 12 s setting up a million). run () asserts that
+ * none ended early; the caller asserts on max_inversion: the most by
+ * which a task's deadline was earlier than that of a task that ended
+ * before it. */
+#define WS_TEST_SLEEPERS_MAX_SPREAD (30 * G_USEC_PER_SEC)
+
 typedef struct
 {
   guint           n;
@@ -660,7 +665,7 @@ ws_test_sleepers_run (WsTestSleepers *m,
 
   /* The resets take less time than the spawns and first polls did. */
   base = g_get_monotonic_time () + m->setup + 100 * G_TIME_SPAN_MILLISECOND;
-  m->spread = MAX (min_spread, 8 * m->setup);
+  m->spread = CLAMP (8 * m->setup, min_spread, WS_TEST_SLEEPERS_MAX_SPREAD);
   for (guint i = 0; i < m->n; i++)
     {
       m->deadline[i] = base + (gint64) g_rand_double_range (rand, 0, (gdouble) m->spread);
