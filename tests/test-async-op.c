@@ -163,18 +163,28 @@ accept_func (WsContext *cx,
   return WS_POLL_READY;
 }
 
+/* A listener on a loopback port that nobody connects to: its accept
+ * stays pending until cancelled. */
+static GSocketListener *
+accept_listener_new (void)
+{
+  g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  g_autoptr(GSocketAddress) addr = g_inet_socket_address_new (loopback, 0);
+  g_autoptr(GError) error = NULL;
+  GSocketListener *listener = g_socket_listener_new ();
+
+  g_assert_true (g_socket_listener_add_address (listener, addr, G_SOCKET_TYPE_STREAM,
+                                                G_SOCKET_PROTOCOL_TCP, NULL, NULL, &error));
+  return listener;
+}
+
 static void
 test_cancel (void)
 {
   g_autoptr(WsRuntime) rt = ws_runtime_new (1);
-  g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
-  g_autoptr(GSocketAddress) addr = g_inet_socket_address_new (loopback, 0);
-  AcceptState s = { g_socket_listener_new () };
+  AcceptState s = { accept_listener_new () };
   g_autoptr(WsTask) task = NULL;
-  g_autoptr(GError) error = NULL;
 
-  g_assert_true (g_socket_listener_add_address (s.listener, addr, G_SOCKET_TYPE_STREAM,
-                                                G_SOCKET_PROTOCOL_TCP, NULL, NULL, &error));
   task = ws_runtime_spawn (rt, accept_func, &s, NULL);
   ws_test_wait_until (atomic_load (&s.started));
   ws_async_op_cancel (s.op);
@@ -194,15 +204,11 @@ static void
 test_task_cancel_cancels_call (void)
 {
   g_autoptr(WsRuntime) rt = ws_runtime_new (1);
-  g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
-  g_autoptr(GSocketAddress) addr = g_inet_socket_address_new (loopback, 0);
-  AcceptState s = { g_socket_listener_new () };
+  AcceptState s = { accept_listener_new () };
   g_autoptr(WsTask) task = NULL;
   g_autoptr(GError) error = NULL;
   GSocketConnection *conn;
 
-  g_assert_true (g_socket_listener_add_address (s.listener, addr, G_SOCKET_TYPE_STREAM,
-                                                G_SOCKET_PROTOCOL_TCP, NULL, NULL, &error));
   task = ws_runtime_spawn (rt, accept_func, &s, NULL);
   ws_test_wait_until (atomic_load (&s.started));
   ws_task_cancel (task);

@@ -196,14 +196,6 @@ return_pointer (WsContext *cx,
   return WS_POLL_READY;
 }
 
-static WsPoll
-return_error (WsContext *cx,
-              gpointer   data)
-{
-  ws_context_return_error (cx, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "gone"));
-  return WS_POLL_READY;
-}
-
 static void
 count_outcome (Delivered *d,
                gboolean   ok,
@@ -269,7 +261,7 @@ test_callback_spawn_outcomes (void)
     }
   g_assert_true (ws_runtime_spawn_with_callback (f.rt, return_pointer, NULL, NULL,
                                                  on_pointer, &d));
-  g_assert_true (ws_runtime_spawn_with_callback (f.rt, return_error, NULL, NULL,
+  g_assert_true (ws_runtime_spawn_with_callback (f.rt, ws_test_return_not_found, NULL, NULL,
                                                  on_pointer, &d));
   g_assert_cmpuint (d.calls, ==, 0);
 

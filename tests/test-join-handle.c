@@ -107,14 +107,6 @@ return_pointer (WsContext *cx,
 }
 
 static WsPoll
-return_error (WsContext *cx,
-              gpointer   data)
-{
-  ws_context_return_error (cx, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "gone"));
-  return WS_POLL_READY;
-}
-
-static WsPoll
 return_uint64 (WsContext *cx,
                gpointer   data)
 {
@@ -142,7 +134,7 @@ test_results (void)
   g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 0);
   g_free (s);
 
-  h = ws_runtime_spawn_joinable (rt, return_error, NULL, NULL);
+  h = ws_runtime_spawn_joinable (rt, ws_test_return_not_found, NULL, NULL);
   g_assert_true (ws_join_handle_wait (h, NULL));
   g_assert_null (ws_join_handle_finish (h, &error));
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);

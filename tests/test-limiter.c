@@ -484,14 +484,6 @@ blocking_body (WsContext *cx,
 }
 
 static WsPoll
-failing_body (WsContext *cx,
-              gpointer   data)
-{
-  ws_context_return_error (cx, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "gone"));
-  return WS_POLL_READY;
-}
-
-static WsPoll
 pointer_body (WsContext *cx,
               gpointer   data)
 {
@@ -531,7 +523,7 @@ test_spawn_blocking_cap (void)
   g_assert_cmpint (atomic_load (&census.max_holders), >=, 1);
   g_assert_cmpuint (ws_limiter_get_available (limiter), ==, 2);
 
-  failing = ws_limiter_spawn_blocking (limiter, rt, failing_body, NULL, NULL);
+  failing = ws_limiter_spawn_blocking (limiter, rt, ws_test_return_not_found, NULL, NULL);
   g_assert_false (ws_task_wait (failing, NULL, &error));
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
   pointer = ws_limiter_spawn_blocking (limiter, rt, pointer_body, NULL, NULL);

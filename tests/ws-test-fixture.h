@@ -486,6 +486,15 @@ ws_test_return_index (WsContext *cx,
   return WS_POLL_READY;
 }
 
+/* Ends the task with G_IO_ERROR_NOT_FOUND ("gone"). */
+static inline WsPoll
+ws_test_return_not_found (WsContext *cx,
+                          gpointer   data)
+{
+  ws_context_return_error (cx, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "gone"));
+  return WS_POLL_READY;
+}
+
 /* A started runtime with the properties given as name/value pairs,
  * NULL-terminated (as g_initable_new ()); the construction must succeed. */
 static inline WsRuntime *
