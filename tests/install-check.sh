@@ -81,3 +81,18 @@ int main () {
 VALA
 valac --vapidir "$(dirname "$vapi")" --pkg wsrt-1 -X -w -o "$dest/consumer-vala" "$dest/consumer.vala"
 LD_LIBRARY_PATH="$libdir" timeout 60 "$dest/consumer-vala"
+
+# A native library of one's own for GJS, built outside wsrt's tree against
+# the installed prefix (examples/gjs-library): meson finds Ws-1.gir
+# through wsrt-1.pc's girdir, as GNOME libraries are found.
+example=$dest/gjs-library
+cp -r "$here/../examples/gjs-library" "$example"
+meson setup "$example/_build" "$example" >/dev/null
+ninja -C "$example/_build" >/dev/null
+printf 'hello\n' > "$dest/hello.txt"
+out=$(cd "$example" && GI_TYPELIB_PATH="$example/_build:$typelibdir" \
+      LD_LIBRARY_PATH="$example/_build:$libdir" timeout 60 gjs -m digest.js "$dest/hello.txt")
+printf '%s\n' "$out"
+expected="$(sha256sum "$dest/hello.txt" | cut -d' ' -f1)  $dest/hello.txt"
+printf '%s\n' "$out" | grep -qxF "$expected"
+printf '%s\n' "$out" | grep -qx 'cancelled: /dev/zero'
