@@ -146,12 +146,55 @@ test_results (void)
   g_assert_no_error (error);
   g_assert_cmpuint (v, ==, G_MAXUINT64 - 1);
 
-  /* A pointer result dropped by finish_uint64 is freed with its notify. */
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* Asking a handle for another kind of result than its task returned is a
+ * critical that names the right function, and the result is still freed
+ * with the handle. */
+static void
+test_wrong_result_kind (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  WsJoinHandle *h;
+  guint64 v = 7;
+
+  ws_test_reset_counters ();
   h = ws_runtime_spawn_joinable (rt, return_pointer, NULL, NULL);
+  g_assert_true (ws_join_handle_wait (h, NULL));
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL,
+                         "*ws_join_handle_finish_uint64*pointer*take it with ws_join_handle_finish()*");
+  g_assert_false (ws_join_handle_finish_uint64 (h, &v, NULL));
+  g_test_assert_expected_messages ();
+  g_assert_cmpuint (v, ==, 0);
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 1);
+
+  h = ws_runtime_spawn_joinable (rt, return_uint64, NULL, NULL);
+  g_assert_true (ws_join_handle_wait (h, NULL));
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL,
+                         "*ws_join_handle_finish:*integer*ws_join_handle_finish_uint64()*");
+  g_assert_null (ws_join_handle_finish (h, NULL));
+  g_test_assert_expected_messages ();
+
+  h = ws_runtime_spawn_joinable (rt, ws_test_return_index, GUINT_TO_POINTER (5), NULL);
+  g_assert_true (ws_join_handle_wait (h, NULL));
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL,
+                         "*ws_join_handle_finish:*value*ws_join_handle_into_task()*");
+  g_assert_null (ws_join_handle_finish (h, NULL));
+  g_test_assert_expected_messages ();
+
+  h = ws_runtime_spawn_joinable (rt, ws_test_return_index, GUINT_TO_POINTER (5), NULL);
+  g_assert_true (ws_join_handle_wait (h, NULL));
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL,
+                         "*ws_join_handle_finish_uint64*value*ws_task_get_value()*");
+  g_assert_false (ws_join_handle_finish_uint64 (h, &v, NULL));
+  g_test_assert_expected_messages ();
+
+  /* No result at all is not a wrong kind. */
+  h = ws_runtime_spawn_joinable (rt, ws_test_ready, NULL, NULL);
   g_assert_true (ws_join_handle_wait (h, NULL));
   g_assert_true (ws_join_handle_finish_uint64 (h, &v, NULL));
   g_assert_cmpuint (v, ==, 0);
-  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 1);
 
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
@@ -300,6 +343,7 @@ test_bad_input (void)
 
 WS_TEST_MAIN ({ "/join-handle/fork-join", test_fork_join },
               { "/join-handle/results", test_results },
+              { "/join-handle/wrong-result-kind", test_wrong_result_kind },
               { "/join-handle/cancel", test_cancel },
               { "/join-handle/free-detaches", test_free_detaches },
               { "/join-handle/into-task", test_into_task },

@@ -284,6 +284,36 @@ take_outcome (WsJoinHandle  *self,
   return ok;
 }
 
+/* The critical of a finish function called on a task that returned
+ * another kind of result: the task's code decides the kind, so asking for
+ * the wrong one is a programmer error (as for WsTask's accessors). The
+ * result is still freed with the handle. */
+static void
+wrong_result_kind (const char   *strfunc,
+                   WsResultKind  kind)
+{
+  switch (kind)
+    {
+    case WS_RESULT_POINTER:
+      g_critical ("%s: the task returned a pointer (ws_context_return_pointer()); "
+                  "take it with ws_join_handle_finish()", strfunc);
+      break;
+    case WS_RESULT_UINT64:
+      g_critical ("%s: the task returned an integer (ws_context_return_uint64()); "
+                  "take it with ws_join_handle_finish_uint64()", strfunc);
+      break;
+    case WS_RESULT_PAYLOAD:
+    case WS_RESULT_NONE:
+    case WS_RESULT_ERROR:
+    case WS_RESULT_CANCELLED:
+    default:
+      g_critical ("%s: the task returned a value (ws_context_return_value()); "
+                  "read it through ws_join_handle_into_task() and ws_task_get_value()",
+                  strfunc);
+      break;
+    }
+}
+
 /**
  * ws_join_handle_finish:
  * @self: (transfer full): a #WsJoinHandle whose task has ended
@@ -293,12 +323,13 @@ take_outcome (WsJoinHandle  *self,
  * once [method@Ws.JoinHandle.poll] returned %WS_POLL_READY (or
  * [method@Ws.JoinHandle.wait] returned); on a task that has not ended it
  * is a programmer error (a critical), and the handle is freed all the
- * same.
+ * same. So is calling it on a task that returned an integer or a value
+ * (a critical naming the function that takes it; the result is freed).
  *
  * Returns: (transfer full) (nullable): the pointer the task returned with
  *   [method@Ws.Context.return_pointer], now the caller's (its destroy
- *   notify does not run); %NULL if it returned another kind of result or
- *   none, and %NULL with @error set if it failed, or with
+ *   notify does not run); %NULL if it returned no result (or another
+ *   kind), and %NULL with @error set if it failed, or with
  *   %G_IO_ERROR_CANCELLED if it was cancelled
  */
 gpointer
@@ -311,10 +342,15 @@ ws_join_handle_finish (WsJoinHandle  *self,
   g_return_val_if_fail (self != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  if (take_outcome (self, &r, error) && r.kind == WS_RESULT_POINTER)
+  if (take_outcome (self, &r, error))
     {
-      ret = r.u.pointer.data;
-      r.u.pointer.data = NULL;
+      if (r.kind == WS_RESULT_POINTER)
+        {
+          ret = r.u.pointer.data;
+          r.u.pointer.data = NULL;
+        }
+      else if G_UNLIKELY (r.kind != WS_RESULT_NONE)
+        wrong_result_kind (G_STRFUNC, r.kind);
     }
   ws_result_clear (&r);
   return ret;
@@ -328,10 +364,13 @@ ws_join_handle_finish (WsJoinHandle  *self,
  * @error: return location for a #GError
  *
  * Takes the integer result of the task of @self and frees the handle, as
- * [method@Ws.JoinHandle.finish] does for a pointer.
+ * [method@Ws.JoinHandle.finish] does for a pointer. Calling it on a task
+ * that returned a pointer or a value is a programmer error: a critical
+ * naming the function that takes that result, %FALSE, and the result is
+ * freed with the handle.
  *
- * Returns: %TRUE if the task ended with a result; %FALSE with @error set
- *   if it failed or was cancelled
+ * Returns: %TRUE if the task ended with an integer or no result; %FALSE
+ *   with @error set if it failed or was cancelled
  */
 gboolean
 ws_join_handle_finish_uint64 (WsJoinHandle  *self,
@@ -349,6 +388,11 @@ ws_join_handle_finish_uint64 (WsJoinHandle  *self,
   ok = take_outcome (self, &r, error);
   if (ok && r.kind == WS_RESULT_UINT64 && value != NULL)
     *value = r.u.uint64;
+  else if G_UNLIKELY (ok && r.kind != WS_RESULT_UINT64 && r.kind != WS_RESULT_NONE)
+    {
+      wrong_result_kind (G_STRFUNC, r.kind);
+      ok = FALSE;
+    }
   ws_result_clear (&r);
   return ok;
 }
