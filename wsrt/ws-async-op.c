@@ -51,14 +51,18 @@ struct _WsAsyncOp
  *   if (s->op == NULL)
  *     {
  *       s->op = ws_async_op_new ();
- *       g_file_load_contents_async (s->file, ws_async_op_get_cancellable (s->op),
- *                                   ws_async_op_callback, ws_async_op_start (s->op, cx));
+ *       g_file_load_contents_async (s->file,
+ *                                   ws_async_op_get_cancellable (s->op),
+ *                                   ws_async_op_callback,
+ *                                   ws_async_op_start (s->op, cx));
  *     }
  *   if (ws_async_op_poll (s->op, cx) == WS_POLL_PENDING)
  *     return WS_POLL_PENDING;
  *
- *   if (!g_file_load_contents_finish (s->file, ws_async_op_get_result (s->op),
- *                                     &s->contents, &s->length, NULL, &error))
+ *   if (!g_file_load_contents_finish (s->file,
+ *                                     ws_async_op_get_result (s->op),
+ *                                     &s->contents, &s->length, NULL,
+ *                                     &error))
  *     {
  *       ws_context_return_error (cx, g_steal_pointer (&error));
  *       return WS_POLL_READY;

@@ -35,7 +35,8 @@ G_BEGIN_DECLS
  * job_func (WsContext *cx, gpointer user_data)
  * {
  *   Job *s = user_data;
- *   g_autoptr(GError) error = NULL;   // before WS_ASYNC_BEGIN: set up every poll
+ *   // before WS_ASYNC_BEGIN: set up on every poll
+ *   g_autoptr(GError) error = NULL;
  *
  *   WS_ASYNC_BEGIN (s);
  *

@@ -109,7 +109,8 @@ struct _WsLimiter
  *
  *   if (!job->holding)
  *     {
- *       if (ws_limiter_acquire_poll (job->limiter, cx, &job->waiter) == WS_POLL_PENDING)
+ *       if (ws_limiter_acquire_poll (job->limiter, cx,
+ *                                    &job->waiter) == WS_POLL_PENDING)
  *         return WS_POLL_PENDING;
  *       job->holding = TRUE;
  *     }
@@ -124,9 +125,11 @@ struct _WsLimiter
  * {
  *   Job *job = data;
  *
- *   g_clear_pointer (&job->waiter, ws_limiter_waiter_free);  // cancelled while waiting
+ *   // cancelled while waiting
+ *   g_clear_pointer (&job->waiter, ws_limiter_waiter_free);
+ *   // cancelled while holding
  *   if (job->holding)
- *     ws_limiter_release (job->limiter);                      // cancelled while holding
+ *     ws_limiter_release (job->limiter);
  *   ws_limiter_unref (job->limiter);
  *   g_free (job);
  * }
