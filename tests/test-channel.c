@@ -147,5 +147,815 @@ test_back_pressure_and_close (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* ---- channels of values ------------------------------------------------ */
+
+/* A boxed type that counts its live copies: every copy a channel makes
+ * must be freed exactly once (a second free fails the assertion in
+ * test_item_free, a missing one leaves n_items_live above 0). */
+typedef struct
+{
+  guint id;
+} TestItem;
+
+static _Atomic gint n_items_live;
+
+GType test_item_get_type (void);
+
+static TestItem *
+test_item_new (guint id)
+{
+  TestItem *it = g_new (TestItem, 1);
+
+  it->id = id;
+  atomic_fetch_add (&n_items_live, 1);
+  return it;
+}
+
+static TestItem *
+test_item_copy (TestItem *it)
+{
+  return test_item_new (it->id);
+}
+
+static void
+test_item_free (TestItem *it)
+{
+  g_assert_cmpint (atomic_fetch_sub (&n_items_live, 1), >, 0);
+  g_free (it);
+}
+
+G_DEFINE_BOXED_TYPE (TestItem, test_item, test_item_copy, test_item_free)
+
+/* A value holding a new item @id (the value owns it). */
+static void
+item_value_init (GValue *v,
+                 guint   id)
+{
+  g_value_init (v, test_item_get_type ());
+  g_value_take_boxed (v, test_item_new (id));
+}
+
+/* Frees a received value. */
+static void
+value_free (GValue *v)
+{
+  g_boxed_free (G_TYPE_VALUE, v);
+}
+
+static guint
+item_value_id (const GValue *v)
+{
+  g_assert_true (G_VALUE_HOLDS (v, test_item_get_type ()));
+  return ((TestItem *) g_value_get_boxed (v))->id;
+}
+
+typedef struct
+{
+  ChannelTest *t;
+  guint        next;
+  guint        end;
+  GValue       value;          /* the item being sent, kept across polls */
+} ValueProducer;
+
+/* Sends items next + 1 up to end, each a TestItem that the producer owns
+ * and unsets once sent (the channel sent a copy). */
+static WsPoll
+value_producer_func (WsContext *cx,
+                     gpointer   data)
+{
+  ValueProducer *p = data;
+
+  while (p->next < p->end)
+    {
+      g_autoptr(GError) error = NULL;
+
+      if (!G_IS_VALUE (&p->value))
+        item_value_init (&p->value, p->next + 1);
+      if (ws_channel_poll_send_value (p->t->ch, cx, &p->value, &error) == WS_POLL_PENDING)
+        return WS_POLL_PENDING;
+      g_assert_no_error (error);
+      g_value_unset (&p->value);
+      p->next++;
+    }
+  return WS_POLL_READY;
+}
+
+static WsPoll
+value_consumer_func (WsContext *cx,
+                     gpointer   data)
+{
+  ChannelTest *t = data;
+
+  for (;;)
+    {
+      g_autoptr(GError) error = NULL;
+      GValue *v = GINT_TO_POINTER (1);
+
+      if (ws_channel_poll_receive_value (t->ch, cx, &v, &error) == WS_POLL_PENDING)
+        {
+          g_assert_null (v);
+          return WS_POLL_PENDING;
+        }
+      if (error != NULL)
+        {
+          g_assert_error (error, WS_ERROR, WS_ERROR_CLOSED);
+          g_assert_null (v);
+          return WS_POLL_READY;
+        }
+      atomic_fetch_add (&t->seen[item_value_id (v) - 1], 1);
+      atomic_fetch_add (&t->received, 1);
+      value_free (v);
+    }
+}
+
+#define N_VALUES 20000
+
+/* Typed items through tasks on two workers: each received once, every
+ * copy freed once. */
+static void
+test_typed_mpmc (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  ChannelTest t = { 0 };
+  ValueProducer producers[N_SIDES];
+  WsTask *prod[N_SIDES];
+  WsTask *cons[N_SIDES];
+
+  atomic_store (&n_items_live, 0);
+  t.ch = ws_channel_new_for_type (16, test_item_get_type ());
+  g_assert_true (ws_channel_get_item_type (t.ch) == test_item_get_type ());
+  t.seen = g_new0 (_Atomic guint8, N_VALUES);
+  for (guint i = 0; i < N_SIDES; i++)
+    {
+      producers[i] = (ValueProducer) { &t, i * (N_VALUES / N_SIDES), (i + 1) * (N_VALUES / N_SIDES), G_VALUE_INIT };
+      prod[i] = ws_runtime_spawn (rt, value_producer_func, &producers[i], NULL);
+      cons[i] = ws_runtime_spawn (rt, value_consumer_func, &t, NULL);
+    }
+  ws_test_wait_all (prod, N_SIDES);
+  ws_channel_close (t.ch);
+  ws_test_wait_all (cons, N_SIDES);
+
+  g_assert_cmpuint (atomic_load (&t.received), ==, N_VALUES);
+  for (guint i = 0; i < N_VALUES; i++)
+    if (atomic_load (&t.seen[i]) != 1)
+      g_error ("item %u received %u times", i + 1, (guint) atomic_load (&t.seen[i]));
+  g_assert_cmpint (atomic_load (&n_items_live), ==, 0);
+
+  g_free ((gpointer) t.seen);
+  ws_channel_unref (t.ch);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* try_send_value / try_receive_value: full, empty, closed; the caller's
+ * value is never taken; a subtype goes in as the item type. */
+static void
+test_typed_try (void)
+{
+  g_autoptr(WsChannel) ch = ws_channel_new_for_type (2, G_TYPE_STRING);
+  g_autoptr(WsChannel) objects = ws_channel_new_for_type (1, G_TYPE_OBJECT);
+  g_autoptr(GCancellable) object = g_cancellable_new ();
+  g_auto(GValue) a = G_VALUE_INIT;
+  g_auto(GValue) b = G_VALUE_INIT;
+  GValue *out;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (ws_channel_get_item_type (ch) == G_TYPE_STRING);
+  g_assert_null (ws_channel_try_receive_value (ch, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK);
+  g_clear_error (&error);
+
+  g_value_init (&a, G_TYPE_STRING);
+  g_value_set_string (&a, "first");
+  g_value_init (&b, G_TYPE_STRING);
+  g_value_set_static_string (&b, "second");
+  g_assert_true (ws_channel_try_send_value (ch, &a, &error));
+  g_assert_no_error (error);
+  g_assert_true (ws_channel_try_send_value (ch, &b, &error));
+  g_assert_false (ws_channel_try_send_value (ch, &a, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK);
+  g_clear_error (&error);
+  g_assert_cmpuint (ws_channel_get_length (ch), ==, 2);
+  /* The caller's values are still the caller's, unchanged. */
+  g_assert_cmpstr (g_value_get_string (&a), ==, "first");
+  g_assert_cmpstr (g_value_get_string (&b), ==, "second");
+
+  out = ws_channel_try_receive_value (ch, &error);
+  g_assert_no_error (error);
+  g_assert_true (G_VALUE_TYPE (out) == G_TYPE_STRING);
+  g_assert_cmpstr (g_value_get_string (out), ==, "first");
+  g_assert_true (g_value_get_string (out) != g_value_get_string (&a));
+  value_free (out);
+
+  /* Closed: sends fail, what is inside still comes out, then CLOSED. */
+  ws_channel_close (ch);
+  g_assert_false (ws_channel_try_send_value (ch, &a, &error));
+  g_assert_error (error, WS_ERROR, WS_ERROR_CLOSED);
+  g_clear_error (&error);
+  out = ws_channel_try_receive_value (ch, NULL);
+  g_assert_cmpstr (g_value_get_string (out), ==, "second");
+  value_free (out);
+  g_assert_null (ws_channel_try_receive_value (ch, &error));
+  g_assert_error (error, WS_ERROR, WS_ERROR_CLOSED);
+  g_clear_error (&error);
+
+  /* A GCancellable into a channel of GObject: received as G_TYPE_OBJECT,
+   * the same object, and the channel's reference is the receiver's. */
+  g_value_unset (&a);
+  g_value_init (&a, G_TYPE_CANCELLABLE);
+  g_value_set_object (&a, object);
+  g_assert_true (ws_channel_try_send_value (objects, &a, NULL));
+  g_value_unset (&a);
+  g_assert_cmpuint (G_OBJECT (object)->ref_count, ==, 2);
+  out = ws_channel_try_receive_value (objects, NULL);
+  g_assert_true (G_VALUE_TYPE (out) == G_TYPE_OBJECT);
+  g_assert_true (g_value_get_object (out) == (gpointer) object);
+  value_free (out);
+  g_assert_cmpuint (G_OBJECT (object)->ref_count, ==, 1);
+}
+
+/* Every copy of an item is freed once: received ones by the receiver,
+ * queued ones by the last unref, refused ones at once. */
+static void
+test_typed_items_freed_once (void)
+{
+  WsChannel *ch;
+  g_auto(GValue) v = G_VALUE_INIT;
+  GValue *out;
+
+  atomic_store (&n_items_live, 0);
+  item_value_init (&v, 1);
+
+  /* Queued items at the last unref. */
+  ch = ws_channel_new_for_type (4, test_item_get_type ());
+  for (guint i = 0; i < 4; i++)
+    g_assert_true (ws_channel_try_send_value (ch, &v, NULL));
+  g_assert_cmpint (atomic_load (&n_items_live), ==, 5);
+  /* Full: the copy made for the refused send is dropped at once. */
+  g_assert_false (ws_channel_try_send_value (ch, &v, NULL));
+  g_assert_cmpint (atomic_load (&n_items_live), ==, 5);
+  out = ws_channel_try_receive_value (ch, NULL);
+  g_assert_cmpuint (item_value_id (out), ==, 1);
+  value_free (out);
+  g_assert_cmpint (atomic_load (&n_items_live), ==, 4);
+  ws_channel_unref (ch);
+  g_assert_cmpint (atomic_load (&n_items_live), ==, 1);
+
+  /* Closed with items inside, some received after the close. */
+  ch = ws_channel_new_for_type (3, test_item_get_type ());
+  for (guint i = 0; i < 3; i++)
+    g_assert_true (ws_channel_try_send_value (ch, &v, NULL));
+  ws_channel_close (ch);
+  g_assert_false (ws_channel_try_send_value (ch, &v, NULL));
+  out = ws_channel_try_receive_value (ch, NULL);
+  g_assert_nonnull (out);
+  value_free (out);
+  g_assert_cmpint (atomic_load (&n_items_live), ==, 3);
+  ws_channel_unref (ch);
+  g_assert_cmpint (atomic_load (&n_items_live), ==, 1);
+
+  g_value_unset (&v);
+  g_assert_cmpint (atomic_load (&n_items_live), ==, 0);
+}
+
+/* What an async send or receive callback got. */
+typedef struct
+{
+  WsChannel *ch;
+  guint      calls;
+  gboolean   finish;          /* FALSE: drop the result without finishing */
+  gboolean   ok;
+  GValue    *value;           /* a receive's item */
+  GError    *error;
+} Done;
+
+static void
+done_clear (Done *d)
+{
+  if (d->value != NULL)
+    g_boxed_free (G_TYPE_VALUE, g_steal_pointer (&d->value));
+  g_clear_error (&d->error);
+}
+
+static void
+sent_cb (GObject      *source,
+         GAsyncResult *result,
+         gpointer      data)
+{
+  Done *d = data;
+
+  g_assert_null (source);
+  d->calls++;
+  if (d->finish)
+    d->ok = ws_channel_send_finish (d->ch, result, &d->error);
+}
+
+static void
+received_cb (GObject      *source,
+             GAsyncResult *result,
+             gpointer      data)
+{
+  Done *d = data;
+
+  g_assert_null (source);
+  d->calls++;
+  if (d->finish)
+    {
+      d->value = ws_channel_receive_finish (d->ch, result, &d->error);
+      d->ok = d->value != NULL;
+      g_assert_true (d->ok == (d->error == NULL));
+    }
+}
+
+static void
+send_int_async (WsChannel    *ch,
+                gint          i,
+                GCancellable *cancellable,
+                Done         *d)
+{
+  g_auto(GValue) v = G_VALUE_INIT;
+
+  g_value_init (&v, G_TYPE_INT);
+  g_value_set_int (&v, i);
+  /* The value is copied: unset right after the call. */
+  ws_channel_send_async (ch, &v, cancellable, sent_cb, d);
+}
+
+static void
+iterate_a_few (GMainContext *ctx)
+{
+  for (guint i = 0; i < 5; i++)
+    g_main_context_iteration (ctx, FALSE);
+}
+
+/* On a main loop: sends wait while the channel is full and receives while
+ * it is empty, in order; callbacks never run inside the call. */
+static void
+test_async_back_pressure (void)
+{
+  WsTestOnContext f;
+  g_autoptr(WsChannel) ch = ws_channel_new_for_type (2, G_TYPE_INT);
+  Done s[4] = { { ch, 0, TRUE }, { ch, 0, TRUE }, { ch, 0, TRUE }, { ch, 0, TRUE } };
+  Done r = { ch, 0, TRUE };
+
+  ws_test_on_context_init (&f, 1);
+
+  for (guint i = 0; i < 4; i++)
+    send_int_async (ch, (gint) i + 1, NULL, &s[i]);
+  /* The first two went in at once, but call back later. */
+  g_assert_cmpuint (ws_channel_get_length (ch), ==, 2);
+  g_assert_cmpuint (s[0].calls + s[1].calls, ==, 0);
+  ws_test_iterate_until (f.ctx, s[0].calls == 1 && s[1].calls == 1);
+  g_assert_true (s[0].ok && s[1].ok);
+  iterate_a_few (f.ctx);
+  g_assert_cmpuint (s[2].calls + s[3].calls, ==, 0);
+
+  /* Each receive lets one more send in, in order. */
+  for (gint i = 1; i <= 4; i++)
+    {
+      r.calls = 0;
+      ws_channel_receive_async (ch, NULL, received_cb, &r);
+      g_assert_cmpuint (r.calls, ==, 0);
+      ws_test_iterate_until (f.ctx, r.calls == 1);
+      g_assert_no_error (r.error);
+      g_assert_cmpint (g_value_get_int (r.value), ==, i);
+      done_clear (&r);
+      if (i <= 2)
+        {
+          ws_test_iterate_until (f.ctx, s[i + 1].calls == 1);
+          g_assert_true (s[i + 1].ok);
+        }
+    }
+  g_assert_cmpuint (ws_channel_get_length (ch), ==, 0);
+
+  /* A receive waits for the next send. */
+  r.calls = 0;
+  ws_channel_receive_async (ch, NULL, received_cb, &r);
+  iterate_a_few (f.ctx);
+  g_assert_cmpuint (r.calls, ==, 0);
+  s[0].calls = 0;
+  send_int_async (ch, 5, NULL, &s[0]);
+  ws_test_iterate_until (f.ctx, r.calls == 1 && s[0].calls == 1);
+  g_assert_cmpint (g_value_get_int (r.value), ==, 5);
+  g_assert_cmpuint (ws_channel_get_length (ch), ==, 0);
+  done_clear (&r);
+
+  for (guint i = 0; i < 4; i++)
+    {
+      g_assert_no_error (s[i].error);
+      done_clear (&s[i]);
+    }
+  ws_test_on_context_clear (&f);
+}
+
+/* A cancelled send never half-sends: the item is not in the channel and
+ * its copy is freed; a send the channel took before the cancellation is
+ * reported sent. */
+static void
+test_async_cancel_send (void)
+{
+  WsTestOnContext f;
+  g_autoptr(WsChannel) ch = ws_channel_new_for_type (1, test_item_get_type ());
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr(GCancellable) cancelled = g_cancellable_new ();
+  g_autoptr(GCancellable) late = g_cancellable_new ();
+  g_auto(GValue) v = G_VALUE_INIT;
+  GValue *out;
+  Done a = { ch, 0, TRUE }, b = a, c = a;
+
+  ws_test_on_context_init (&f, 1);
+  atomic_store (&n_items_live, 0);
+
+  item_value_init (&v, 1);
+  g_assert_true (ws_channel_try_send_value (ch, &v, NULL));
+  g_value_unset (&v);
+
+  /* Full: item 2 waits, then is cancelled. */
+  item_value_init (&v, 2);
+  ws_channel_send_async (ch, &v, cancellable, sent_cb, &a);
+  g_value_unset (&v);
+  iterate_a_few (f.ctx);
+  g_assert_cmpuint (a.calls, ==, 0);
+  g_assert_cmpint (atomic_load (&n_items_live), ==, 2);     /* queued 1, waiting 2 */
+  g_cancellable_cancel (cancellable);
+  ws_test_iterate_until (f.ctx, a.calls == 1);
+  g_assert_false (a.ok);
+  g_assert_error (a.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_cmpint (atomic_load (&n_items_live), ==, 1);     /* the copy of 2 went with the cancel */
+
+  /* Only item 1 was ever in the channel. */
+  out = ws_channel_try_receive_value (ch, NULL);
+  g_assert_cmpuint (item_value_id (out), ==, 1);
+  value_free (out);
+  g_assert_null (ws_channel_try_receive_value (ch, NULL));
+
+  /* Already cancelled: nothing is sent. */
+  g_cancellable_cancel (cancelled);
+  item_value_init (&v, 3);
+  ws_channel_send_async (ch, &v, cancelled, sent_cb, &b);
+  g_value_unset (&v);
+  ws_test_iterate_until (f.ctx, b.calls == 1);
+  g_assert_error (b.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_cmpuint (ws_channel_get_length (ch), ==, 0);
+
+  /* Taken by the channel, then cancelled before the callback: sent. */
+  item_value_init (&v, 4);
+  ws_channel_send_async (ch, &v, late, sent_cb, &c);
+  g_value_unset (&v);
+  g_cancellable_cancel (late);
+  ws_test_iterate_until (f.ctx, c.calls == 1);
+  g_assert_no_error (c.error);
+  g_assert_true (c.ok);
+  out = ws_channel_try_receive_value (ch, NULL);
+  g_assert_cmpuint (item_value_id (out), ==, 4);
+  value_free (out);
+
+  done_clear (&a);
+  done_clear (&b);
+  done_clear (&c);
+  g_assert_cmpint (atomic_load (&n_items_live), ==, 0);
+  ws_test_on_context_clear (&f);
+}
+
+/* A cancelled receive takes nothing; a receive that got its item before
+ * the cancellation still gives it; an item received but never finished
+ * is freed with the result. */
+static void
+test_async_cancel_receive (void)
+{
+  WsTestOnContext f;
+  g_autoptr(WsChannel) ch = ws_channel_new_for_type (2, test_item_get_type ());
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr(GCancellable) late = g_cancellable_new ();
+  g_auto(GValue) v = G_VALUE_INIT;
+  Done a = { ch, 0, TRUE }, b = a, c = a;
+
+  ws_test_on_context_init (&f, 1);
+  atomic_store (&n_items_live, 0);
+
+  ws_channel_receive_async (ch, cancellable, received_cb, &a);
+  iterate_a_few (f.ctx);
+  g_cancellable_cancel (cancellable);
+  ws_test_iterate_until (f.ctx, a.calls == 1);
+  g_assert_error (a.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_null (a.value);
+
+  /* The cancelled receiver does not take the next item. */
+  item_value_init (&v, 1);
+  g_assert_true (ws_channel_try_send_value (ch, &v, NULL));
+  g_value_unset (&v);
+  iterate_a_few (f.ctx);
+  g_assert_cmpuint (ws_channel_get_length (ch), ==, 1);
+
+  /* Received, then cancelled before the callback: the item is given. */
+  ws_channel_receive_async (ch, late, received_cb, &b);
+  g_cancellable_cancel (late);
+  ws_test_iterate_until (f.ctx, b.calls == 1);
+  g_assert_no_error (b.error);
+  g_assert_cmpuint (item_value_id (b.value), ==, 1);
+  done_clear (&b);
+  g_assert_cmpint (atomic_load (&n_items_live), ==, 0);
+
+  /* Received and dropped without finish: freed with the result. */
+  item_value_init (&v, 2);
+  g_assert_true (ws_channel_try_send_value (ch, &v, NULL));
+  g_value_unset (&v);
+  c.finish = FALSE;
+  ws_channel_receive_async (ch, NULL, received_cb, &c);
+  ws_test_iterate_until (f.ctx, c.calls == 1);
+  iterate_a_few (f.ctx);
+  g_assert_cmpint (atomic_load (&n_items_live), ==, 0);
+
+  done_clear (&a);
+  ws_test_on_context_clear (&f);
+}
+
+/* Closing completes every waiting async receive and send with CLOSED; a
+ * waiting send's copy is freed, and what is inside still comes out. */
+static void
+test_async_close_while_waiting (void)
+{
+  WsTestOnContext f;
+  g_autoptr(WsChannel) empty = ws_channel_new_for_type (1, G_TYPE_INT);
+  g_autoptr(WsChannel) full = ws_channel_new_for_type (1, test_item_get_type ());
+  g_auto(GValue) v = G_VALUE_INIT;
+  Done r[3] = { { empty, 0, TRUE }, { empty, 0, TRUE }, { empty, 0, TRUE } };
+  Done s = { full, 0, TRUE }, drain = s, last = s;
+
+  ws_test_on_context_init (&f, 1);
+  atomic_store (&n_items_live, 0);
+
+  for (guint i = 0; i < 3; i++)
+    ws_channel_receive_async (empty, NULL, received_cb, &r[i]);
+  iterate_a_few (f.ctx);
+  ws_channel_close (empty);
+  ws_test_iterate_until (f.ctx, r[0].calls + r[1].calls + r[2].calls == 3);
+  for (guint i = 0; i < 3; i++)
+    {
+      g_assert_error (r[i].error, WS_ERROR, WS_ERROR_CLOSED);
+      g_assert_null (r[i].value);
+      done_clear (&r[i]);
+    }
+
+  item_value_init (&v, 1);
+  g_assert_true (ws_channel_try_send_value (full, &v, NULL));
+  g_value_unset (&v);
+  item_value_init (&v, 2);
+  ws_channel_send_async (full, &v, NULL, sent_cb, &s);
+  g_value_unset (&v);
+  iterate_a_few (f.ctx);
+  g_assert_cmpint (atomic_load (&n_items_live), ==, 2);
+  ws_channel_close (full);
+  ws_test_iterate_until (f.ctx, s.calls == 1);
+  g_assert_false (s.ok);
+  g_assert_error (s.error, WS_ERROR, WS_ERROR_CLOSED);
+  iterate_a_few (f.ctx);
+  g_assert_cmpint (atomic_load (&n_items_live), ==, 1);
+
+  ws_channel_receive_async (full, NULL, received_cb, &drain);
+  ws_test_iterate_until (f.ctx, drain.calls == 1);
+  g_assert_cmpuint (item_value_id (drain.value), ==, 1);
+  ws_channel_receive_async (full, NULL, received_cb, &last);
+  ws_test_iterate_until (f.ctx, last.calls == 1);
+  g_assert_error (last.error, WS_ERROR, WS_ERROR_CLOSED);
+
+  done_clear (&s);
+  done_clear (&drain);
+  done_clear (&last);
+  g_assert_cmpint (atomic_load (&n_items_live), ==, 0);
+  ws_test_on_context_clear (&f);
+}
+
+typedef struct
+{
+  WsChannel *ch;
+  guint      next;
+  guint      end;
+} UintProducer;
+
+/* Sends the uints next + 1 up to end. */
+static WsPoll
+uint_producer_func (WsContext *cx,
+                    gpointer   data)
+{
+  UintProducer *p = data;
+
+  while (p->next < p->end)
+    {
+      g_autoptr(GError) error = NULL;
+      g_auto(GValue) v = G_VALUE_INIT;
+
+      g_value_init (&v, G_TYPE_UINT);
+      g_value_set_uint (&v, p->next + 1);
+      if (ws_channel_poll_send_value (p->ch, cx, &v, &error) == WS_POLL_PENDING)
+        return WS_POLL_PENDING;
+      g_assert_no_error (error);
+      p->next++;
+    }
+  return WS_POLL_READY;
+}
+
+/* Receives uints until closed, adding them up. */
+typedef struct
+{
+  WsChannel *ch;
+  guint64    sum;
+} UintConsumer;
+
+static WsPoll
+uint_consumer_func (WsContext *cx,
+                    gpointer   data)
+{
+  UintConsumer *c = data;
+
+  for (;;)
+    {
+      g_autoptr(GError) error = NULL;
+      GValue *v;
+
+      if (ws_channel_poll_receive_value (c->ch, cx, &v, &error) == WS_POLL_PENDING)
+        return WS_POLL_PENDING;
+      if (error != NULL)
+        {
+          g_assert_error (error, WS_ERROR, WS_ERROR_CLOSED);
+          return WS_POLL_READY;
+        }
+      c->sum += g_value_get_uint (v);
+      value_free (v);
+    }
+}
+
+#define N_ASYNC 2000
+
+/* A main loop and tasks on the workers, both ways round: the wakes cross
+ * threads (a worker's send completes the main loop's receive, the main
+ * loop's receive lets a worker's send in, and the other way). */
+static void
+test_async_with_tasks (void)
+{
+  WsTestOnContext f;
+  g_autoptr(WsChannel) up = ws_channel_new_for_type (4, G_TYPE_UINT);
+  g_autoptr(WsChannel) down = ws_channel_new_for_type (4, G_TYPE_UINT);
+  UintProducer p[2] = { { up, 0, N_ASYNC / 2 }, { up, N_ASYNC / 2, N_ASYNC } };
+  UintConsumer c = { down, 0 };
+  WsTask *prod[2];
+  g_autoptr(WsTask) cons = NULL;
+  guint64 sum = 0;
+  guint n = 0;
+  Done r = { up, 0, TRUE };
+  Done s = { down, 0, TRUE };
+
+  ws_test_on_context_init (&f, 2);
+  prod[0] = ws_runtime_spawn (f.rt, uint_producer_func, &p[0], NULL);
+  prod[1] = ws_runtime_spawn (f.rt, uint_producer_func, &p[1], NULL);
+  cons = ws_runtime_spawn (f.rt, uint_consumer_func, &c, NULL);
+
+  /* Tasks to the main loop. */
+  while (n < N_ASYNC)
+    {
+      r.calls = 0;
+      ws_channel_receive_async (up, NULL, received_cb, &r);
+      ws_test_iterate_until (f.ctx, r.calls == 1);
+      g_assert_no_error (r.error);
+      sum += g_value_get_uint (r.value);
+      done_clear (&r);
+      n++;
+    }
+  ws_test_wait_all (prod, 2);
+  g_assert_cmpuint (sum, ==, (guint64) N_ASYNC * (N_ASYNC + 1) / 2);
+
+  /* The main loop to a task. */
+  for (guint i = 1; i <= N_ASYNC; i++)
+    {
+      g_auto(GValue) v = G_VALUE_INIT;
+
+      g_value_init (&v, G_TYPE_UINT);
+      g_value_set_uint (&v, i);
+      s.calls = 0;
+      ws_channel_send_async (down, &v, NULL, sent_cb, &s);
+      ws_test_iterate_until (f.ctx, s.calls == 1);
+      g_assert_no_error (s.error);
+      g_assert_true (s.ok);
+    }
+  ws_channel_close (down);
+  g_assert_true (ws_task_wait (cons, NULL, NULL));
+  g_assert_cmpuint (c.sum, ==, (guint64) N_ASYNC * (N_ASYNC + 1) / 2);
+
+  ws_test_on_context_clear (&f);
+}
+
+/* The wrong kind of call, or a value of the wrong type: a critical, and
+ * nothing sent or received. */
+typedef struct
+{
+  WsChannel *pointers;
+  WsChannel *ints;
+  gboolean   polled;
+} WrongKind;
+
+static WsPoll
+wrong_kind_poll (WsContext *cx,
+                 gpointer   data)
+{
+  WrongKind *w = data;
+  g_auto(GValue) str = G_VALUE_INIT;
+  GValue *out = GINT_TO_POINTER (1);
+  gpointer item = GINT_TO_POINTER (1);
+
+  g_value_init (&str, G_TYPE_STRING);
+  g_value_set_static_string (&str, "not an int");
+
+  WS_TEST_REFUSED (ws_channel_poll_send_value,
+                   g_assert_cmpint (ws_channel_poll_send_value (w->pointers, cx, &str, NULL), ==, WS_POLL_READY));
+  WS_TEST_REFUSED (ws_channel_poll_receive_value,
+                   g_assert_cmpint (ws_channel_poll_receive_value (w->pointers, cx, &out, NULL), ==, WS_POLL_READY));
+  WS_TEST_REFUSED (ws_channel_poll_send,
+                   g_assert_cmpint (ws_channel_poll_send (w->ints, cx, item, NULL), ==, WS_POLL_READY));
+  WS_TEST_REFUSED (ws_channel_poll_receive,
+                   g_assert_cmpint (ws_channel_poll_receive (w->ints, cx, &item, NULL), ==, WS_POLL_READY));
+  g_assert_null (item);
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL,
+                         "*ws_channel_poll_send_value*gchararray*channel of gint*");
+  g_assert_cmpint (ws_channel_poll_send_value (w->ints, cx, &str, NULL), ==, WS_POLL_READY);
+  g_test_assert_expected_messages ();
+  g_assert_null (out);
+  w->polled = TRUE;
+  return WS_POLL_READY;
+}
+
+static void
+test_wrong_kind (void)
+{
+  WsTestOnContext f;
+  WrongKind w = { NULL, };
+  g_autoptr(WsTask) local = NULL;
+  g_auto(GValue) str = G_VALUE_INIT;
+  g_auto(GValue) set = G_VALUE_INIT;
+  GValue *out;
+  gpointer item = NULL;
+  Done d = { NULL, 0, TRUE };
+
+  ws_test_on_context_init (&f, 1);
+  w.pointers = ws_channel_new (1, NULL);
+  w.ints = ws_channel_new_for_type (1, G_TYPE_INT);
+  g_value_init (&str, G_TYPE_STRING);
+  g_value_set_static_string (&str, "not an int");
+  g_value_init (&set, G_TYPE_INT);
+
+  WS_TEST_REFUSED (ws_channel_new_for_type, g_assert_null (ws_channel_new_for_type (1, G_TYPE_INVALID)));
+  WS_TEST_REFUSED (ws_channel_new_for_type, g_assert_null (ws_channel_new_for_type (1, G_TYPE_NONE)));
+  WS_TEST_REFUSED (ws_channel_new_for_type, g_assert_null (ws_channel_new_for_type (0, G_TYPE_INT)));
+  g_assert_true (ws_channel_get_item_type (w.pointers) == G_TYPE_INVALID);
+
+  /* The value API on a channel of pointers. */
+  WS_TEST_REFUSED (ws_channel_try_send_value, g_assert_false (ws_channel_try_send_value (w.pointers, &set, NULL)));
+  WS_TEST_REFUSED (ws_channel_try_receive_value, g_assert_null (ws_channel_try_receive_value (w.pointers, NULL)));
+  WS_TEST_REFUSED (ws_channel_send_async, ws_channel_send_async (w.pointers, &set, NULL, sent_cb, &d));
+  WS_TEST_REFUSED (ws_channel_receive_async, ws_channel_receive_async (w.pointers, NULL, received_cb, &d));
+  g_assert_cmpuint (ws_channel_get_length (w.pointers), ==, 0);
+
+  /* The pointer API on a channel of values. */
+  WS_TEST_REFUSED (ws_channel_try_send, g_assert_false (ws_channel_try_send (w.ints, GINT_TO_POINTER (1), NULL)));
+  item = GINT_TO_POINTER (1);
+  WS_TEST_REFUSED (ws_channel_try_receive, g_assert_false (ws_channel_try_receive (w.ints, &item, NULL)));
+  g_assert_null (item);
+
+  /* A value of the wrong type: the message names both. */
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*ws_channel_try_send_value*gchararray*channel of gint*");
+  g_assert_false (ws_channel_try_send_value (w.ints, &str, NULL));
+  g_test_assert_expected_messages ();
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*ws_channel_send_async*gchararray*channel of gint*");
+  ws_channel_send_async (w.ints, &str, NULL, sent_cb, &d);
+  g_test_assert_expected_messages ();
+  WS_TEST_REFUSED (ws_channel_try_send_value, g_assert_false (ws_channel_try_send_value (w.ints, NULL, NULL)));
+  g_assert_cmpuint (ws_channel_get_length (w.ints), ==, 0);
+
+  /* The right kind and type still work. */
+  g_assert_true (ws_channel_try_send_value (w.ints, &set, NULL));
+  out = ws_channel_try_receive_value (w.ints, NULL);
+  g_assert_cmpint (g_value_get_int (out), ==, 0);
+  value_free (out);
+
+  /* The poll calls, in a local task on this thread. */
+  local = ws_runtime_spawn_local (f.rt, NULL, wrong_kind_poll, &w, NULL);
+  /* Its assertions abort the program if they fail. */
+  ws_test_iterate_until (f.ctx, ws_task_is_finished (local));
+  g_assert_true (w.polled);
+
+  iterate_a_few (f.ctx);
+  g_assert_cmpuint (d.calls, ==, 0);
+  ws_channel_unref (w.pointers);
+  ws_channel_unref (w.ints);
+  ws_test_on_context_clear (&f);
+}
+
 WS_TEST_MAIN ({ "/channel/mpmc", test_mpmc },
-              { "/channel/back-pressure-and-close", test_back_pressure_and_close })
+              { "/channel/back-pressure-and-close", test_back_pressure_and_close },
+              { "/channel/typed-mpmc", test_typed_mpmc },
+              { "/channel/typed-try", test_typed_try },
+              { "/channel/typed-items-freed-once", test_typed_items_freed_once },
+              { "/channel/async-back-pressure", test_async_back_pressure },
+              { "/channel/async-cancel-send", test_async_cancel_send },
+              { "/channel/async-cancel-receive", test_async_cancel_receive },
+              { "/channel/async-close-while-waiting", test_async_close_while_waiting },
+              { "/channel/async-with-tasks", test_async_with_tasks },
+              { "/channel/wrong-kind", test_wrong_kind })

@@ -2,6 +2,12 @@
  *
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * A task awaits the item or the close. receive_async calls back on the
+ * caller's context, never from inside the call, with the item sent from
+ * another thread, or WS_ERROR_CLOSED; a cancelled receive ends with
+ * G_IO_ERROR_CANCELLED and leaves the item for the next receive, and an
+ * item nobody received is freed with the oneshot.
  */
 
 #include "config.h"
@@ -55,4 +61,136 @@ test_send_and_close (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
-WS_TEST_MAIN ({ "/oneshot/send-and-close", test_send_and_close })
+typedef struct
+{
+  guint     calls;
+  gpointer  item;
+  GError   *error;
+  GThread  *thread;
+} ReceiveResult;
+
+static void
+receive_cb (GObject      *object,
+            GAsyncResult *result,
+            gpointer      data)
+{
+  ReceiveResult *r = data;
+
+  r->calls++;
+  r->thread = g_thread_self ();
+  g_clear_error (&r->error);
+  r->item = ws_oneshot_receive_finish (r->item, result, &r->error);
+}
+
+/* r->item holds the oneshot until the callback replaces it with the
+ * item: the callback needs the oneshot for the finish. */
+static void
+receive (WsOneshot     *shot,
+         GCancellable  *cancellable,
+         ReceiveResult *r)
+{
+  r->item = shot;
+  ws_oneshot_receive_async (shot, cancellable, receive_cb, r);
+}
+
+static gpointer
+send_later (gpointer data)
+{
+  g_usleep (10000);
+  g_assert_true (ws_oneshot_send (data, g_strdup ("seven")));
+  return NULL;
+}
+
+/* The item sent from another thread reaches the callback, on this
+ * thread's context; a receive that finds the item or the close already
+ * there still calls back from the context. */
+static void
+test_receive_async (void)
+{
+  GMainContext *ctx = g_main_context_new ();
+  WsOneshot *shot = ws_oneshot_new (g_free);
+  WsOneshot *ready = ws_oneshot_new (g_free);
+  WsOneshot *closed = ws_oneshot_new (g_free);
+  g_autoptr(GThread) sender = NULL;
+  ReceiveResult a = { 0 }, b = { 0 }, c = { 0 };
+
+  g_main_context_push_thread_default (ctx);
+  receive (shot, NULL, &a);
+  sender = g_thread_new ("sender", send_later, shot);
+  g_assert_true (ws_oneshot_send (ready, g_strdup ("now")));
+  receive (ready, NULL, &b);
+  ws_oneshot_close (closed);
+  receive (closed, NULL, &c);
+  g_assert_cmpuint (a.calls + b.calls + c.calls, ==, 0);
+  ws_test_iterate_until (ctx, a.calls == 1 && b.calls == 1 && c.calls == 1);
+  g_assert_no_error (a.error);
+  g_assert_cmpstr (a.item, ==, "seven");
+  g_assert_true (a.thread == g_thread_self ());
+  g_assert_no_error (b.error);
+  g_assert_cmpstr (b.item, ==, "now");
+  g_assert_null (c.item);
+  g_assert_error (c.error, WS_ERROR, WS_ERROR_CLOSED);
+
+  g_thread_join (g_steal_pointer (&sender));
+  g_free (a.item);
+  g_free (b.item);
+  g_clear_error (&c.error);
+  ws_oneshot_unref (shot);
+  ws_oneshot_unref (ready);
+  ws_oneshot_unref (closed);
+  g_main_context_pop_thread_default (ctx);
+  g_main_context_unref (ctx);
+}
+
+/* A cancelled receive ends with G_IO_ERROR_CANCELLED and takes nothing:
+ * the item sent afterwards goes to the next receive; an item never
+ * received is freed with the last reference. */
+static void
+test_receive_async_cancelled (void)
+{
+  GMainContext *ctx = g_main_context_new ();
+  WsOneshot *shot = ws_oneshot_new (ws_test_count_destroy);
+  WsOneshot *unread = ws_oneshot_new (ws_test_count_destroy);
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  ReceiveResult a = { 0 }, b = { 0 }, c = { 0 };
+
+  g_main_context_push_thread_default (ctx);
+  ws_test_reset_counters ();
+  receive (shot, cancellable, &a);
+  g_cancellable_cancel (cancellable);
+  ws_test_iterate_until (ctx, a.calls == 1);
+  g_assert_null (a.item);
+  g_assert_error (a.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+
+  g_assert_true (ws_oneshot_send (shot, GUINT_TO_POINTER (5)));
+  receive (shot, NULL, &b);
+  ws_test_iterate_until (ctx, b.calls == 1);
+  g_assert_no_error (b.error);
+  g_assert_cmpuint (GPOINTER_TO_UINT (b.item), ==, 5);
+
+  /* Cancelled while the item waits in the oneshot: it stays there. */
+  g_assert_true (ws_oneshot_send (unread, GUINT_TO_POINTER (6)));
+  g_cancellable_reset (cancellable);
+  receive (unread, cancellable, &c);
+  g_cancellable_cancel (cancellable);
+  ws_test_iterate_until (ctx, c.calls == 1);
+  if (c.error != NULL)
+    g_assert_error (c.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  else
+    g_assert_cmpuint (GPOINTER_TO_UINT (c.item), ==, 6);
+
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 0);
+  ws_oneshot_unref (shot);
+  ws_oneshot_unref (unread);
+  /* The item of `unread` was freed if the cancel won, not if it was
+   * received. */
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, c.error != NULL ? 1 : 0);
+  g_clear_error (&a.error);
+  g_clear_error (&c.error);
+  g_main_context_pop_thread_default (ctx);
+  g_main_context_unref (ctx);
+}
+
+WS_TEST_MAIN ({ "/oneshot/send-and-close", test_send_and_close },
+              { "/oneshot/receive-async", test_receive_async },
+              { "/oneshot/receive-async-cancelled", test_receive_async_cancelled })

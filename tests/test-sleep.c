@@ -10,7 +10,10 @@
  * ends at once and drops the timer's waker; sleeps work in local tasks
  * and on a thread that left ws_block_in_place(); and 10,000 sleeps,
  * moved from the main thread while their tasks await them, end in the
- * order of their deadlines, none early.
+ * order of their deadlines, none early. On a main context, wait_async
+ * and for_async call back on the caller's context, never early, never
+ * from inside the call; a cancel ends them at once, and a reset from
+ * another thread moves them as it moves a poll.
  */
 
 #include "config.h"
@@ -363,6 +366,197 @@ test_after_block_in_place (void)
   g_assert_cmpuint (atomic_load (&n.destroyed), ==, 1);
 }
 
+/* ---- waiting on a main context ------------------------------------------- */
+
+typedef struct
+{
+  guint     calls;
+  gboolean  ok;
+  GError   *error;
+  gint64    at;                 /* when the callback ran */
+  GThread  *thread;
+} SleepWaitResult;
+
+static void
+sleep_wait_cb (GObject      *object,
+               GAsyncResult *result,
+               gpointer      data)
+{
+  SleepWaitResult *r = data;
+  WsSleep *nap = g_task_get_task_data (G_TASK (result));
+
+  r->calls++;
+  r->at = g_get_monotonic_time ();
+  r->thread = g_thread_self ();
+  r->ok = ws_sleep_wait_finish (nap, result, &r->error);
+}
+
+static void
+sleep_for_cb (GObject      *object,
+              GAsyncResult *result,
+              gpointer      data)
+{
+  SleepWaitResult *r = data;
+
+  r->calls++;
+  r->at = g_get_monotonic_time ();
+  r->thread = g_thread_self ();
+  r->ok = ws_sleep_for_finish (result, &r->error);
+}
+
+/* wait_async and for_async call back on the caller's thread-default
+ * context, once, never before the deadline and never from inside the
+ * call (also when the deadline has passed already). */
+static void
+test_wait_async (void)
+{
+  GMainContext *ctx = g_main_context_new ();
+  g_autoptr(WsSleep) nap = ws_sleep_new (30 * G_TIME_SPAN_MILLISECOND);
+  g_autoptr(WsSleep) past = ws_sleep_new (0);
+  SleepWaitResult a = { 0 }, b = { 0 }, c = { 0 };
+  gint64 start;
+
+  g_main_context_push_thread_default (ctx);
+  start = g_get_monotonic_time ();
+  ws_sleep_wait_async (nap, NULL, sleep_wait_cb, &a);
+  ws_sleep_for_async (20 * G_TIME_SPAN_MILLISECOND, NULL, sleep_for_cb, &b);
+  ws_sleep_wait_async (past, NULL, sleep_wait_cb, &c);
+  g_assert_cmpuint (a.calls + b.calls + c.calls, ==, 0);
+  ws_test_iterate_until (ctx, a.calls == 1 && b.calls == 1 && c.calls == 1);
+  g_assert_true (a.ok && b.ok && c.ok);
+  g_assert_no_error (a.error);
+  g_assert_cmpint (a.at, >=, ws_sleep_get_deadline (nap));
+  g_assert_cmpint (b.at, >=, start + 20 * G_TIME_SPAN_MILLISECOND);
+  g_assert_true (a.thread == g_thread_self () && b.thread == g_thread_self ());
+  /* Nothing more comes. */
+  while (g_main_context_iteration (ctx, FALSE))
+    ;
+  g_assert_cmpuint (a.calls + b.calls + c.calls, ==, 3);
+  g_main_context_pop_thread_default (ctx);
+  g_main_context_unref (ctx);
+}
+
+/* A cancel ends a wait an hour long at once with G_IO_ERROR_CANCELLED,
+ * from another thread too; an already cancelled cancellable still calls
+ * back from the context, not from inside the call. */
+static gpointer
+cancel_later (gpointer data)
+{
+  g_usleep (10000);
+  g_cancellable_cancel (data);
+  return NULL;
+}
+
+static void
+test_wait_async_cancelled (void)
+{
+  GMainContext *ctx = g_main_context_new ();
+  g_autoptr(WsSleep) nap = ws_sleep_new (G_TIME_SPAN_HOUR);
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr(GCancellable) cancelled = g_cancellable_new ();
+  g_autoptr(GThread) canceller = NULL;
+  SleepWaitResult a = { 0 }, b = { 0 };
+
+  g_main_context_push_thread_default (ctx);
+  g_cancellable_cancel (cancelled);
+  ws_sleep_for_async (G_TIME_SPAN_HOUR, cancelled, sleep_for_cb, &b);
+  ws_sleep_wait_async (nap, cancellable, sleep_wait_cb, &a);
+  g_assert_cmpuint (b.calls, ==, 0);
+  canceller = g_thread_new ("canceller", cancel_later, cancellable);
+  ws_test_iterate_until (ctx, a.calls == 1 && b.calls == 1);
+  g_assert_false (a.ok);
+  g_assert_error (a.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_false (b.ok);
+  g_assert_error (b.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_thread_join (g_steal_pointer (&canceller));
+  g_clear_error (&a.error);
+  g_clear_error (&b.error);
+  g_main_context_pop_thread_default (ctx);
+  g_main_context_unref (ctx);
+}
+
+typedef struct
+{
+  WsSleep *nap;
+  gint64   deadline;
+} ResetArgs;
+
+static gpointer
+reset_later (gpointer data)
+{
+  ResetArgs *args = data;
+
+  g_usleep (10000);
+  ws_sleep_reset (args->nap, args->deadline);
+  return NULL;
+}
+
+/* A reset from another thread moves a pending wait_async: an hour-long
+ * wait moved to 20 ms from now comes then (not in an hour: the watchdog
+ * would fire), and a wait moved later comes at the new deadline, not
+ * the old one. */
+static void
+test_wait_async_reset (void)
+{
+  GMainContext *ctx = g_main_context_new ();
+  g_autoptr(WsSleep) hour = ws_sleep_new (G_TIME_SPAN_HOUR);
+  g_autoptr(WsSleep) later = ws_sleep_new (20 * G_TIME_SPAN_MILLISECOND);
+  g_autoptr(GThread) resetter = NULL;
+  SleepWaitResult a = { 0 }, b = { 0 };
+  ResetArgs args;
+  gint64 later_deadline;
+
+  g_main_context_push_thread_default (ctx);
+  ws_sleep_wait_async (hour, NULL, sleep_wait_cb, &a);
+  args.nap = hour;
+  args.deadline = g_get_monotonic_time () + 30 * G_TIME_SPAN_MILLISECOND;
+  resetter = g_thread_new ("resetter", reset_later, &args);
+  ws_test_iterate_until (ctx, a.calls == 1);
+  g_assert_true (a.ok);
+  g_assert_cmpint (a.at, >=, args.deadline);
+  g_thread_join (g_steal_pointer (&resetter));
+
+  ws_sleep_wait_async (later, NULL, sleep_wait_cb, &b);
+  later_deadline = g_get_monotonic_time () + 80 * G_TIME_SPAN_MILLISECOND;
+  ws_sleep_reset (later, later_deadline);
+  ws_test_iterate_until (ctx, b.calls == 1);
+  g_assert_true (b.ok);
+  g_assert_cmpint (b.at, >=, later_deadline);
+
+  g_main_context_pop_thread_default (ctx);
+  g_main_context_unref (ctx);
+}
+
+static void
+keep_result_cb (GObject      *object,
+                GAsyncResult *result,
+                gpointer      data)
+{
+  *(GAsyncResult **) data = g_object_ref (result);
+}
+
+/* Refused calls: no sleep, and the result of a for_async given to
+ * wait_finish. */
+static void
+test_wait_async_bad_input (void)
+{
+  g_autoptr(WsSleep) nap = ws_sleep_new (0);
+  GMainContext *ctx = g_main_context_new ();
+  GAsyncResult *result = NULL;
+  SleepWaitResult a = { 0 };
+
+  g_main_context_push_thread_default (ctx);
+  WS_TEST_REFUSED (ws_sleep_wait_async, ws_sleep_wait_async (NULL, NULL, sleep_wait_cb, &a));
+  ws_sleep_for_async (0, NULL, keep_result_cb, &result);
+  ws_test_iterate_until (ctx, result != NULL);
+  WS_TEST_REFUSED (ws_sleep_wait_finish, g_assert_false (ws_sleep_wait_finish (nap, result, NULL)));
+  g_assert_true (ws_sleep_for_finish (result, NULL));
+  g_object_unref (result);
+  g_assert_cmpuint (a.calls, ==, 0);
+  g_main_context_pop_thread_default (ctx);
+  g_main_context_unref (ctx);
+}
+
 /* ---- many sleeps --------------------------------------------------------- */
 
 /* The tasks are spawned and await sleeps an hour away; the main thread
@@ -396,4 +590,8 @@ WS_TEST_MAIN ({ "/sleep/in-deadline-order", test_in_deadline_order },
               { "/sleep/cancelled-with-its-task", test_cancelled_with_its_task },
               { "/sleep/in-local-task", test_in_local_task },
               { "/sleep/after-block-in-place", test_after_block_in_place },
-              { "/sleep/many-in-deadline-order", test_many_in_deadline_order })
+              { "/sleep/many-in-deadline-order", test_many_in_deadline_order },
+              { "/sleep/wait-async", test_wait_async },
+              { "/sleep/wait-async-cancelled", test_wait_async_cancelled },
+              { "/sleep/wait-async-reset", test_wait_async_reset },
+              { "/sleep/wait-async-bad-input", test_wait_async_bad_input })

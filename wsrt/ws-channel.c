@@ -5,14 +5,70 @@
  *
  * A ring of `capacity` items under a lock, with two waiter lists
  * (WsWakerList, ws-waker-private.h). A send into a full channel and a
- * receive from an empty one register the task's waker and return
- * PENDING. A change wakes every waiter of the other side, outside the
- * lock: a woken waiter that finds the slot taken registers again, and a
- * waiter whose task was cancelled cannot sit on a wake that another
- * waiter needed.
+ * receive from an empty one register the waiter's waker and fail to
+ * complete (PENDING). A change wakes every waiter of the other side,
+ * outside the lock: a woken waiter that finds the slot taken registers
+ * again, and a waiter whose task was cancelled cannot sit on a wake that
+ * another waiter needed.
+ *
+ * Items and who owns them:
+ *
+ *  - A channel of pointers (ws_channel_new) stores the pointer: a send
+ *    that succeeds hands it to the channel, a send that fails (full,
+ *    closed) leaves it the caller's, a receive hands it to the receiver,
+ *    and the last unref frees what is left with item_destroy.
+ *  - A channel of values (ws_channel_new_for_type) stores GValues of
+ *    exactly item_type inline in its ring, so a send allocates nothing
+ *    beyond what copying the value allocates. A send
+ *    copies the caller's value (of item_type or a type that a GValue of
+ *    item_type can hold) into a GValue of item_type *outside* the lock,
+ *    so that no boxed copy or toggle-ref notification runs under it, and
+ *    moves it into the ring under the lock; a send that fails drops that
+ *    copy, so the caller's value is untouched either way. A receive moves
+ *    the slot's GValue out under the lock and hands it over in a GValue
+ *    it allocates after the lock (the receive's one allocation; a
+ *    caller-allocated GValue would be cheaper in C, but GJS cannot take
+ *    one that is left unset when nothing was received). The last unref
+ *    unsets what is left. Each item is therefore unset exactly once: by
+ *    whoever received it, or by the channel.
+ *  - Moving a GValue is a bitwise copy followed by zeroing the source: a
+ *    GValue holds its type and two words of data, never a pointer into
+ *    itself (GLib relocates GValues the same way in GArray and
+ *    GValueArray).
+ *  - Which kind a channel is never changes, so the calls check it
+ *    without the lock: the pointer calls gain one predictable branch and
+ *    no allocation; the ring code is inlined with the kind as a constant
+ *    (send_locked), so theirs is the code of a channel of pointers.
+ *
+ * The asynchronous send and receive (GTask, for main loops, GJS and
+ * Vala's yield) are waiters too: a ChannelOp is its own waker. Its state
+ * (WAITING, DONE, CANCELLED) is read and written under the channel's lock
+ * only, and leaves WAITING once: a wake retries the operation under the
+ * lock and completes it (DONE) only while it is still WAITING, and the
+ * cancel source marks it CANCELLED only while it is still WAITING, also
+ * under the lock, and takes its waker out of the list. So a cancelled
+ * send never puts its item in the channel after the cancellation won, an
+ * item that went in is reported sent (the GTask does not check its
+ * cancellable: an operation that completed is not turned into an error
+ * afterwards), and a received item is never dropped. Whoever moves the
+ * state out of WAITING returns the GTask, once. A send's copy that never
+ * went in is unset by the cancellation or by the operation's free.
+ *
+ * An operation is touched by several threads in turn: the caller's, the
+ * threads whose changes wake it, the thread that runs its callback and
+ * the one that drops the last reference to its GTask and frees it. What
+ * orders those touches is inside GLib (the GTask's reference count and
+ * its dispatch to the main context), where ThreadSanitizer cannot see
+ * (tests/tsan.supp). So each thread hands the operation over explicitly
+ * before it lets go of it (op_hand_over, a release) and each thread takes
+ * it over before it reads what another wrote (op_take_over, an acquire),
+ * on an atomic counter of the operation: this orders nothing that GLib
+ * does not order already, and costs an atomic add per hand-over.
  */
 
 #include "config.h"
+
+#include <stdatomic.h>
 
 #include <gio/gio.h>
 
@@ -28,8 +84,10 @@ struct _WsChannel
 {
   gatomicrefcount  ref_count;
   GDestroyNotify   item_destroy;
+  GType            item_type;     /* G_TYPE_INVALID for pointers; never changes */
   WsLock           lock;          /* guards what follows */
-  gpointer        *ring;
+  gpointer        *ring;          /* a channel of pointers, or NULL */
+  GValue          *values;        /* a channel of values, or NULL */
   guint            capacity;
   guint            head;
   guint            len;
@@ -41,32 +99,91 @@ struct _WsChannel
 /**
  * WsChannel:
  *
- * A bounded channel that any number of tasks (or threads) send pointers
- * into and receive them from, in order.
+ * A bounded channel that any number of tasks (or threads, or main loops)
+ * send items into and receive them from, in order.
  *
- * In a task, [method@Ws.Channel.poll_send] waits while the channel is full
- * (back-pressure) and [method@Ws.Channel.poll_receive] waits while it is
- * empty. Outside tasks, [method@Ws.Channel.try_send] and
- * [method@Ws.Channel.try_receive] never wait.
+ * A channel carries either C pointers or values of one #GType:
+ *
+ * - [ctor@Ws.Channel.new] makes a channel of pointers, for C:
+ *   [method@Ws.Channel.poll_send], [method@Ws.Channel.poll_receive],
+ *   [method@Ws.Channel.try_send] and [method@Ws.Channel.try_receive]. A
+ *   send that succeeds hands the pointer to the channel; one that fails
+ *   leaves it the caller's.
+ * - [ctor@Ws.Channel.new_for_type] makes a channel of values of one type,
+ *   which C, Vala and GJS can all use: the `_value` forms of the same
+ *   calls take and give #GValues, and [method@Ws.Channel.send_async] and
+ *   [method@Ws.Channel.receive_async] wait on a main loop. A send copies
+ *   the value, so the caller's value stays the caller's whether the send
+ *   succeeded or not; a receive hands the received value to the caller.
+ *
+ * Calling the pointer API on a channel of values, or the value API on a
+ * channel of pointers, is a programmer error (a critical naming the calls
+ * to use), and so is sending a value of a type the channel does not carry.
+ *
+ * In a task, the `poll_send` calls wait while the channel is full
+ * (back-pressure) and the `poll_receive` calls wait while it is empty.
+ * The `try_` calls never wait, from any thread. On a main loop, the async
+ * calls wait without blocking and complete on the caller's thread-default
+ * main context.
  *
  * [method@Ws.Channel.close] (from either side) wakes every waiter: sends
  * then fail with %WS_ERROR_CLOSED, and receives drain what is left before
  * they fail the same way. Items still inside when the last reference goes
- * are freed with the item destroy notify.
+ * are freed: with the item destroy notify for pointers, with
+ * g_value_unset() for values. A pending async send or receive holds a
+ * reference on the channel until it completes; close the channel to end
+ * them.
  *
  * Each poll consumes one unit of the cooperative budget, so a task that
  * receives from a channel that is always ready still yields now and then.
+ *
+ * In C, a task that receives strings until the channel is closed:
+ *
+ * ```c
+ * static WsPoll
+ * consume (WsContext *cx, gpointer data)
+ * {
+ *   WsChannel *ch = data;   // ws_channel_new_for_type (16, G_TYPE_STRING)
+ *
+ *   for (;;)
+ *     {
+ *       g_autoptr(GError) error = NULL;
+ *       GValue *item;
+ *
+ *       if (ws_channel_poll_receive_value (ch, cx, &item, &error) == WS_POLL_PENDING)
+ *         return WS_POLL_PENDING;
+ *       if (item == NULL)
+ *         return WS_POLL_READY;                 // closed and empty
+ *       g_print ("%s\n", g_value_get_string (item));
+ *       g_boxed_free (G_TYPE_VALUE, item);
+ *     }
+ * }
+ * ```
  */
 
 G_DEFINE_BOXED_TYPE (WsChannel, ws_channel, ws_channel_ref, ws_channel_unref)
+
+static WsChannel *
+channel_new (guint capacity)
+{
+  WsChannel *self = g_new0 (WsChannel, 1);
+
+  g_atomic_ref_count_init (&self->ref_count);
+  ws_lock_init (&self->lock);
+  self->capacity = capacity;
+  ws_waker_list_init (&self->send_waiters);
+  ws_waker_list_init (&self->recv_waiters);
+  return self;
+}
 
 /**
  * ws_channel_new:
  * @capacity: how many items fit; at least 1
  * @item_destroy: (nullable): frees items left inside at the end
  *
- * Creates a bounded multi-producer, multi-consumer channel that holds
- * at most @capacity items.
+ * Creates a bounded multi-producer, multi-consumer channel of pointers
+ * that holds at most @capacity items. For a channel that Vala and GJS can
+ * use, with items of a #GType, see [ctor@Ws.Channel.new_for_type].
  *
  * Returns: (transfer full): a new channel
  */
@@ -78,14 +195,49 @@ ws_channel_new (guint          capacity,
 
   g_return_val_if_fail (capacity > 0, NULL);
 
-  self = g_new0 (WsChannel, 1);
-  g_atomic_ref_count_init (&self->ref_count);
+  self = channel_new (capacity);
   self->item_destroy = item_destroy;
-  ws_lock_init (&self->lock);
-  self->capacity = capacity;
   self->ring = g_new0 (gpointer, capacity);
-  ws_waker_list_init (&self->send_waiters);
-  ws_waker_list_init (&self->recv_waiters);
+  return self;
+}
+
+/**
+ * ws_channel_new_for_type:
+ * @capacity: how many items fit; at least 1
+ * @item_type: the type of the items, a type a #GValue can hold
+ *
+ * Creates a bounded multi-producer, multi-consumer channel of values of
+ * type @item_type, used with the `_value` calls and the async calls.
+ *
+ * A value sent must be of @item_type or of a type that a #GValue of
+ * @item_type can hold (g_value_type_compatible(): a subclass of an object
+ * type, an object type implementing an interface type); it is copied
+ * into a value of @item_type, which is what receivers get. No other
+ * conversion is made: sending a %G_TYPE_INT value into a channel of
+ * %G_TYPE_UINT is a programmer error. (In GJS, a JavaScript number
+ * becomes a %G_TYPE_INT value when it is an integer that fits, and a
+ * %G_TYPE_DOUBLE value otherwise; a string becomes %G_TYPE_STRING, a
+ * boolean %G_TYPE_BOOLEAN. For other types pass a `GObject.Value`.)
+ *
+ * The channel stores its values inline, @capacity #GValues of 24 bytes
+ * allocated once: an item costs no allocation of the channel's own, only
+ * what copying a value costs (nothing for numbers, a g_strdup() for a
+ * string, a reference for an object, the boxed copy for a boxed type).
+ *
+ * Returns: (transfer full): a new channel
+ */
+WsChannel *
+ws_channel_new_for_type (guint capacity,
+                         GType item_type)
+{
+  WsChannel *self;
+
+  g_return_val_if_fail (capacity > 0, NULL);
+  g_return_val_if_fail (G_TYPE_IS_VALUE (item_type), NULL);
+
+  self = channel_new (capacity);
+  self->item_type = item_type;
+  self->values = g_new0 (GValue, capacity);
   return self;
 }
 
@@ -121,13 +273,90 @@ ws_channel_unref (WsChannel *self)
     return;
 
   for (guint i = 0; i < self->len; i++)
-    if (self->item_destroy != NULL)
-      self->item_destroy (self->ring[(self->head + i) % self->capacity]);
+    {
+      guint slot = (self->head + i) % self->capacity;
+
+      if (self->values != NULL)
+        g_value_unset (&self->values[slot]);
+      else if (self->item_destroy != NULL)
+        self->item_destroy (self->ring[slot]);
+    }
   ws_waker_list_clear (&self->send_waiters);
   ws_waker_list_clear (&self->recv_waiters);
   g_free (self->ring);
+  g_free (self->values);
   ws_lock_clear (&self->lock);
   g_free (self);
+}
+
+/**
+ * ws_channel_get_item_type:
+ * @self: a #WsChannel
+ *
+ * Gets the type of the values the channel carries.
+ *
+ * Returns: the item type given to [ctor@Ws.Channel.new_for_type], or
+ *   %G_TYPE_INVALID for a channel of pointers
+ */
+GType
+ws_channel_get_item_type (WsChannel *self)
+{
+  g_return_val_if_fail (self != NULL, G_TYPE_INVALID);
+
+  return self->item_type;
+}
+
+/* ---- checks --------------------------------------------------------- */
+
+/* The kind of a channel never changes, so these read it without the lock.
+ * Each returns TRUE, after a critical naming @strfunc, when the call must
+ * be refused. */
+static gboolean
+refuse_pointer_call (WsChannel  *self,
+                     const char *strfunc)
+{
+  if G_LIKELY (self->values == NULL)
+    return FALSE;
+
+  g_critical ("%s: the channel carries values of type %s (made with "
+              "ws_channel_new_for_type()): use the _value calls or the async calls",
+              strfunc, g_type_name (self->item_type));
+  return TRUE;
+}
+
+static gboolean
+refuse_value_call (WsChannel  *self,
+                   const char *strfunc)
+{
+  if G_LIKELY (self->values != NULL)
+    return FALSE;
+
+  g_critical ("%s: the channel carries pointers (made with ws_channel_new()): "
+              "use the pointer calls, or make it with ws_channel_new_for_type()",
+              strfunc);
+  return TRUE;
+}
+
+/* A value to send: set, and of a type a GValue of the item type holds. */
+static gboolean
+refuse_value_in (WsChannel    *self,
+                 const GValue *value,
+                 const char   *strfunc)
+{
+  if (refuse_value_call (self, strfunc))
+    return TRUE;
+  if G_UNLIKELY (value == NULL || !G_IS_VALUE (value))
+    {
+      g_return_if_fail_warning (G_LOG_DOMAIN, strfunc, "G_IS_VALUE (value)");
+      return TRUE;
+    }
+  if G_UNLIKELY (!g_value_type_compatible (G_VALUE_TYPE (value), self->item_type))
+    {
+      g_critical ("%s: a value of type %s cannot be sent on a channel of %s",
+                  strfunc, G_VALUE_TYPE_NAME (value), g_type_name (self->item_type));
+      return TRUE;
+    }
+  return FALSE;
 }
 
 static void
@@ -136,28 +365,62 @@ set_closed_error (GError **error)
   g_set_error_literal (error, WS_ERROR, WS_ERROR_CLOSED, "The channel is closed");
 }
 
-/* Returns 1 if sent, 0 if full, -1 if closed. */
-static gint
-send_locked (WsChannel *self,
-             gpointer   item)
+/* ---- the ring ------------------------------------------------------- */
+
+/* Moves @src into @dst, which must be unset, and leaves @src unset (the
+ * opening comment says why a GValue may be moved bitwise). */
+static inline void
+value_move (GValue *dst,
+            GValue *src)
 {
+  *dst = *src;
+  *src = (GValue) G_VALUE_INIT;
+}
+
+/* Under the lock. Returns 1 if sent, 0 if full, -1 if closed. A channel
+ * of values (@typed) takes @value (moved in, left unset); a channel of
+ * pointers takes @item. @typed is a constant at every call and the
+ * function is inlined, so the pointer calls run the same code as before
+ * there were values. */
+G_ALWAYS_INLINE static inline gint
+send_locked (WsChannel *self,
+             gboolean   typed,
+             gpointer   item,
+             GValue    *value)
+{
+  guint tail;
+
   if (self->closed)
     return -1;
   if (self->len == self->capacity)
     return 0;
-  self->ring[(self->head + self->len) % self->capacity] = item;
+  tail = (self->head + self->len) % self->capacity;
+  if (typed)
+    value_move (&self->values[tail], value);
+  else
+    self->ring[tail] = item;
   self->len++;
   return 1;
 }
 
-static gint
+/* Under the lock. Returns 1 with the oldest item in *@item or, in a
+ * channel of values (@typed), moved into @value (unset before); 0 if
+ * empty; -1 if closed and empty. Inlined, as send_locked (). */
+G_ALWAYS_INLINE static inline gint
 receive_locked (WsChannel *self,
-                gpointer  *item)
+                gboolean   typed,
+                gpointer  *item,
+                GValue    *value)
 {
   if (self->len > 0)
     {
-      *item = self->ring[self->head];
-      self->ring[self->head] = NULL;
+      if (typed)
+        value_move (value, &self->values[self->head]);
+      else
+        {
+          *item = self->ring[self->head];
+          self->ring[self->head] = NULL;
+        }
       self->head = (self->head + 1) % self->capacity;
       self->len--;
       return 1;
@@ -166,52 +429,100 @@ receive_locked (WsChannel *self,
 }
 
 /* One send or receive: returns 1 on success, 0 when it would wait (and
- * then registers @cx's waker, if any), -1 when closed. Wakes the other
- * side outside the lock. */
-static gint
+ * then registers @waker, if any), -1 when closed. Wakes the other side
+ * outside the lock. Inlined, as send_locked (). */
+G_ALWAYS_INLINE static inline gint
 channel_send (WsChannel *self,
-              WsContext *cx,
-              gpointer   item)
+              WsWaker   *waker,
+              gboolean   typed,
+              gpointer   item,
+              GValue    *value)
 {
   WsWakerList to_wake = WS_WAKER_LIST_INIT;
   gint r;
 
   ws_lock_lock (&self->lock);
-  r = send_locked (self, item);
+  r = send_locked (self, typed, item, value);
   if (r == 1)
     to_wake = ws_waker_list_take (&self->recv_waiters);
-  else if (r == 0 && cx != NULL)
-    ws_waker_list_add (&self->send_waiters, &cx->task->waker);
+  else if (r == 0 && waker != NULL)
+    ws_waker_list_add (&self->send_waiters, waker);
   ws_lock_unlock (&self->lock);
 
   ws_waker_list_wake_all (&to_wake);
   return r;
 }
 
-static gint
+G_ALWAYS_INLINE static inline gint
 channel_receive (WsChannel *self,
-                 WsContext *cx,
-                 gpointer  *item)
+                 WsWaker   *waker,
+                 gboolean   typed,
+                 gpointer  *item,
+                 GValue    *value)
 {
   WsWakerList to_wake = WS_WAKER_LIST_INIT;
   gint r;
 
-  *item = NULL;
   ws_lock_lock (&self->lock);
-  r = receive_locked (self, item);
+  r = receive_locked (self, typed, item, value);
   if (r == 1)
     to_wake = ws_waker_list_take (&self->send_waiters);
-  else if (r == 0 && cx != NULL)
-    ws_waker_list_add (&self->recv_waiters, &cx->task->waker);
+  else if (r == 0 && waker != NULL)
+    ws_waker_list_add (&self->recv_waiters, waker);
   ws_lock_unlock (&self->lock);
 
   ws_waker_list_wake_all (&to_wake);
   return r;
 }
+
+/* A send of a value: copies @value into a GValue of the item type outside
+ * the lock, and drops the copy if the channel did not take it. */
+static gint
+channel_send_value (WsChannel    *self,
+                    WsWaker      *waker,
+                    const GValue *value)
+{
+  GValue copy = G_VALUE_INIT;
+  gint r;
+
+  g_value_init (&copy, self->item_type);
+  g_value_copy (value, &copy);
+  r = channel_send (self, waker, TRUE, NULL, &copy);
+  if (r != 1)
+    g_value_unset (&copy);
+  return r;
+}
+
+/* A receive of a value: moves the item out under the lock, and into a
+ * new GValue in *@value after it. */
+static gint
+channel_receive_value (WsChannel  *self,
+                       WsWaker    *waker,
+                       GValue    **value)
+{
+  GValue item = G_VALUE_INIT;
+  gint r;
+
+  r = channel_receive (self, waker, TRUE, NULL, &item);
+  if (r == 1)
+    {
+      *value = g_new (GValue, 1);
+      value_move (*value, &item);
+    }
+  return r;
+}
+
+static inline WsWaker *
+context_waker (WsContext *cx)
+{
+  return cx != NULL ? &cx->task->waker : NULL;
+}
+
+/* ---- pointers ------------------------------------------------------- */
 
 /**
  * ws_channel_poll_send:
- * @self: a #WsChannel
+ * @self: a #WsChannel of pointers
  * @context: the context of the sending task
  * @item: the item
  * @error: return location for a #GError
@@ -221,6 +532,9 @@ channel_receive (WsChannel *self,
  * returns %WS_POLL_PENDING the item was not taken: poll again with the same
  * item when woken. When the channel is closed it returns %WS_POLL_READY with
  * %WS_ERROR_CLOSED and the item is still the caller's.
+ *
+ * For a channel made with [ctor@Ws.Channel.new] only; a channel of values
+ * takes [method@Ws.Channel.poll_send_value].
  *
  * Returns: %WS_POLL_READY when done (check @error), %WS_POLL_PENDING
  */
@@ -234,11 +548,13 @@ ws_channel_poll_send (WsChannel  *self,
 
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
   g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  if (refuse_pointer_call (self, G_STRFUNC))
+    return WS_POLL_READY;
 
   if (!ws_context_poll_proceed (context))
     return WS_POLL_PENDING;
 
-  r = channel_send (self, context, item);
+  r = channel_send (self, context_waker (context), FALSE, item, NULL);
   if (r < 0)
     set_closed_error (error);
   return r == 0 ? WS_POLL_PENDING : WS_POLL_READY;
@@ -246,7 +562,7 @@ ws_channel_poll_send (WsChannel  *self,
 
 /**
  * ws_channel_poll_receive:
- * @self: a #WsChannel
+ * @self: a #WsChannel of pointers
  * @context: the context of the receiving task
  * @item: (out) (transfer full) (nullable): the item received
  * @error: return location for a #GError
@@ -254,6 +570,9 @@ ws_channel_poll_send (WsChannel  *self,
  * Receives the oldest item, waiting while the channel is empty. Returns
  * %WS_POLL_READY with an item, or with %WS_ERROR_CLOSED once the channel is
  * closed and empty.
+ *
+ * For a channel made with [ctor@Ws.Channel.new] only; a channel of values
+ * takes [method@Ws.Channel.poll_receive_value].
  *
  * Returns: %WS_POLL_READY when done (check @error), %WS_POLL_PENDING
  */
@@ -270,10 +589,12 @@ ws_channel_poll_receive (WsChannel  *self,
   g_return_val_if_fail (item != NULL, WS_POLL_READY);
 
   *item = NULL;
+  if (refuse_pointer_call (self, G_STRFUNC))
+    return WS_POLL_READY;
   if (!ws_context_poll_proceed (context))
     return WS_POLL_PENDING;
 
-  r = channel_receive (self, context, item);
+  r = channel_receive (self, context_waker (context), FALSE, item, NULL);
   if (r < 0)
     set_closed_error (error);
   return r == 0 ? WS_POLL_PENDING : WS_POLL_READY;
@@ -281,13 +602,16 @@ ws_channel_poll_receive (WsChannel  *self,
 
 /**
  * ws_channel_try_send:
- * @self: a #WsChannel
+ * @self: a #WsChannel of pointers
  * @item: the item
  * @error: return location for a #GError
  *
  * Sends without waiting, from any thread. Fails with %G_IO_ERROR_WOULD_BLOCK
  * when the channel is full and %WS_ERROR_CLOSED when it is closed; the item
  * then stays the caller's.
+ *
+ * For a channel made with [ctor@Ws.Channel.new] only; a channel of values
+ * takes [method@Ws.Channel.try_send_value].
  *
  * Returns: %TRUE if the channel took @item
  */
@@ -299,8 +623,10 @@ ws_channel_try_send (WsChannel  *self,
   gint r;
 
   g_return_val_if_fail (self != NULL, FALSE);
+  if (refuse_pointer_call (self, G_STRFUNC))
+    return FALSE;
 
-  r = channel_send (self, NULL, item);
+  r = channel_send (self, NULL, FALSE, item, NULL);
   if (r < 0)
     set_closed_error (error);
   else if (r == 0)
@@ -310,13 +636,16 @@ ws_channel_try_send (WsChannel  *self,
 
 /**
  * ws_channel_try_receive:
- * @self: a #WsChannel
+ * @self: a #WsChannel of pointers
  * @item: (out) (transfer full) (nullable): the item received
  * @error: return location for a #GError
  *
  * Receives without waiting, from any thread. Fails with
  * %G_IO_ERROR_WOULD_BLOCK when the channel is empty and %WS_ERROR_CLOSED
  * when it is closed and empty.
+ *
+ * For a channel made with [ctor@Ws.Channel.new] only; a channel of values
+ * takes [method@Ws.Channel.try_receive_value].
  *
  * Returns: %TRUE if an item was received
  */
@@ -330,7 +659,11 @@ ws_channel_try_receive (WsChannel  *self,
   g_return_val_if_fail (self != NULL, FALSE);
   g_return_val_if_fail (item != NULL, FALSE);
 
-  r = channel_receive (self, NULL, item);
+  *item = NULL;
+  if (refuse_pointer_call (self, G_STRFUNC))
+    return FALSE;
+
+  r = channel_receive (self, NULL, FALSE, item, NULL);
   if (r < 0)
     set_closed_error (error);
   else if (r == 0)
@@ -338,12 +671,563 @@ ws_channel_try_receive (WsChannel  *self,
   return r == 1;
 }
 
+/* ---- values --------------------------------------------------------- */
+
+/**
+ * ws_channel_poll_send_value:
+ * @self: a #WsChannel of values
+ * @context: the context of the sending task
+ * @value: the item: a value of the channel's item type (or of a type a
+ *   value of it can hold)
+ * @error: return location for a #GError
+ *
+ * Sends a copy of @value, waiting while the channel is full. The caller's
+ * @value is never taken: unset it when done with it, whatever the outcome.
+ *
+ * When this returns %WS_POLL_READY without an error the copy is in the
+ * channel. When it returns %WS_POLL_PENDING nothing was sent: poll again
+ * (with the same value, or another) when woken. When the channel is closed
+ * it returns %WS_POLL_READY with %WS_ERROR_CLOSED.
+ *
+ * The copy is made before the channel is looked at, so a poll that finds
+ * the channel full makes a copy and drops it (for a string, a g_strdup()
+ * and a g_free()). A value of the wrong type is a programmer error: a
+ * critical naming both types, and %WS_POLL_READY with nothing sent.
+ *
+ * Returns: %WS_POLL_READY when done (check @error), %WS_POLL_PENDING
+ */
+WsPoll
+ws_channel_poll_send_value (WsChannel     *self,
+                            WsContext     *context,
+                            const GValue  *value,
+                            GError       **error)
+{
+  gint r;
+
+  g_return_val_if_fail (self != NULL, WS_POLL_READY);
+  g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  if (refuse_value_in (self, value, G_STRFUNC))
+    return WS_POLL_READY;
+
+  if (!ws_context_poll_proceed (context))
+    return WS_POLL_PENDING;
+
+  r = channel_send_value (self, context_waker (context), value);
+  if (r < 0)
+    set_closed_error (error);
+  return r == 0 ? WS_POLL_PENDING : WS_POLL_READY;
+}
+
+/**
+ * ws_channel_poll_receive_value:
+ * @self: a #WsChannel of values
+ * @context: the context of the receiving task
+ * @value: (out) (transfer full) (nullable): where to store the item
+ *   received, a newly allocated #GValue of the channel's item type; %NULL
+ *   unless an item was received
+ * @error: return location for a #GError
+ *
+ * Receives the oldest item, waiting while the channel is empty. Returns
+ * %WS_POLL_READY with the item in `*value`, or with %WS_ERROR_CLOSED once
+ * the channel is closed and empty.
+ *
+ * The item is moved out of the channel, not copied; the #GValue holding
+ * it is the one allocation (24 bytes) of a receive, made after the item
+ * was taken, outside the lock. Free it with
+ * `g_boxed_free (G_TYPE_VALUE, value)`, which unsets and frees it.
+ *
+ * Returns: %WS_POLL_READY when done (check @error), %WS_POLL_PENDING
+ */
+WsPoll
+ws_channel_poll_receive_value (WsChannel  *self,
+                               WsContext  *context,
+                               GValue    **value,
+                               GError    **error)
+{
+  gint r;
+
+  g_return_val_if_fail (self != NULL, WS_POLL_READY);
+  g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  g_return_val_if_fail (value != NULL, WS_POLL_READY);
+
+  *value = NULL;
+  if (refuse_value_call (self, G_STRFUNC))
+    return WS_POLL_READY;
+  if (!ws_context_poll_proceed (context))
+    return WS_POLL_PENDING;
+
+  r = channel_receive_value (self, context_waker (context), value);
+  if (r < 0)
+    set_closed_error (error);
+  return r == 0 ? WS_POLL_PENDING : WS_POLL_READY;
+}
+
+/**
+ * ws_channel_try_send_value:
+ * @self: a #WsChannel of values
+ * @value: the item: a value of the channel's item type (or of a type a
+ *   value of it can hold)
+ * @error: return location for a #GError
+ *
+ * Sends a copy of @value without waiting, from any thread. Fails with
+ * %G_IO_ERROR_WOULD_BLOCK when the channel is full and %WS_ERROR_CLOSED
+ * when it is closed. The caller's @value is never taken.
+ *
+ * Returns: %TRUE if the channel took a copy of @value
+ */
+gboolean
+ws_channel_try_send_value (WsChannel     *self,
+                           const GValue  *value,
+                           GError       **error)
+{
+  gint r;
+
+  g_return_val_if_fail (self != NULL, FALSE);
+  if (refuse_value_in (self, value, G_STRFUNC))
+    return FALSE;
+
+  r = channel_send_value (self, NULL, value);
+  if (r < 0)
+    set_closed_error (error);
+  else if (r == 0)
+    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK, "The channel is full");
+  return r == 1;
+}
+
+/**
+ * ws_channel_try_receive_value:
+ * @self: a #WsChannel of values
+ * @error: return location for a #GError
+ *
+ * Receives without waiting, from any thread. Fails with
+ * %G_IO_ERROR_WOULD_BLOCK when the channel is empty and %WS_ERROR_CLOSED
+ * when it is closed and empty.
+ *
+ * Returns: (transfer full): the item, a newly allocated #GValue of the
+ *   channel's item type (free it with `g_boxed_free (G_TYPE_VALUE,
+ *   value)`), or %NULL with an error
+ */
+GValue *
+ws_channel_try_receive_value (WsChannel  *self,
+                              GError    **error)
+{
+  GValue *value = NULL;
+  gint r;
+
+  g_return_val_if_fail (self != NULL, NULL);
+  if (refuse_value_call (self, G_STRFUNC))
+    return NULL;
+
+  r = channel_receive_value (self, NULL, &value);
+  if (r < 0)
+    set_closed_error (error);
+  else if (r == 0)
+    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK, "The channel is empty");
+  return value;
+}
+
+/* ---- on a main loop ------------------------------------------------- */
+
+typedef enum
+{
+  OP_WAITING,             /* not completed; its waker may be listed */
+  OP_DONE,                /* sent, received, or found the channel closed */
+  OP_CANCELLED,           /* cancelled first; never touches the ring again */
+} OpState;
+
+/* An async send or receive: the data of its GTask, and its own waker. */
+typedef struct
+{
+  WsWaker    waker;           /* first: the operation is its own waker */
+  WsChannel *channel;         /* a reference */
+  GTask     *task;            /* not a reference: we are its data */
+  GSource   *cancel_source;   /* a reference, or NULL; set before the first try */
+  gboolean   is_send;
+  OpState    state;           /* under the channel's lock */
+  GValue     value;           /* send: the copy until the channel takes it;
+                               * receive: the item until finish takes it */
+  _Atomic guint handovers;    /* op_hand_over / op_take_over */
+} ChannelOp;
+
+/* Before a thread lets go of @op (drops its reference to the GTask,
+ * returns the GTask, returns from a call that touched it). Release, and a
+ * read-modify-write so that the counter's release sequence carries every
+ * thread's hand-over: pairs with op_take_over ()'s acquire. */
+static inline void
+op_hand_over (ChannelOp *op)
+{
+  atomic_fetch_add_explicit (&op->handovers, 1, memory_order_release);
+}
+
+/* Before a thread reads what another thread wrote to @op outside the
+ * channel's lock (finish, the cancel source, the free). Acquire: pairs
+ * with op_hand_over ()'s release. */
+static inline void
+op_take_over (ChannelOp *op)
+{
+  (void) atomic_load_explicit (&op->handovers, memory_order_acquire);
+}
+
+static void op_try (ChannelOp *op);
+
+/* By reference: the caller keeps its reference on the GTask. Runs on the
+ * thread that changed the channel (a worker, a thread calling try_*, the
+ * main loop), outside the channel's lock. */
+static void
+op_waker_wake (WsWaker *waker)
+{
+  op_try ((ChannelOp *) waker);
+}
+
+static void
+op_waker_ref (WsWaker *waker)
+{
+  g_object_ref (((ChannelOp *) waker)->task);
+}
+
+static void
+op_waker_unref (WsWaker *waker)
+{
+  ChannelOp *op = (ChannelOp *) waker;
+  GTask *task = op->task;
+
+  /* This reference may be the last: the free may run now, here or on the
+   * thread that holds the other one. */
+  op_hand_over (op);
+  g_object_unref (task);
+}
+
+static const WsWakerVTable op_waker_vtable = {
+  op_waker_wake,
+  op_waker_ref,
+  op_waker_unref,
+};
+
+/* The GTask is finalized; the cancel source, which held it, is gone too.
+ * A send's copy that never went in, or a received item that finish never
+ * took, is unset here: once. */
+static void
+op_free (gpointer data)
+{
+  ChannelOp *op = data;
+
+  op_take_over (op);
+  g_clear_pointer (&op->cancel_source, g_source_unref);
+  if (G_IS_VALUE (&op->value))
+    g_value_unset (&op->value);
+  ws_channel_unref (op->channel);
+  g_free (op);
+}
+
+/* Tries the operation once: completes it, or lists its waker again. Does
+ * nothing once the operation is no longer WAITING. */
+static void
+op_try (ChannelOp *op)
+{
+  WsChannel *self = op->channel;
+  WsWakerList to_wake = WS_WAKER_LIST_INIT;
+  gint r = 0;
+  gboolean done = FALSE;
+
+  ws_lock_lock (&self->lock);
+  if (op->state == OP_WAITING)
+    {
+      if (op->is_send)
+        {
+          r = send_locked (self, TRUE, NULL, &op->value);
+          if (r == 1)
+            to_wake = ws_waker_list_take (&self->recv_waiters);
+          else if (r == 0)
+            ws_waker_list_add (&self->send_waiters, &op->waker);
+        }
+      else
+        {
+          r = receive_locked (self, TRUE, NULL, &op->value);
+          if (r == 1)
+            to_wake = ws_waker_list_take (&self->send_waiters);
+          else if (r == 0)
+            ws_waker_list_add (&self->recv_waiters, &op->waker);
+        }
+      if (r != 0)
+        {
+          op->state = OP_DONE;
+          done = TRUE;
+        }
+    }
+  ws_lock_unlock (&self->lock);
+
+  ws_waker_list_wake_all (&to_wake);
+  if (!done)
+    return;
+
+  /* Ours alone now: the state left WAITING under the lock, here. The
+   * callback will read the value on its thread. */
+  if (op->cancel_source != NULL)
+    g_source_destroy (op->cancel_source);
+  op_hand_over (op);
+  if (r == 1)
+    g_task_return_boolean (op->task, TRUE);
+  else
+    g_task_return_new_error (op->task, WS_ERROR, WS_ERROR_CLOSED, "The channel is closed");
+}
+
+/* The cancel source: on the GTask's context, after the cancellable fired. */
+static gboolean
+on_cancelled (GCancellable *cancellable,
+              gpointer      data)
+{
+  GTask *task = data;
+  ChannelOp *op = g_task_get_task_data (task);
+  WsChannel *self = op->channel;
+  gboolean cancelled = FALSE;
+  gboolean unlisted = FALSE;
+
+  op_take_over (op);
+  ws_lock_lock (&self->lock);
+  if (op->state == OP_WAITING)
+    {
+      op->state = OP_CANCELLED;
+      cancelled = TRUE;
+      /* Not listed if a wake took it out and is about to try it (it will
+       * find CANCELLED). */
+      unlisted = ws_waker_list_remove (op->is_send ? &self->send_waiters : &self->recv_waiters,
+                                           &op->waker);
+    }
+  ws_lock_unlock (&self->lock);
+
+  if (!cancelled)
+    {
+      if (unlisted)
+        op_waker_unref (&op->waker);
+      op_hand_over (op);
+      return G_SOURCE_REMOVE;
+    }
+
+  /* CANCELLED: nobody touches the value any more. A send's copy goes now,
+   * on the caller's thread, not with the GTask. */
+  if (G_IS_VALUE (&op->value))
+    g_value_unset (&op->value);
+  if (unlisted)
+    op_waker_unref (&op->waker);
+  op_hand_over (op);
+  g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                           op->is_send ? "The send was cancelled" : "The receive was cancelled");
+  return G_SOURCE_REMOVE;
+}
+
+/* Starts an async operation; for a send, @value is already checked. */
+static void
+op_start (WsChannel           *self,
+          const GValue        *value,
+          GCancellable        *cancellable,
+          GAsyncReadyCallback  callback,
+          gpointer             user_data,
+          gpointer             source_tag)
+{
+  g_autoptr(GTask) task = NULL;
+  ChannelOp *op;
+
+  task = g_task_new (NULL, cancellable, callback, user_data);
+  g_task_set_source_tag (task, source_tag);
+  /* An operation that completed stays completed: a cancellation that comes
+   * later changes nothing (the item was sent, or is the receiver's). */
+  g_task_set_check_cancellable (task, FALSE);
+  op = g_new0 (ChannelOp, 1);
+  op->waker.vtable = &op_waker_vtable;
+  op->channel = ws_channel_ref (self);
+  op->task = task;
+  op->is_send = value != NULL;
+  op->state = OP_WAITING;
+  atomic_init (&op->handovers, 0);
+  g_task_set_task_data (task, op, op_free);
+
+  if (g_task_return_error_if_cancelled (task))
+    return;
+
+  if (value != NULL)
+    {
+      /* Copied here, on the caller's thread: the caller's value is not
+       * needed after this call. */
+      g_value_init (&op->value, self->item_type);
+      g_value_copy (value, &op->value);
+    }
+
+  /* Attached before the first try, so whoever completes the operation
+   * finds it attached when it destroys it. */
+  if (cancellable != NULL)
+    {
+      op->cancel_source = g_cancellable_source_new (cancellable);
+      g_source_set_callback (op->cancel_source, G_SOURCE_FUNC (on_cancelled),
+                             g_object_ref (task), g_object_unref);
+      g_source_set_static_name (op->cancel_source, "[wsrt] channel wait");
+      g_source_attach (op->cancel_source, g_task_get_context (task));
+    }
+
+  /* A GTask returned in the iteration that made it calls back from an
+   * idle source, never from inside this call. */
+  op_try (op);
+  op_hand_over (op);
+}
+
+/**
+ * ws_channel_send_async:
+ * @self: a #WsChannel of values
+ * @value: the item: a value of the channel's item type (or of a type a
+ *   value of it can hold); copied, so the caller may unset it at once
+ * @cancellable: (nullable): stops the wait
+ * @callback: (scope async): called once the item is in the channel, the
+ *   channel is closed, or the wait was cancelled
+ * @user_data: data for @callback
+ *
+ * Sends a copy of @value, waiting without blocking while the channel is
+ * full, among the tasks that wait to send. @callback runs once, on the
+ * thread-default main context of the caller, never from inside this call;
+ * finish with [method@Ws.Channel.send_finish].
+ *
+ * A cancellation that wins the race takes the item back: it was never in
+ * the channel, and the copy is freed. A cancellation that comes after the
+ * channel took the item changes nothing: the send completes with %TRUE.
+ *
+ * A value of the wrong type is a programmer error: a critical naming both
+ * types, and @callback is not called.
+ */
+void
+ws_channel_send_async (WsChannel           *self,
+                       const GValue        *value,
+                       GCancellable        *cancellable,
+                       GAsyncReadyCallback  callback,
+                       gpointer             user_data)
+{
+  g_return_if_fail (self != NULL);
+  g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
+  if (refuse_value_in (self, value, G_STRFUNC))
+    return;
+
+  op_start (self, value, cancellable, callback, user_data, ws_channel_send_async);
+}
+
+/**
+ * ws_channel_send_finish:
+ * @self: a #WsChannel
+ * @result: the result given to the callback
+ * @error: return location for a #GError
+ *
+ * Finishes [method@Ws.Channel.send_async].
+ *
+ * Returns: %TRUE if the channel took the item; %FALSE with
+ *   %WS_ERROR_CLOSED if the channel was closed first, or with
+ *   %G_IO_ERROR_CANCELLED if the wait was cancelled first, and then the
+ *   item was not sent
+ */
+gboolean
+ws_channel_send_finish (WsChannel     *self,
+                        GAsyncResult  *result,
+                        GError       **error)
+{
+  ChannelOp *op;
+  gboolean sent;
+
+  g_return_val_if_fail (self != NULL, FALSE);
+  g_return_val_if_fail (g_task_is_valid (result, NULL), FALSE);
+  g_return_val_if_fail (g_async_result_is_tagged (result, ws_channel_send_async), FALSE);
+
+  op = g_task_get_task_data (G_TASK (result));
+  g_return_val_if_fail (op->channel == self, FALSE);
+
+  sent = g_task_propagate_boolean (G_TASK (result), error);
+  op_hand_over (op);
+  return sent;
+}
+
+/**
+ * ws_channel_receive_async:
+ * @self: a #WsChannel of values
+ * @cancellable: (nullable): stops the wait
+ * @callback: (scope async): called once an item was received, the channel
+ *   is closed and empty, or the wait was cancelled
+ * @user_data: data for @callback
+ *
+ * Receives the oldest item, waiting without blocking while the channel is
+ * empty, among the tasks that wait to receive. @callback runs once, on the
+ * thread-default main context of the caller, never from inside this call;
+ * finish with [method@Ws.Channel.receive_finish].
+ *
+ * A cancellation that wins the race leaves the channel as it was. One
+ * that comes after an item was received changes nothing: finish gives the
+ * item (an item is never dropped). When the channel is closed while this
+ * waits, the wait ends with %WS_ERROR_CLOSED.
+ */
+void
+ws_channel_receive_async (WsChannel           *self,
+                          GCancellable        *cancellable,
+                          GAsyncReadyCallback  callback,
+                          gpointer             user_data)
+{
+  g_return_if_fail (self != NULL);
+  g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
+  if (refuse_value_call (self, G_STRFUNC))
+    return;
+
+  op_start (self, NULL, cancellable, callback, user_data, ws_channel_receive_async);
+}
+
+/**
+ * ws_channel_receive_finish:
+ * @self: a #WsChannel
+ * @result: the result given to the callback
+ * @error: return location for a #GError
+ *
+ * Finishes [method@Ws.Channel.receive_async]. The item is handed over
+ * once: free it with `g_boxed_free (G_TYPE_VALUE, value)` (which unsets
+ * and frees it). Not calling this frees the item with the result.
+ *
+ * Returns: (transfer full): the item, a newly allocated #GValue of the
+ *   channel's item type; %NULL with %WS_ERROR_CLOSED if the channel is
+ *   closed and empty, or with %G_IO_ERROR_CANCELLED if the wait was
+ *   cancelled
+ */
+GValue *
+ws_channel_receive_finish (WsChannel     *self,
+                           GAsyncResult  *result,
+                           GError       **error)
+{
+  ChannelOp *op;
+  GValue *value = NULL;
+
+  g_return_val_if_fail (self != NULL, NULL);
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  g_return_val_if_fail (g_async_result_is_tagged (result, ws_channel_receive_async), NULL);
+
+  op = g_task_get_task_data (G_TASK (result));
+  g_return_val_if_fail (op->channel == self, NULL);
+
+  /* The item was moved in by the thread that completed the operation. */
+  op_take_over (op);
+  if (g_task_propagate_boolean (G_TASK (result), error))
+    {
+      /* Not set: taken by an earlier finish of the same result. */
+      if (G_IS_VALUE (&op->value))
+        {
+          value = g_new (GValue, 1);
+          value_move (value, &op->value);
+        }
+      else
+        g_critical ("%s: the item was already taken by an earlier call", G_STRFUNC);
+    }
+  op_hand_over (op);
+  return value;
+}
+
+/* ---- the state ------------------------------------------------------ */
+
 /**
  * ws_channel_close:
  * @self: a #WsChannel
  *
- * Closes the channel and wakes every waiter. Items inside can still be
- * received. Closing twice does nothing.
+ * Closes the channel and wakes every waiter: tasks, and async sends and
+ * receives, which then complete with %WS_ERROR_CLOSED (a receive first
+ * drains what is left). Items inside can still be received. Closing twice
+ * does nothing.
  */
 void
 ws_channel_close (WsChannel *self)

@@ -10,7 +10,7 @@
 # error "Only <wsrt.h> can be included directly."
 #endif
 
-#include <glib-object.h>
+#include <gio/gio.h>
 
 #include "ws-types.h"
 
@@ -21,40 +21,83 @@ typedef struct _WsChannel WsChannel;
 #define WS_TYPE_CHANNEL (ws_channel_get_type ())
 
 WS_AVAILABLE_IN_ALL
-GType      ws_channel_get_type      (void);
+GType      ws_channel_get_type           (void);
 WS_AVAILABLE_IN_ALL
-WsChannel *ws_channel_new           (guint            capacity,
-                                     GDestroyNotify   item_destroy) G_GNUC_WARN_UNUSED_RESULT;
+WsChannel *ws_channel_new                (guint                 capacity,
+                                          GDestroyNotify        item_destroy)
+                                          G_GNUC_WARN_UNUSED_RESULT;
 WS_AVAILABLE_IN_ALL
-WsChannel *ws_channel_ref           (WsChannel       *self);
+WsChannel *ws_channel_new_for_type       (guint                 capacity,
+                                          GType                 item_type)
+                                          G_GNUC_WARN_UNUSED_RESULT;
 WS_AVAILABLE_IN_ALL
-void       ws_channel_unref         (WsChannel       *self);
+WsChannel *ws_channel_ref                (WsChannel            *self);
 WS_AVAILABLE_IN_ALL
-WsPoll     ws_channel_poll_send     (WsChannel       *self,
-                                     WsContext       *context,
-                                     gpointer         item,
-                                     GError         **error);
+void       ws_channel_unref              (WsChannel            *self);
 WS_AVAILABLE_IN_ALL
-WsPoll     ws_channel_poll_receive  (WsChannel       *self,
-                                     WsContext       *context,
-                                     gpointer        *item,
-                                     GError         **error);
+GType      ws_channel_get_item_type      (WsChannel            *self);
 WS_AVAILABLE_IN_ALL
-gboolean   ws_channel_try_send      (WsChannel       *self,
-                                     gpointer         item,
-                                     GError         **error);
+WsPoll     ws_channel_poll_send          (WsChannel            *self,
+                                          WsContext            *context,
+                                          gpointer              item,
+                                          GError              **error);
 WS_AVAILABLE_IN_ALL
-gboolean   ws_channel_try_receive   (WsChannel       *self,
-                                     gpointer        *item,
-                                     GError         **error);
+WsPoll     ws_channel_poll_receive       (WsChannel            *self,
+                                          WsContext            *context,
+                                          gpointer             *item,
+                                          GError              **error);
 WS_AVAILABLE_IN_ALL
-void       ws_channel_close         (WsChannel       *self);
+gboolean   ws_channel_try_send           (WsChannel            *self,
+                                          gpointer              item,
+                                          GError              **error);
 WS_AVAILABLE_IN_ALL
-gboolean   ws_channel_is_closed     (WsChannel       *self);
+gboolean   ws_channel_try_receive        (WsChannel            *self,
+                                          gpointer             *item,
+                                          GError              **error);
 WS_AVAILABLE_IN_ALL
-guint      ws_channel_get_length    (WsChannel       *self);
+WsPoll     ws_channel_poll_send_value    (WsChannel            *self,
+                                          WsContext            *context,
+                                          const GValue         *value,
+                                          GError              **error);
 WS_AVAILABLE_IN_ALL
-guint      ws_channel_get_capacity  (WsChannel       *self);
+WsPoll     ws_channel_poll_receive_value (WsChannel            *self,
+                                          WsContext            *context,
+                                          GValue              **value,
+                                          GError              **error);
+WS_AVAILABLE_IN_ALL
+gboolean   ws_channel_try_send_value     (WsChannel            *self,
+                                          const GValue         *value,
+                                          GError              **error);
+WS_AVAILABLE_IN_ALL
+GValue    *ws_channel_try_receive_value  (WsChannel            *self,
+                                          GError              **error);
+WS_AVAILABLE_IN_ALL
+void       ws_channel_send_async         (WsChannel            *self,
+                                          const GValue         *value,
+                                          GCancellable         *cancellable,
+                                          GAsyncReadyCallback   callback,
+                                          gpointer              user_data);
+WS_AVAILABLE_IN_ALL
+gboolean   ws_channel_send_finish        (WsChannel            *self,
+                                          GAsyncResult         *result,
+                                          GError              **error);
+WS_AVAILABLE_IN_ALL
+void       ws_channel_receive_async      (WsChannel            *self,
+                                          GCancellable         *cancellable,
+                                          GAsyncReadyCallback   callback,
+                                          gpointer              user_data);
+WS_AVAILABLE_IN_ALL
+GValue    *ws_channel_receive_finish     (WsChannel            *self,
+                                          GAsyncResult         *result,
+                                          GError              **error);
+WS_AVAILABLE_IN_ALL
+void       ws_channel_close              (WsChannel            *self);
+WS_AVAILABLE_IN_ALL
+gboolean   ws_channel_is_closed          (WsChannel            *self);
+WS_AVAILABLE_IN_ALL
+guint      ws_channel_get_length         (WsChannel            *self);
+WS_AVAILABLE_IN_ALL
+guint      ws_channel_get_capacity       (WsChannel            *self);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WsChannel, ws_channel_unref)
 

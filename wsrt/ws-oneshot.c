@@ -9,6 +9,16 @@
  * is woken after every change it waits for (a send or a close), and the
  * wake happens outside the lock (ws-waker-private.h); an item nobody
  * received is freed with the last reference.
+ *
+ * ws_oneshot_receive_async () registers a WsAsyncWait (ws-async-wait.c) as
+ * the waker: a send or close wakes it, which queues its callback on the
+ * caller's context; its cancellable queues it too, and whichever comes
+ * first is delivered (the others find it queued). The finish function, on
+ * the caller's context, takes the item under the lock as a poll does, so
+ * a cancelled receive leaves the item in the oneshot for a later one. A
+ * cancelled wait stays in the waker slot until a send, a close, another
+ * receive or the last unref drops it (it holds its main context until
+ * then).
  */
 
 #include "config.h"
@@ -19,6 +29,7 @@
 #include "ws-lock-private.h"
 #include "ws-waker-private.h"
 #include "ws-context-budget-private.h"
+#include "ws-async-wait-private.h"
 
 struct _WsOneshot
 {
@@ -37,6 +48,16 @@ struct _WsOneshot
  * Carries one item from a sender to one receiving task. Sending never
  * waits; [method@Ws.Oneshot.poll] waits for the item, and fails with
  * %WS_ERROR_CLOSED if the oneshot was closed without one.
+ *
+ * On a main loop, or in a Vala `async` method, receive with
+ * [method@Ws.Oneshot.receive_async]:
+ *
+ * ```vala
+ * var item = yield shot.receive_async (promise.get_cancellable ());
+ * ```
+ *
+ * One receiver at a time: a poll or a receive replaces the waiter that
+ * was registered before it.
  */
 
 G_DEFINE_BOXED_TYPE (WsOneshot, ws_oneshot, ws_oneshot_ref, ws_oneshot_unref)
@@ -209,4 +230,106 @@ ws_oneshot_close (WsOneshot *self)
   ws_lock_unlock (&self->lock);
 
   ws_waker_take_and_wake (waker);
+}
+
+/**
+ * ws_oneshot_receive_async:
+ * @self: a #WsOneshot
+ * @cancellable: (nullable): stops the wait (the item stays in @self)
+ * @callback: (scope async) (closure user_data): called once the item has
+ *   come, the oneshot was closed, or @cancellable was cancelled
+ * @user_data: data for @callback
+ *
+ * Waits for the item without blocking. @callback runs exactly once, on the
+ * thread-default main context of the caller, never from inside this call;
+ * call [method@Ws.Oneshot.receive_finish] from it. In a task spawned with
+ * [method@Ws.Runtime.spawn_promise] that context is the worker's, so a
+ * Vala coroutine resumes there.
+ */
+void
+ws_oneshot_receive_async (WsOneshot           *self,
+                          GCancellable        *cancellable,
+                          GAsyncReadyCallback  callback,
+                          gpointer             user_data)
+{
+  WsAsyncWait *wait;
+  WsWaker *waker;
+  WsWaker *old = NULL;
+  gboolean ready;
+
+  g_return_if_fail (self != NULL);
+  g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
+
+  wait = ws_async_wait_new (NULL, ws_oneshot_receive_async, cancellable, callback, user_data);
+  waker = ws_async_wait_get_waker (wait);
+
+  ws_lock_lock (&self->lock);
+  ready = self->has_item || self->closed;
+  if (!ready)
+    {
+      /* The slot's reference, dropped by whoever takes it out. */
+      waker->vtable->ref (waker);
+      old = self->waker;
+      self->waker = waker;
+    }
+  ws_lock_unlock (&self->lock);
+
+  if (old != NULL)
+    ws_waker_unref (old);
+  /* Queued for the caller's context: never delivered from here. */
+  if (ready)
+    ws_async_wait_complete (wait);
+  g_object_unref (wait);
+}
+
+/**
+ * ws_oneshot_receive_finish:
+ * @self: a #WsOneshot
+ * @result: the result given to the callback
+ * @error: return location for a #GError
+ *
+ * Takes the item that [method@Ws.Oneshot.receive_async] waited for.
+ *
+ * Returns: (transfer full) (nullable): the item; %NULL with
+ *   %WS_ERROR_CLOSED if the oneshot was closed without one (or the item
+ *   was already received), with %G_IO_ERROR_CANCELLED if the wait was
+ *   cancelled first
+ */
+gpointer
+ws_oneshot_receive_finish (WsOneshot     *self,
+                           GAsyncResult  *result,
+                           GError       **error)
+{
+  gpointer item = NULL;
+  gboolean closed_empty = FALSE;
+
+  g_return_val_if_fail (self != NULL, NULL);
+  g_return_val_if_fail (ws_async_wait_is_valid (result, NULL, ws_oneshot_receive_async), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (ws_async_wait_was_cancelled (WS_ASYNC_WAIT (result)))
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                           "The wait for the oneshot's item was cancelled");
+      return NULL;
+    }
+
+  ws_lock_lock (&self->lock);
+  if (self->has_item)
+    {
+      item = g_steal_pointer (&self->item);
+      self->has_item = FALSE;
+    }
+  else
+    {
+      /* Woken only by a send or a close: closed now. */
+      g_warn_if_fail (self->closed);
+      closed_empty = TRUE;
+    }
+  ws_lock_unlock (&self->lock);
+
+  if (closed_empty)
+    g_set_error_literal (error, WS_ERROR, WS_ERROR_CLOSED,
+                         "The oneshot was closed without a value");
+  return item;
 }

@@ -5,6 +5,7 @@
 
 import Gio from 'gi://Gio';
 import GLib from 'gi://GLib';
+import GObject from 'gi://GObject';
 import Ws from 'gi://Ws?version=1';
 import WsTest from 'gi://WsTest?version=1';
 
@@ -146,7 +147,7 @@ test('Runtime.load_file loads a file on the workers, a GBytes for JS', async () 
         await assertRejects(missing.wait_async(null),
             e => e.matches(Gio.IOErrorEnum, Gio.IOErrorEnum.NOT_FOUND), 'NOT_FOUND');
 
-        // A local task polls a Ws.FileOp on the main loop.
+        // A local task polls a Ws.IoOp on the main loop.
         const op = Ws.file_query_info(Gio.File.new_for_path(path), 'standard::size');
         const local = rt.spawn_local(null, cx => op.poll(cx));
         await local.wait_async(null);
@@ -155,6 +156,53 @@ test('Runtime.load_file loads a file on the workers, a GBytes for JS', async () 
         GLib.unlink(path);
         GLib.rmdir(dir);
     }
+});
+
+test('Runtime.spawn_io: an enumeration and a subprocess on the workers', async () => {
+    const dir = GLib.dir_make_tmp('test-gjs-XXXXXX');
+    const names = ['a', 'b', 'c'];
+    for (const name of names)
+        GLib.file_set_contents(GLib.build_filenamev([dir, name]), name);
+    try {
+        // The task runs the GIO calls on a worker; the script takes the
+        // typed result from the operation once the task has ended.
+        const list = Ws.file_enumerate_children(Gio.File.new_for_path(dir), 'standard::name');
+        const task = rt.spawn_io(list);
+        assertEqual(await task.wait_async(null), true, 'wait_async');
+        const infos = list.finish_infos();
+        assert(infos.every(info => info instanceof Gio.FileInfo), 'Gio.FileInfo elements');
+        assertEqual(infos.map(info => info.get_name()).sort().join(','), 'a,b,c', 'children');
+
+        const missing = Ws.file_enumerate_children(Gio.File.new_for_path(`${dir}/none`), '*');
+        await assertRejects(rt.spawn_io(missing).wait_async(null),
+            e => e.matches(Gio.IOErrorEnum, Gio.IOErrorEnum.NOT_FOUND), 'missing directory');
+    } finally {
+        for (const name of names)
+            GLib.unlink(GLib.build_filenamev([dir, name]));
+        GLib.rmdir(dir);
+    }
+
+    const cat = Gio.Subprocess.new(['cat'],
+        Gio.SubprocessFlags.STDIN_PIPE | Gio.SubprocessFlags.STDOUT_PIPE);
+    const talk = Ws.subprocess_communicate(cat, new TextEncoder().encode('through cat'));
+    await rt.spawn_io(talk).wait_async(null);
+    const [ok, out, err] = talk.finish_communicate();
+    assert(ok, 'exited with 0');
+    assertEqual(new TextDecoder().decode(out.toArray()), 'through cat', 'stdout');
+    assertEqual(err, null, 'stderr was no pipe');
+
+    const failing = Ws.subprocess_communicate(Gio.Subprocess.new(['false'], 0), null);
+    await assertRejects(rt.spawn_io(failing).wait_async(null),
+        e => e.matches(GLib.spawn_exit_error_quark(), 1), 'exit status 1');
+
+    // A cancelled task rejects with CANCELLED and cancels its GIO call
+    // (tests/test-io-op.c checks the call); the process goes on until killed.
+    const sleeper = Gio.Subprocess.new(['sleep', '60'], Gio.SubprocessFlags.STDOUT_PIPE);
+    const waiting = rt.spawn_io(Ws.subprocess_communicate(sleeper, null));
+    const cancelled = waiting.wait_async(null);
+    waiting.cancel();
+    await assertRejects(cancelled, isCancelled, 'cancelled');
+    sleeper.force_exit();
 });
 
 test('task groups: all and first', async () => {
@@ -282,6 +330,103 @@ test('a limiter is awaited from JS, in order, with cancellation', async () => {
 
     for (const name of ['spawn', 'spawn_blocking', 'acquire_poll'])
         assertEqual(limiter[name], undefined, `Ws.Limiter.${name}`);
+});
+
+test('a typed channel: local tasks and main-loop async calls, ints and strings', async () => {
+    const send = (ch, value, cancellable = null) => new Promise((resolve, reject) => {
+        ch.send_async(value, cancellable, (_source, res) => {
+            try {
+                resolve(ch.send_finish(res));
+            } catch (e) {
+                reject(e);
+            }
+        });
+    });
+    const receive = (ch, cancellable = null) => new Promise((resolve, reject) => {
+        ch.receive_async(cancellable, (_source, res) => {
+            try {
+                resolve(ch.receive_finish(res));
+            } catch (e) {
+                reject(e);
+            }
+        });
+    });
+    const isClosed = e => e instanceof GLib.Error && e.matches(Ws.Error, Ws.Error.CLOSED);
+
+    // Ints: the main loop sends, held back while the channel is full; a
+    // local task receives with poll_receive_value until the close.
+    const ints = Ws.Channel.new_for_type(2, GObject.TYPE_INT);
+    assertEqual(ints.get_item_type(), GObject.TYPE_INT, 'item type');
+    let sum = 0;
+    const consumer = rt.spawn_local(null, cx => {
+        for (;;) {
+            let poll, value;
+            try {
+                [poll, value] = ints.poll_receive_value(cx);
+            } catch (e) {
+                if (!isClosed(e))
+                    cx.return_error(e);
+                return Ws.Poll.READY;
+            }
+            if (poll === Ws.Poll.PENDING)
+                return poll;
+            sum += value;
+        }
+    });
+    for (let i = 1; i <= 20; i++)
+        assertEqual(await send(ints, i), true, `send ${i}`);
+    ints.close();
+    await consumer.wait_async(null);
+    assertEqual(sum, 210, 'sum of 1..20');
+    await assertRejects(send(ints, 1), isClosed, 'send after close');
+
+    // Strings: a local task sends with poll_send_value, the main loop
+    // receives with receive_async.
+    const strings = Ws.Channel.new_for_type(1, GObject.TYPE_STRING);
+    const words = ['alpha', 'beta', 'gamma'];
+    let next = 0;
+    const producer = rt.spawn_local(null, cx => {
+        for (; next < words.length; next++) {
+            if (strings.poll_send_value(cx, words[next]) === Ws.Poll.PENDING)
+                return Ws.Poll.PENDING;
+        }
+        strings.close();
+        return Ws.Poll.READY;
+    });
+    const got = [];
+    for (;;) {
+        try {
+            got.push(await receive(strings));
+        } catch (e) {
+            if (!isClosed(e))
+                throw e;
+            break;
+        }
+    }
+    await producer.wait_async(null);
+    assertEqual(got.join(','), 'alpha,beta,gamma', 'strings in order');
+
+    // A cancelled send leaves nothing behind; a waiting receive ends with
+    // CLOSED when the channel is closed.
+    const full = Ws.Channel.new_for_type(1, GObject.TYPE_STRING);
+    assertEqual(full.try_send_value('kept'), true, 'try_send_value');
+    const cancellable = new Gio.Cancellable();
+    const dropped = send(full, 'dropped', cancellable);
+    cancellable.cancel();
+    await assertRejects(dropped, isCancelled, 'cancelled send');
+    assertEqual(full.get_length(), 1, 'one item inside');
+    assertEqual(full.try_receive_value(), 'kept', 'try_receive_value');
+    let empty = null;
+    try {
+        full.try_receive_value();
+    } catch (e) {
+        empty = e;
+    }
+    assert(empty !== null && empty.matches(Gio.IOErrorEnum, Gio.IOErrorEnum.WOULD_BLOCK),
+        'the cancelled item never went in');
+    const waiting = receive(full);
+    full.close();
+    await assertRejects(waiting, isClosed, 'closed while waiting');
 });
 
 run();

@@ -472,6 +472,305 @@ void test_limiter_acquire_async () {
     assert_cmpuint (limiter.get_available (), CompareOperator.EQ, 1);
 }
 
+/* Typed channels: Vala async methods send and receive with yield (the
+ * cancellable defaults to null), tasks on the workers with the poll
+ * calls. */
+async void send_ints (Ws.Channel ch, int n) throws Error {
+    for (int i = 1; i <= n; i++)
+        yield ch.send_async (i);
+    ch.close ();
+}
+
+async int sum_ints (Ws.Channel ch) throws Error {
+    int sum = 0;
+    for (;;) {
+        try {
+            var v = yield ch.receive_async ();
+            sum += (int) v;
+        } catch (Ws.Error.CLOSED e) {
+            return sum;
+        }
+    }
+}
+
+void test_channel_yield () {
+    var ch = new Ws.Channel.for_type (2, typeof (int));
+    assert_true (ch.get_item_type () == typeof (int));
+    int sum = -1;
+    bool sent = false;
+    send_ints.begin (ch, 100, (obj, res) => {
+        try {
+            send_ints.end (res);
+        } catch (Error e) {
+            assert_no_error (e);
+        }
+        sent = true;
+    });
+    sum_ints.begin (ch, (obj, res) => {
+        try {
+            sum = sum_ints.end (res);
+        } catch (Error e) {
+            assert_no_error (e);
+        }
+    });
+    iterate_until (() => sent && sum >= 0);
+    assert_cmpint (sum, CompareOperator.EQ, 5050);
+    try {
+        ch.try_send_value (1);
+        assert_not_reached ();
+    } catch (Error e) {
+        assert_error (e, Ws.Error.quark (), Ws.Error.CLOSED);
+    }
+}
+
+async string[] receive_strings (Ws.Channel ch) throws Error {
+    string[] got = {};
+    for (;;) {
+        try {
+            Value? v = yield ch.receive_async ();
+            got += v.get_string ();
+        } catch (Ws.Error.CLOSED e) {
+            return got;
+        }
+    }
+}
+
+void test_channel_with_tasks () {
+    var rt = new Ws.Runtime (2);
+    var strings = new Ws.Channel.for_type (4, typeof (string));
+    var ints = new Ws.Channel.for_type (4, typeof (int));
+    int next = 0;
+    int sum = 0;
+
+    /* Strings from a worker to a yield on the main loop. */
+    var producer = rt.spawn ((cx) => {
+        for (; next < 50; next++) {
+            try {
+                if (strings.poll_send_value (cx, "item %d".printf (next)) == Ws.Poll.PENDING)
+                    return Ws.Poll.PENDING;
+            } catch (Error e) {
+                assert_no_error (e);
+            }
+        }
+        strings.close ();
+        return Ws.Poll.READY;
+    });
+    string[]? got = null;
+    receive_strings.begin (strings, (obj, res) => {
+        try {
+            got = receive_strings.end (res);
+        } catch (Error e) {
+            assert_no_error (e);
+        }
+    });
+    iterate_until (() => got != null);
+    assert_cmpint (got.length, CompareOperator.EQ, 50);
+    assert_cmpstr (got[0], CompareOperator.EQ, "item 0");
+    assert_cmpstr (got[49], CompareOperator.EQ, "item 49");
+
+    /* Ints from a yield on the main loop to a worker. */
+    var consumer = rt.spawn ((cx) => {
+        for (;;) {
+            Value? v;
+            try {
+                if (ints.poll_receive_value (cx, out v) == Ws.Poll.PENDING)
+                    return Ws.Poll.PENDING;
+            } catch (Error e) {
+                assert_error (e, Ws.Error.quark (), Ws.Error.CLOSED);
+                return Ws.Poll.READY;
+            }
+            sum += v.get_int ();
+        }
+    });
+    bool sent = false;
+    send_ints.begin (ints, 100, (obj, res) => {
+        try {
+            send_ints.end (res);
+        } catch (Error e) {
+            assert_no_error (e);
+        }
+        sent = true;
+    });
+    iterate_until (() => sent);
+    try {
+        assert_true (producer.wait (null));
+        assert_true (consumer.wait (null));
+    } catch (Error e) {
+        assert_no_error (e);
+    }
+    assert_cmpint (sum, CompareOperator.EQ, 5050);
+    assert_true (rt.shutdown (-1));
+}
+
+/* A Vala async method spawned as a task with spawn_promise: it runs on a
+ * worker, and resumes there after each yield (a sleep, a oneshot, a task
+ * group, the limiter, GIO with the promise's cancellable); the main loop
+ * awaits the task with `yield task.wait_async ()`, no argument. */
+class Trail {
+    public int steps;
+    public bool same_thread = true;
+    public bool on_worker = true;
+    public void* thread;
+
+    public void mark () {
+        if (thread == null)
+            thread = (void*) Thread.self<void*> ();
+        same_thread &= thread == (void*) Thread.self<void*> ();
+        on_worker &= on_runtime_thread ();
+        AtomicInt.inc (ref steps);
+    }
+}
+
+async void yield_everywhere (Ws.Promise promise, Ws.Runtime rt, Ws.Oneshot shot,
+                             Ws.Limiter limiter, File file, Trail trail) {
+    var cancellable = promise.get_cancellable ();
+    try {
+        trail.mark ();
+        yield Ws.Sleep.for_async (10 * TimeSpan.MILLISECOND, cancellable);
+        trail.mark ();
+        var nap = new Ws.Sleep (5 * TimeSpan.MILLISECOND);
+        yield nap.wait_async (cancellable);
+        trail.mark ();
+        var item = yield shot.receive_async (cancellable);
+        trail.mark ();
+        var group = new Ws.TaskGroup ();
+        for (int i = 0; i < 3; i++)
+            group.add (rt.spawn ((cx) => { cx.return_value (i); return Ws.Poll.READY; }));
+        yield group.wait_all_async (cancellable);
+        trail.mark ();
+        yield limiter.acquire_async (cancellable);
+        trail.mark ();
+        limiter.release ();
+        uint8[] contents;
+        yield file.load_contents_async (cancellable, out contents, null);
+        trail.mark ();
+        promise.return_value ("%d %u %s".printf ((int) (intptr) item, group.get_n_finished (),
+                                                 (string) contents));
+    } catch (Error e) {
+        promise.return_error (e);
+    }
+}
+
+async string await_task (Ws.Task task) throws Error {
+    yield task.wait_async ();
+    return task.get_value ().get_string ();
+}
+
+void test_promise_yields () {
+    var rt = new Ws.Runtime (2);
+    var shot = new Ws.Oneshot (null);
+    var limiter = new Ws.Limiter (1);
+    var trail = new Trail ();
+    string path;
+    try {
+        FileUtils.close (FileUtils.open_tmp ("wsrt-vala-XXXXXX", out path));
+        FileUtils.set_contents (path, "contents");
+    } catch (Error e) {
+        assert_no_error (e);
+        return;
+    }
+    var file = File.new_for_path (path);
+    var task = rt.spawn_promise ((promise) => {
+        yield_everywhere.begin (promise, rt, shot, limiter, file, trail);
+    });
+    /* Pending, with the work waiting for the oneshot. */
+    while (AtomicInt.get (ref trail.steps) < 3)
+        Thread.usleep (1000);
+    assert_true (!task.is_finished ());
+    shot.send ((void*) 7);
+
+    string? result = null;
+    bool done = false;
+    await_task.begin (task, (obj, res) => {
+        try {
+            result = await_task.end (res);
+        } catch (Error e) {
+            assert_no_error (e);
+        }
+        done = true;
+    });
+    iterate_until (() => done);
+    assert_cmpstr (result, CompareOperator.EQ, "7 3 contents");
+    assert_cmpint (trail.steps, CompareOperator.EQ, 7);
+    assert_true (trail.on_worker);
+    assert_true (trail.same_thread);
+    assert_cmpuint (limiter.get_available (), CompareOperator.EQ, 1);
+    assert_true (rt.shutdown (-1));
+    FileUtils.unlink (path);
+}
+
+/* Cancelling the task while its async method waits: the task ends as
+ * cancelled at once, and the method sees IOError.CANCELLED through the
+ * promise's cancellable. */
+class Flag {
+    public int value;
+}
+
+async void sleep_an_hour (Ws.Promise promise, Flag saw_cancel) {
+    try {
+        yield Ws.Sleep.for_async (TimeSpan.HOUR, promise.get_cancellable ());
+        promise.return_value (true);
+    } catch (IOError.CANCELLED e) {
+        AtomicInt.set (ref saw_cancel.value, 1);
+        promise.return_error (e);
+    } catch (Error e) {
+        promise.return_error (e);
+    }
+}
+
+async void await_cancelled_task (Ws.Task task, out bool raised) {
+    raised = false;
+    try {
+        yield task.wait_async ();
+    } catch (IOError.CANCELLED e) {
+        raised = true;
+    } catch (Error e) {
+        assert_no_error (e);
+    }
+}
+
+void test_promise_cancel_in_flight () {
+    var rt = new Ws.Runtime (2);
+    var saw_cancel = new Flag ();
+    var task = rt.spawn_promise ((promise) => sleep_an_hour.begin (promise, saw_cancel));
+    Thread.usleep (20000);
+    assert_true (!task.is_finished ());
+    bool raised = false;
+    bool done = false;
+    await_cancelled_task.begin (task, (obj, res) => {
+        await_cancelled_task.end (res, out raised);
+        done = true;
+    });
+    task.cancel ();
+    iterate_until (() => done);
+    assert_true (raised);
+    while (AtomicInt.get (ref saw_cancel.value) == 0)
+        Thread.usleep (1000);
+    assert_true (rt.shutdown (-1));
+}
+
+/* An async method that returns without completing its promise ends the
+ * task with an error instead of leaving it pending. */
+async void forget (Ws.Promise promise) {
+    try {
+        yield Ws.Sleep.for_async (1000, promise.get_cancellable ());
+    } catch (Error e) {
+        assert_no_error (e);
+    }
+}
+
+void test_promise_dropped () {
+    var rt = new Ws.Runtime (2);
+    var task = rt.spawn_promise ((promise) => forget.begin (promise));
+    try {
+        task.wait ();
+        assert_not_reached ();
+    } catch (Error e) {
+        assert_error (e, Ws.Error.quark (), Ws.Error.FAILED);
+    }
+    assert_true (rt.shutdown (-1));
+}
+
 int main (string[] args) {
     Test.init (ref args);
     cases = new GenericArray<Case> ();
@@ -485,5 +784,10 @@ int main (string[] args) {
     add ("/vala/limiter-spawn", test_limiter_spawn);
     add ("/vala/limiter-acquire-poll", test_limiter_acquire_poll);
     add ("/vala/limiter-acquire-async", test_limiter_acquire_async);
+    add ("/vala/channel-yield", test_channel_yield);
+    add ("/vala/channel-with-tasks", test_channel_with_tasks);
+    add ("/vala/promise-yields", test_promise_yields);
+    add ("/vala/promise-cancel-in-flight", test_promise_cancel_in_flight);
+    add ("/vala/promise-dropped", test_promise_dropped);
     return Test.run ();
 }

@@ -120,6 +120,8 @@ ws_waker_list_take (WsWakerList *self)
 
 gboolean   ws_waker_list_add             (WsWakerList    *self,
                                           WsWaker        *waker);
+gboolean   ws_waker_list_remove          (WsWakerList    *self,
+                                          WsWaker        *waker);
 void       ws_waker_list_wake_all        (WsWakerList    *self);
 void       ws_waker_list_clear           (WsWakerList    *self);
 

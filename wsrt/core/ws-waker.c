@@ -67,6 +67,24 @@ ws_waker_list_add (WsWakerList *self,
   return TRUE;
 }
 
+/* Under the owner's lock: takes @waker out of @self if it is listed, and
+ * returns whether it was; its reference is then the caller's, to drop
+ * outside the lock. For a waiter that stops waiting without being woken
+ * (a cancelled async operation). The list is unordered: every waiter is
+ * woken, so moving the last entry into the hole changes nothing. */
+gboolean
+ws_waker_list_remove (WsWakerList *self,
+                      WsWaker     *waker)
+{
+  for (guint i = 0; i < self->len; i++)
+    if (self->wakers[i] == waker)
+      {
+        self->wakers[i] = self->wakers[--self->len];
+        return TRUE;
+      }
+  return FALSE;
+}
+
 /* Outside the owner's lock, on a list that ws_waker_list_take () moved
  * out (or on one nobody else can reach any more): wakes every waker, drops
  * its reference, and leaves @self empty. */
