@@ -4,7 +4,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 //
 // Import it once; it promisifies wsrt's async methods, so that
-// `await task.wait_async (null)` works with no Gio._promisify boilerplate:
+// `await task.wait_async (null)`, `await ch.receive_async (null)`,
+// `await limiter.acquire_async (null)` and
+// `await Ws.Sleep.for_async (usec, null)` work with no boilerplate:
 //
 //     import * as Wsrt from 'file:///usr/share/wsrt-1/gjs/wsrt.js';
 //     const {Ws} = Wsrt;
@@ -24,6 +26,38 @@ export {Ws};
 Gio._promisify(Ws.Task.prototype, 'wait_async', 'wait_finish');
 Gio._promisify(Ws.TaskGroup.prototype, 'wait_all_async', 'wait_all_finish');
 Gio._promisify(Ws.TaskGroup.prototype, 'wait_any_async', 'wait_any_finish');
+Gio._promisify(Ws.Sleep, 'for_async', 'for_finish');
+
+// Gio._promisify calls the finish method on the callback's source object,
+// or else on the prototype; the boxed types (channels, limiters, sleeps)
+// complete with no source object, so their finish is called here on the
+// instance the async method was called on. Called with its callback, the
+// method is the plain one.
+function promisifyBoxed(proto, asyncName, finishName) {
+    const original = proto[asyncName];
+    if (original === undefined || original._wsrtPromisified)
+        return;
+    const promisified = function (...args) {
+        if (args.length === original.length)
+            return original.call(this, ...args);
+        return new Promise((resolve, reject) => {
+            original.call(this, ...args, (_source, res) => {
+                try {
+                    resolve(this[finishName](res));
+                } catch (e) {
+                    reject(e);
+                }
+            });
+        });
+    };
+    promisified._wsrtPromisified = true;
+    proto[asyncName] = promisified;
+}
+
+promisifyBoxed(Ws.Channel.prototype, 'send_async', 'send_finish');
+promisifyBoxed(Ws.Channel.prototype, 'receive_async', 'receive_finish');
+promisifyBoxed(Ws.Limiter.prototype, 'acquire_async', 'acquire_finish');
+promisifyBoxed(Ws.Sleep.prototype, 'wait_async', 'wait_finish');
 
 /**
  * Waits for @task on the main loop and returns its value.

@@ -296,6 +296,34 @@ test('shutdown ends the runtime and refuses later spawns', async () => {
     await assertRejects(late.wait_async(null), isCancelled, 'spawn after shutdown');
 });
 
+test('the helper module promisifies channels, limiters and sleeps', async () => {
+    const Wsrt = await import(GLib.filename_to_uri(GLib.getenv('WSRT_GJS_MODULE'), null));
+    const ch = Wsrt.Ws.Channel.new_for_type(1, GObject.TYPE_STRING);
+    assertEqual(await ch.send_async('one', null), true, 'send_async as a promise');
+    const blocked = ch.send_async('two', null);    // waits: the channel is full
+    assertEqual(await ch.receive_async(null), 'one', 'receive_async as a promise');
+    assertEqual(await blocked, true, 'the waiting send went in');
+    assertEqual(await ch.receive_async(null), 'two', 'in order');
+    ch.close();
+    await assertRejects(ch.receive_async(null),
+        e => e instanceof GLib.Error && e.matches(Ws.Error, Ws.Error.CLOSED), 'closed');
+
+    const limiter = Ws.Limiter.new(1);
+    assertEqual(await limiter.acquire_async(null), true, 'acquire_async as a promise');
+    limiter.release();
+
+    const start = GLib.get_monotonic_time();
+    assertEqual(await Ws.Sleep.for_async(20000, null), true, 'Sleep.for_async');
+    const nap = Ws.Sleep.new(10000);
+    assertEqual(await nap.wait_async(null), true, 'Sleep.wait_async');
+    assert(GLib.get_monotonic_time() - start >= 30000, 'never early');
+
+    // The callback form still works.
+    const done = await new Promise(resolve =>
+        Ws.Sleep.new(0).wait_async(null, (_source, res) => resolve(res)));
+    assert(done instanceof Gio.AsyncResult, 'callback form');
+});
+
 test('a limiter is awaited from JS, in order, with cancellation', async () => {
     const limiter = Ws.Limiter.new(1);
     const acquire = cancellable => new Promise((resolve, reject) => {
