@@ -24,22 +24,11 @@ if [ "${5:-default}" = cairo ]; then
   export GSK_RENDERER GDK_DEBUG
 fi
 
-# Sanitizer builds: add the suppressions for GTK to those in use
-# (LSAN_OPTIONS and TSAN_OPTIONS each take one file).
-# add_suppressions VARIABLE FILE
-add_suppressions ()
-{
-  eval "options=\${$1:-}"
-  [ -n "$options" ] || return 0
-  supp=$outdir/$(basename "$2")
-  base=$(printf '%s' "$options" | tr ':' '\n' | sed -n 's/^suppressions=//p')
-  others=$(printf '%s' "$options" | tr ':' '\n' | grep -v '^suppressions=' | tr '\n' ':')
-  { if [ -n "$base" ]; then cat "$base"; fi; cat "$2"; } > "$supp"
-  eval "$1=\"\${others}suppressions=\$supp\""
-  export "$1"
-}
-add_suppressions LSAN_OPTIONS "$srcdir/lsan-gtk.supp"
-add_suppressions TSAN_OPTIONS "$srcdir/tsan-gtk.supp"
+# Sanitizer builds: add the suppressions for GTK to those in use.
+# shellcheck source=../gtk-sanitizer-env.sh
+. "$srcdir/../gtk-sanitizer-env.sh"
+add_suppressions LSAN_OPTIONS "$outdir/lsan-gtk.supp" "$srcdir/lsan-gtk.supp"
+add_suppressions TSAN_OPTIONS "$outdir/tsan-gtk.supp" "$srcdir/tsan-gtk.supp"
 
 "$xvfb_run" -a -s "-screen 0 1024x768x24" \
   "$fractal" --workers 2 --snapshot "$png" --zooms 3 --timeout 60

@@ -40,27 +40,11 @@ if [ "$renderer" = cairo ]; then
   export GSK_RENDERER GDK_DEBUG
 fi
 
-# Sanitizer builds: add the suppressions for GTK to those in use
-# (LSAN_OPTIONS and TSAN_OPTIONS each take one file).
-# add_suppressions VARIABLE NAME FILES (colon-separated)
-# (shellcheck cannot see the uses of $others and the export inside eval.)
-# shellcheck disable=SC2034,SC2163
-add_suppressions ()
-{
-  eval "options=\${$1:-}"
-  [ -n "$options" ] || return 0
-  supp=$outdir/gtk-hasher-$2
-  base=$(printf '%s' "$options" | tr ':' '\n' | sed -n 's/^suppressions=//p')
-  others=$(printf '%s' "$options" | tr ':' '\n' | grep -v '^suppressions=' | tr '\n' ':')
-  {
-    if [ -n "$base" ]; then cat "$base"; fi
-    printf '%s\n' "$3" | tr ':' '\n' | while read -r file; do cat "$file"; done
-  } > "$supp"
-  eval "$1=\"\${others}suppressions=\$supp\""
-  export "$1"
-}
-add_suppressions LSAN_OPTIONS lsan.supp "$lsan_supp"
-add_suppressions TSAN_OPTIONS tsan.supp "$tsan_supp"
+# Sanitizer builds: add the suppressions for GTK to those in use.
+# shellcheck source=../gtk-sanitizer-env.sh
+. "$(dirname "$0")/../gtk-sanitizer-env.sh"
+add_suppressions LSAN_OPTIONS "$outdir/gtk-hasher-lsan.supp" "$lsan_supp"
+add_suppressions TSAN_OPTIONS "$outdir/gtk-hasher-tsan.supp" "$tsan_supp"
 
 # The tree: 30 directories of 100 files of 1 to 4,000 bytes, a nested
 # directory, an empty file, a name with a space, a few 1 MiB files, and a
