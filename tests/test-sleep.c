@@ -22,6 +22,8 @@
 
 #include <gio/gio.h>
 
+#include "ws-timer-driver-private.h"
+
 typedef struct
 {
   WsSleep *nap;
@@ -516,6 +518,8 @@ test_wait_async_reset (void)
   g_assert_cmpint (a.at, >=, args.deadline);
   g_thread_join (g_steal_pointer (&resetter));
 
+  /* Pending when it is moved: 20 ms from now, then 80. */
+  ws_sleep_reset (later, g_get_monotonic_time () + 20 * G_TIME_SPAN_MILLISECOND);
   ws_sleep_wait_async (later, NULL, sleep_wait_cb, &b);
   later_deadline = g_get_monotonic_time () + 80 * G_TIME_SPAN_MILLISECOND;
   ws_sleep_reset (later, later_deadline);
@@ -557,6 +561,342 @@ test_wait_async_bad_input (void)
   g_main_context_unref (ctx);
 }
 
+/* A reset from another thread moves a pending wait earlier (an hour-long
+ * wait comes 30 ms after it began) and later (a 20 ms wait moved to
+ * 100 ms comes then, not at 20 ms). */
+static void
+test_wait_async_reset_from_thread (void)
+{
+  GMainContext *ctx = g_main_context_new ();
+  g_autoptr(WsSleep) earlier = ws_sleep_new (G_TIME_SPAN_HOUR);
+  g_autoptr(WsSleep) later = ws_sleep_new (20 * G_TIME_SPAN_MILLISECOND);
+  g_autoptr(GThread) t1 = NULL;
+  g_autoptr(GThread) t2 = NULL;
+  SleepWaitResult a = { 0 }, b = { 0 };
+  ResetArgs early_args, late_args;
+  gint64 start;
+
+  g_main_context_push_thread_default (ctx);
+  ws_sleep_wait_async (earlier, NULL, sleep_wait_cb, &a);
+  ws_sleep_wait_async (later, NULL, sleep_wait_cb, &b);
+  start = g_get_monotonic_time ();
+  early_args.nap = earlier;
+  early_args.deadline = start + 30 * G_TIME_SPAN_MILLISECOND;
+  late_args.nap = later;
+  late_args.deadline = start + 100 * G_TIME_SPAN_MILLISECOND;
+  /* Each resets 10 ms from now: before the 20 ms deadline of `later`. */
+  t1 = g_thread_new ("reset-earlier", reset_later, &early_args);
+  t2 = g_thread_new ("reset-later", reset_later, &late_args);
+  ws_test_iterate_until (ctx, a.calls == 1 && b.calls == 1);
+  g_assert_true (a.ok && b.ok);
+  g_assert_cmpint (a.at, >=, early_args.deadline);
+  g_assert_cmpint (a.at, <, start + 30 * G_TIME_SPAN_SECOND);
+  g_assert_cmpint (b.at, >=, late_args.deadline);
+  g_assert_cmpint (a.at, <, b.at);
+  g_thread_join (g_steal_pointer (&t1));
+  g_thread_join (g_steal_pointer (&t2));
+  g_main_context_pop_thread_default (ctx);
+  g_main_context_unref (ctx);
+}
+
+/* ---- cancel racing the deadline ------------------------------------------ */
+
+#define RACE_ROUNDS 60
+#define RACE_WIDTH  8
+
+typedef struct
+{
+  guint         calls;
+  gboolean      ok;
+  gboolean      cancelled;
+  GCancellable *cancellable;
+  gint64        deadline;
+  gint64        cancel_at;
+  gint64        at;
+} RaceWait;
+
+static void
+race_cb (GObject      *object,
+         GAsyncResult *result,
+         gpointer      data)
+{
+  RaceWait *r = data;
+  g_autoptr(GError) error = NULL;
+
+  r->calls++;
+  r->at = g_get_monotonic_time ();
+  r->ok = ws_sleep_for_finish (result, &error);
+  g_assert_true (r->ok == (error == NULL));
+  if (error != NULL)
+    {
+      g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+      r->cancelled = TRUE;
+    }
+}
+
+static gint
+race_by_cancel_at (gconstpointer a,
+                   gconstpointer b)
+{
+  const RaceWait *x = *(RaceWait * const *) a, *y = *(RaceWait * const *) b;
+
+  return (x->cancel_at > y->cancel_at) - (x->cancel_at < y->cancel_at);
+}
+
+/* Cancels made by the canceller, and waits handed to it: the queue's
+ * GMutex is invisible to TSan, these atomics order the hand-over. */
+static _Atomic guint race_n_cancels;
+static _Atomic guint race_n_pushed;
+
+/* Cancels each wait pushed, in order, at its cancel_at. */
+static gpointer
+race_canceller (gpointer data)
+{
+  GAsyncQueue *queue = data;
+  RaceWait *w;
+  guint n_popped = 0;
+
+  while ((w = g_async_queue_pop (queue)) != (gpointer) queue)
+    {
+      ws_test_wait_until (atomic_load (&race_n_pushed) > n_popped);
+      n_popped++;
+      while (g_get_monotonic_time () < w->cancel_at)
+        ;
+      g_cancellable_cancel (w->cancellable);
+      atomic_fetch_add (&race_n_cancels, 1);
+    }
+  return NULL;
+}
+
+/* Waits whose deadline is about now, cancelled from another thread at
+ * about the same moment (within 1.5 ms either way): each calls back
+ * exactly once, with TRUE (never before its deadline) or
+ * G_IO_ERROR_CANCELLED, never both, never neither. */
+static void
+test_wait_async_cancel_races_deadline (void)
+{
+  GMainContext *ctx = g_main_context_new ();
+  GAsyncQueue *queue = g_async_queue_new ();
+  GThread *canceller = g_thread_new ("canceller", race_canceller, queue);
+  guint n_ok = 0, n_cancelled = 0;
+
+  atomic_store (&race_n_cancels, 0);
+  atomic_store (&race_n_pushed, 0);
+  g_main_context_push_thread_default (ctx);
+  for (guint round = 0; round < RACE_ROUNDS; round++)
+    {
+      RaceWait w[RACE_WIDTH] = { { 0 } };
+      RaceWait *order[RACE_WIDTH];
+      gint64 now = g_get_monotonic_time (), until;
+      guint done;
+
+      for (guint i = 0; i < RACE_WIDTH; i++)
+        {
+          gint64 duration = g_random_int_range (200, 1500);
+
+          w[i].cancellable = g_cancellable_new ();
+          w[i].deadline = g_get_monotonic_time () + duration;
+          w[i].cancel_at = now + g_random_int_range (0, 3000);
+          ws_sleep_for_async (duration, w[i].cancellable, race_cb, &w[i]);
+          order[i] = &w[i];
+        }
+      qsort (order, RACE_WIDTH, sizeof order[0], race_by_cancel_at);
+      for (guint i = 0; i < RACE_WIDTH; i++)
+        {
+          atomic_fetch_add (&race_n_pushed, 1);
+          g_async_queue_push (queue, order[i]);
+        }
+      do
+        {
+          g_main_context_iteration (ctx, TRUE);
+          done = 0;
+          for (guint i = 0; i < RACE_WIDTH; i++)
+            done += w[i].calls;
+        }
+      while (done < RACE_WIDTH);
+      /* Every cancel was made (the canceller is done with this round's
+       * waits), and nothing more comes: no second callback. */
+      ws_test_wait_until (atomic_load (&race_n_cancels) == (round + 1) * RACE_WIDTH);
+      until = g_get_monotonic_time () + 3 * G_TIME_SPAN_MILLISECOND;
+      while (g_get_monotonic_time () < until)
+        g_main_context_iteration (ctx, FALSE);
+      for (guint i = 0; i < RACE_WIDTH; i++)
+        {
+          g_assert_cmpuint (w[i].calls, ==, 1);
+          g_assert_true (w[i].ok != w[i].cancelled);
+          if (w[i].ok)
+            g_assert_cmpint (w[i].at, >=, w[i].deadline);
+          n_ok += w[i].ok;
+          n_cancelled += w[i].cancelled;
+        }
+      for (guint i = 0; i < RACE_WIDTH; i++)
+        g_object_unref (w[i].cancellable);
+    }
+  g_async_queue_push (queue, queue);
+  g_thread_join (canceller);
+  g_async_queue_unref (queue);
+  g_test_message ("%u waits came due, %u were cancelled", n_ok, n_cancelled);
+  g_assert_cmpuint (n_ok + n_cancelled, ==, RACE_ROUNDS * RACE_WIDTH);
+  g_main_context_pop_thread_default (ctx);
+  g_main_context_unref (ctx);
+}
+
+/* One waiter per sleep at a time: a second wait_async of the same sleep
+ * takes it over; the first fails with WS_ERROR_FAILED at once (it does
+ * not hang), the second comes at the deadline. A poll that finds the
+ * sleep ready ends a pending wait with TRUE. */
+static void
+test_wait_async_taken_over (void)
+{
+  GMainContext *ctx = g_main_context_new ();
+  g_autoptr(WsSleep) nap = ws_sleep_new (G_TIME_SPAN_HOUR);
+  SleepWaitResult a = { 0 }, b = { 0 };
+  gint64 deadline;
+
+  g_main_context_push_thread_default (ctx);
+  ws_sleep_wait_async (nap, NULL, sleep_wait_cb, &a);
+  ws_sleep_wait_async (nap, NULL, sleep_wait_cb, &b);
+  /* Not from inside the call. */
+  g_assert_cmpuint (a.calls, ==, 0);
+  ws_test_iterate_until (ctx, a.calls == 1);
+  g_assert_false (a.ok);
+  g_assert_error (a.error, WS_ERROR, WS_ERROR_FAILED);
+  g_assert_cmpuint (b.calls, ==, 0);
+  deadline = g_get_monotonic_time () + 20 * G_TIME_SPAN_MILLISECOND;
+  ws_sleep_reset (nap, deadline);
+  ws_test_iterate_until (ctx, b.calls == 1);
+  g_assert_true (b.ok);
+  g_assert_no_error (b.error);
+  g_assert_cmpint (b.at, >=, deadline);
+  g_clear_error (&a.error);
+  g_main_context_pop_thread_default (ctx);
+  g_main_context_unref (ctx);
+}
+
+/* ---- many waits on one context -------------------------------------------- */
+
+#define MANY_WAITS 10000
+#define MANY_WAITS_SPREAD (500 * G_TIME_SPAN_MILLISECOND)
+
+typedef struct
+{
+  gint64 *deadlines;
+  gint64  prev_deadline;          /* of the last one that came */
+  gint64  max_inversion;
+  gint64  max_late;
+  guint   n_done;
+  guint   n_early;
+} ManyWaits;
+
+typedef struct
+{
+  ManyWaits *m;
+  guint      i;
+} ManyWait;
+
+static void
+many_wait_cb (GObject      *object,
+              GAsyncResult *result,
+              gpointer      data)
+{
+  ManyWait *w = data;
+  ManyWaits *m = w->m;
+  gint64 now = g_get_monotonic_time ();
+  gint64 deadline = m->deadlines[w->i];
+
+  g_assert_true (ws_sleep_for_finish (result, NULL));
+  if (now < deadline)
+    m->n_early++;
+  m->max_late = MAX (m->max_late, now - deadline);
+  m->max_inversion = MAX (m->max_inversion, m->prev_deadline - deadline);
+  m->prev_deadline = MAX (m->prev_deadline, deadline);
+  m->n_done++;
+  g_free (w);
+}
+
+/* 10,000 waits pending on one context are 10,000 timers of its driver
+ * (no source each), and come in the order of their deadlines, none
+ * early. */
+static void
+test_wait_async_many_in_deadline_order (void)
+{
+  GMainContext *ctx = g_main_context_new ();
+  WsTimerDriver *driver;
+  ManyWaits m = { 0 };
+  gint64 setup;
+
+  m.deadlines = g_new (gint64, MANY_WAITS);
+  g_main_context_push_thread_default (ctx);
+  driver = ws_timer_driver_ref_for_current_thread ();
+  setup = g_get_monotonic_time ();
+  for (guint i = 0; i < MANY_WAITS; i++)
+    {
+      ManyWait *w = g_new (ManyWait, 1);
+      gint64 duration = 50 * G_TIME_SPAN_MILLISECOND
+                        + g_random_int_range (0, MANY_WAITS_SPREAD);
+
+      w->m = &m;
+      w->i = i;
+      m.deadlines[i] = g_get_monotonic_time () + duration;
+      ws_sleep_for_async (duration, NULL, many_wait_cb, w);
+    }
+  setup = g_get_monotonic_time () - setup;
+  /* Every wait is a timer (unless the setup took 50 ms, under valgrind). */
+  if (setup < 50 * G_TIME_SPAN_MILLISECOND)
+    g_assert_cmpuint (ws_timer_driver_get_n_timers (driver), ==, MANY_WAITS);
+  ws_test_iterate_until (ctx, m.n_done == MANY_WAITS);
+  g_test_message ("%u waits: set up in %" G_GINT64_FORMAT " ms, latest end %" G_GINT64_FORMAT
+                  " ms after its deadline; largest order inversion %" G_GINT64_FORMAT " us",
+                  MANY_WAITS, setup / 1000, m.max_late / 1000, m.max_inversion);
+  g_assert_cmpuint (m.n_early, ==, 0);
+  /* The wheel's tick is 1 ms: within a tick the order is free. */
+  g_assert_cmpint (m.max_inversion, <=, 2 * G_TIME_SPAN_MILLISECOND);
+  g_assert_cmpuint (ws_timer_driver_get_n_timers (driver), ==, 0);
+  ws_timer_driver_unref (driver);
+  g_free (m.deadlines);
+  g_main_context_pop_thread_default (ctx);
+  g_main_context_unref (ctx);
+}
+
+/* The wait holds its sleep until it ends, however it ends, and then lets
+ * it go: the caller may drop the sleep at once, and the fixture's leak
+ * check (a wait counts as a live waker until it is freed, and it holds
+ * the sleep until then) finds nothing left after each way of ending. */
+static void
+test_wait_async_frees_sleep (void)
+{
+  GMainContext *ctx = g_main_context_new ();
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  WsSleep *due = ws_sleep_new (10 * G_TIME_SPAN_MILLISECOND);
+  WsSleep *cancelled = ws_sleep_new (G_TIME_SPAN_HOUR);
+  WsSleep *shared = ws_sleep_new (G_TIME_SPAN_HOUR);
+  SleepWaitResult a = { 0 }, b = { 0 }, c = { 0 }, d = { 0 };
+
+  g_main_context_push_thread_default (ctx);
+  ws_sleep_wait_async (due, NULL, sleep_wait_cb, &a);
+  ws_sleep_wait_async (cancelled, cancellable, sleep_wait_cb, &b);
+  ws_sleep_wait_async (shared, NULL, sleep_wait_cb, &c);
+  ws_sleep_wait_async (shared, NULL, sleep_wait_cb, &d);
+  /* The caller's references go: the waits hold the sleeps. */
+  ws_sleep_unref (due);
+  ws_sleep_unref (cancelled);
+  g_cancellable_cancel (cancellable);
+  ws_sleep_reset (shared, g_get_monotonic_time () + 5 * G_TIME_SPAN_MILLISECOND);
+  ws_sleep_unref (shared);
+  ws_test_iterate_until (ctx, a.calls + b.calls + c.calls + d.calls == 4);
+  g_assert_true (a.ok);
+  g_assert_error (b.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_error (c.error, WS_ERROR, WS_ERROR_FAILED);
+  g_assert_true (d.ok);
+  g_clear_error (&b.error);
+  g_clear_error (&c.error);
+  g_main_context_pop_thread_default (ctx);
+  g_main_context_unref (ctx);
+#ifdef WS_ENABLE_LEAK_COUNTERS
+  g_assert_cmpint (ws_raw_task_get_n_live_wakers (), ==, 0);
+#endif
+}
+
 /* ---- many sleeps --------------------------------------------------------- */
 
 /* The tasks are spawned and await sleeps an hour away; the main thread
@@ -594,4 +934,9 @@ WS_TEST_MAIN ({ "/sleep/in-deadline-order", test_in_deadline_order },
               { "/sleep/wait-async", test_wait_async },
               { "/sleep/wait-async-cancelled", test_wait_async_cancelled },
               { "/sleep/wait-async-reset", test_wait_async_reset },
-              { "/sleep/wait-async-bad-input", test_wait_async_bad_input })
+              { "/sleep/wait-async-bad-input", test_wait_async_bad_input },
+              { "/sleep/wait-async-reset-from-thread", test_wait_async_reset_from_thread },
+              { "/sleep/wait-async-cancel-races-deadline", test_wait_async_cancel_races_deadline },
+              { "/sleep/wait-async-taken-over", test_wait_async_taken_over },
+              { "/sleep/wait-async-many-in-deadline-order", test_wait_async_many_in_deadline_order },
+              { "/sleep/wait-async-frees-sleep", test_wait_async_frees_sleep })

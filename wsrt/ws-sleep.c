@@ -17,31 +17,58 @@
  * Layout: 56 bytes (a 64-byte heap block) per sleep, the wheel's links
  * included.
  *
- * ws_sleep_wait_async () waits on a main context instead, with a GSource
- * of its own on the caller's thread-default context, ready at the
- * deadline (g_source_set_ready_time () is on the same monotonic clock, and
- * GLib rounds the poll timeout up: never early). It does not go through
- * the timer driver, whose arm registers the waker of a polling task; a
- * wait_async has no task. What must hold for it:
+ * ws_sleep_wait_async () waits on a main context: the wait is a timer
+ * like a poll's, on the same driver, whose waker completes a GTask
+ * instead of waking a task (D7 in ws-timer-driver.c). No GSource per wait
+ * and no registry: a context with 10,000 pending waits has one timer
+ * source, and a reset moves the wait by the driver's reset, as it moves a
+ * poll. An AsyncWait is 48 bytes plus its GTask. What holds:
  *
- *  W1 A reset is never lost. Every pending wait is in `waits` (by sleep)
- *     and counted in `n_waits`. A wait's ready time is set only under
- *     `waits_lock`, from the deadline read there. A wait registers
- *     (count increment, seq_cst, under the lock) and then reads the
- *     deadline; a reset stores the deadline and then reads the count (both
- *     seq_cst), and if it is not 0 sets the ready time of its sleep's
- *     waits under the lock: either the reset sees the wait and moves it,
- *     or the wait reads the new deadline. Resets that find no wait
- *     anywhere cost one load.
- *  W2 Never early: the dispatch reads the deadline again under the lock
- *     and re-arms if it was moved later.
- *  W3 A cancel makes the source ready (ready time 0) under the lock and
- *     marks the wait, so no reset or re-arm overwrites it; the dispatch
- *     disconnects the handler (outside the lock: a disconnect waits for a
- *     handler running on another thread, which may wait for the lock).
- *  W4 The GTask holds the caller's context, which holds the source, until
- *     the dispatch completes the task: a wait without a cancellable that
- *     never comes due keeps its context alive.
+ *  A1 One completion. The GTask is completed by whoever sets `done`
+ *     first (an exchange): the wake (a due tick: D4 makes it never
+ *     early), the cancellable's handler, or the driver dropping its last
+ *     reference without a wake (the slot was taken by a later waiter on
+ *     the same sleep, or a poll that found the sleep ready disarmed it).
+ *     The others find `done` set and do nothing. A drop completes with
+ *     TRUE if the deadline has passed, else with WS_ERROR_FAILED: a
+ *     sleep has one waiter at a time, and a wait replaced before its
+ *     deadline must not hang.
+ *  A2 Never early, also against a reset that moves the deadline later
+ *     between the tick that expired the timer and the wake: the wake
+ *     reads the clock and the deadline again, and if the deadline is
+ *     ahead it arms the timer again instead of completing. `n_armed`
+ *     counts the driver's references; a wake re-arms before the
+ *     dispatch drops the reference it woke with, so it never reaches 0
+ *     on the way, and 0 with `done` unset means a drop (A1).
+ *  A3 No stale registration. An arm (the first, or a wake's re-arm) that
+ *     installed the waker loads `done` after the arm's unlock; a
+ *     completer sets `done` (seq_cst) and then takes its waker out with
+ *     the conditional disarm (under the lock). Whichever lock hold
+ *     comes second sees the other: the completer finds the waker and
+ *     takes it, or the arm sees `done` and takes it out itself. So after
+ *     the completion no timer holds the wait, and the wait's reference on
+ *     its sleep (kept until the wait is freed, so the wake can read the
+ *     deadline) makes no cycle: the sleep is freed when the wait ends
+ *     and nobody else holds it.
+ *  A4 The cancel is a "cancelled" signal handler (g_signal_connect_data,
+ *     the closure holding a reference on the wait), not a
+ *     GCancellableSource: that is a GSource per wait on the caller's
+ *     context again (10,000 waits with a promise's cancellable would put
+ *     10,000 sources in every iteration's walk, the cost this design
+ *     removes). The completer disconnects it with
+ *     g_signal_handler_disconnect (), which never waits for a handler
+ *     running on another thread (g_cancellable_disconnect () does, and
+ *     deadlocks when called from the wrong place); a handler already
+ *     running finds `done` set and does nothing, and its closure keeps
+ *     the wait alive until it returns. The handler completes with
+ *     G_IO_ERROR_CANCELLED from the cancelling thread: GTask never
+ *     returns synchronously while its cancellable is cancelled, so the
+ *     callback still comes from the context's next dispatch.
+ *  A5 The callback runs where GIO's do: on the thread-default context of
+ *     the caller (the GTask's), never from inside the call (GTask defers
+ *     a return made in the iteration that created it). A wake on the
+ *     GTask's own context completes it directly from the driver's
+ *     dispatch, with no source of its own.
  */
 
 #include "config.h"
@@ -52,7 +79,7 @@
 #include "ws-context.h"
 #include "ws-context-budget-private.h"
 #include "ws-timer-driver-private.h"
-#include "ws-lock-private.h"
+#include "ws-waker-private.h"
 #include "ws-error.h"
 
 struct _WsSleep
@@ -104,9 +131,6 @@ struct _WsSleep
  */
 
 G_DEFINE_BOXED_TYPE (WsSleep, ws_sleep, ws_sleep_ref, ws_sleep_unref)
-
-static _Atomic guint n_waits;
-static void rearm_waits (WsSleep *self);
 
 /**
  * ws_sleep_new:
@@ -230,9 +254,6 @@ ws_sleep_reset (WsSleep *self,
   driver = atomic_load_explicit (&self->driver, memory_order_seq_cst);
   if (driver != NULL)
     ws_timer_driver_reset (driver, &self->timer, &self->deadline);
-  /* seq_cst: W1, after the store above. */
-  if (atomic_load_explicit (&n_waits, memory_order_seq_cst) != 0)
-    rearm_waits (self);
 }
 
 /* Binds @self to the polling thread's driver, or to the one another
@@ -292,110 +313,61 @@ ws_sleep_poll (WsSleep   *self,
          ? WS_POLL_PENDING : WS_POLL_READY;
 }
 
-/* ---- waiting on a main context (W1-W4 in the opening comment) ------------ */
+/* ---- waiting on a main context (A1-A5 in the opening comment) ------------ */
 
 typedef struct
 {
-  GSource        source;
-  WsSleep       *sleep;          /* a reference */
-  GTask         *task;           /* until the dispatch completes it */
-  GCancellable  *cancellable;    /* a reference, or NULL */
-  gulong         cancelled_id;
-  gboolean       registered;     /* in `waits`; under waits_lock */
-  gboolean       cancelled;      /* under waits_lock (W3) */
-} SleepWait;
+  WsWaker          waker;         /* the timer's while armed (D7) */
+  gatomicrefcount  ref_count;     /* the starter's, the driver's, the handler's */
+  _Atomic guint    n_armed;       /* the driver's references (A2) */
+  _Atomic gboolean done;          /* A1 */
+  gulong _Atomic   cancelled_id;  /* taken by whoever disconnects (A4) */
+  WsSleep         *sleep;         /* a reference, until freed (A3) */
+  GTask           *task;          /* the winner of `done` completes it */
+} AsyncWait;
 
-static WsLock waits_lock = WS_LOCK_INIT;
-static GHashTable *waits;        /* WsSleep * -> GSList of SleepWait *; under waits_lock */
-/* n_waits (declared above ws_sleep_reset): the waits in `waits`. */
+#define ASYNC_WAIT(w) ((AsyncWait *) (w))
 
-/* Sets the ready time of @w from its sleep's deadline; under waits_lock. */
 static void
-arm_locked (SleepWait *w)
+async_wait_unref (AsyncWait *self)
 {
-  if (w->cancelled)
+  if (!g_atomic_ref_count_dec (&self->ref_count))
     return;
-  /* seq_cst: W1, paired with the store in ws_sleep_reset (). */
-  g_source_set_ready_time (&w->source,
-                           atomic_load_explicit (&w->sleep->deadline, memory_order_seq_cst));
+  /* A3: no timer holds the wait any more. */
+  ws_sleep_unref (self->sleep);
+  WS_COUNT_WAKERS (-1);
+  g_free (self);
 }
 
 static void
-register_wait (SleepWait *w)
+async_wait_unref_closure (gpointer  data,
+                          GClosure *closure)
 {
-  GSList *list;
-
-  ws_lock_lock (&waits_lock);
-  if (waits == NULL)
-    waits = g_hash_table_new (NULL, NULL);
-  /* seq_cst: W1, before the deadline is read in arm_locked (). */
-  atomic_fetch_add_explicit (&n_waits, 1, memory_order_seq_cst);
-  list = g_hash_table_lookup (waits, w->sleep);
-  g_hash_table_insert (waits, w->sleep, g_slist_prepend (list, w));
-  w->registered = TRUE;
-  arm_locked (w);
-  ws_lock_unlock (&waits_lock);
+  async_wait_unref (data);
 }
 
+/* A1: only the winner of `done` calls this, once. Completes the GTask,
+ * disconnects the handler and takes the waker out of the timer if it is
+ * still there (A3). Outside any lock. */
 static void
-unregister_wait (SleepWait *w)
+async_wait_complete (AsyncWait *self,
+                     GError    *error)
 {
-  ws_lock_lock (&waits_lock);
-  if (w->registered)
-    {
-      GSList *list = g_slist_remove (g_hash_table_lookup (waits, w->sleep), w);
+  GTask *task = g_steal_pointer (&self->task);
+  WsTimerDriver *driver;
+  gulong id;
 
-      if (list != NULL)
-        g_hash_table_insert (waits, w->sleep, list);
-      else
-        g_hash_table_remove (waits, w->sleep);
-      w->registered = FALSE;
-      /* Relaxed: W1 needs the increment ordered, not the decrement; a
-       * reset that still counts this wait only takes the lock for
-       * nothing. */
-      atomic_fetch_sub_explicit (&n_waits, 1, memory_order_relaxed);
-    }
-  ws_lock_unlock (&waits_lock);
-}
+  /* Relaxed: the exchange decides who disconnects (the starter may race
+   * us, A4); the handler's memory is GLib's. */
+  id = atomic_exchange_explicit (&self->cancelled_id, 0, memory_order_relaxed);
+  if (id != 0)
+    g_signal_handler_disconnect (g_task_get_cancellable (task), id);
 
-/* W1: moves the ready time of every wait on @self. */
-static void
-rearm_waits (WsSleep *self)
-{
-  ws_lock_lock (&waits_lock);
-  if (waits != NULL)
-    for (GSList *l = g_hash_table_lookup (waits, self); l != NULL; l = l->next)
-      arm_locked (l->data);
-  ws_lock_unlock (&waits_lock);
-}
+  /* A3, after `done` was set. Acquire: the binding's driver memory. */
+  driver = atomic_load_explicit (&self->sleep->driver, memory_order_acquire);
+  if (driver != NULL)
+    ws_timer_driver_disarm_waker (driver, &self->sleep->timer, &self->waker);
 
-static void
-on_wait_cancelled (GCancellable *cancellable,
-                   gpointer      data)
-{
-  SleepWait *w = data;
-
-  /* W3. The source is alive while the handler is connected. */
-  ws_lock_lock (&waits_lock);
-  w->cancelled = TRUE;
-  g_source_set_ready_time (&w->source, 0);
-  ws_lock_unlock (&waits_lock);
-}
-
-/* Completes the task: with TRUE once due, or an error. */
-static void
-finish_wait (SleepWait *w,
-             GError    *error)
-{
-  GTask *task = g_steal_pointer (&w->task);
-
-  unregister_wait (w);
-  /* Outside waits_lock (W3). */
-  if (w->cancelled_id != 0)
-    {
-      g_cancellable_disconnect (w->cancellable, w->cancelled_id);
-      w->cancelled_id = 0;
-    }
   if (error != NULL)
     g_task_return_error (task, error);
   else
@@ -403,83 +375,183 @@ finish_wait (SleepWait *w,
   g_object_unref (task);
 }
 
-static gboolean
-sleep_wait_dispatch (GSource     *source,
-                     GSourceFunc  callback,
-                     gpointer     user_data)
+/* A1: TRUE for the caller that decides the completion. AcqRel: the
+ * winner sees the starter's fields (published by the starter's release
+ * store of `done`); seq_cst for A3. */
+static inline gboolean
+async_wait_claim (AsyncWait *self)
 {
-  SleepWait *w = (SleepWait *) source;
-  gboolean cancelled, due = FALSE;
+  return !atomic_exchange_explicit (&self->done, TRUE, memory_order_seq_cst);
+}
 
-  ws_lock_lock (&waits_lock);
-  cancelled = w->cancelled;
-  if (!cancelled)
-    {
-      /* W2. seq_cst: as in arm_locked (). */
-      due = g_get_monotonic_time ()
-            >= atomic_load_explicit (&w->sleep->deadline, memory_order_seq_cst);
-      if (!due)
-        arm_locked (w);
-    }
-  ws_lock_unlock (&waits_lock);
+static gboolean
+async_wait_is_due (AsyncWait *self,
+                   gint64     now)
+{
+  /* seq_cst: as every read of the deadline (D5). */
+  return now >= atomic_load_explicit (&self->sleep->deadline, memory_order_seq_cst);
+}
 
-  if (!cancelled && !due)
-    return G_SOURCE_CONTINUE;
+/* Arms the timer with the wait's waker; FALSE if the deadline has passed.
+ * A3: an arm that finds the wait done afterwards takes the waker out. */
+static gboolean
+async_wait_arm (AsyncWait     *self,
+                WsTimerDriver *driver,
+                gint64         now)
+{
+  if (!ws_timer_driver_arm_waker (driver, &self->sleep->timer, &self->sleep->deadline, now,
+                                  &self->waker))
+    return FALSE;
+  /* seq_cst: A3, after the arm's unlock. */
+  if (atomic_load_explicit (&self->done, memory_order_seq_cst))
+    ws_timer_driver_disarm_waker (driver, &self->sleep->timer, &self->waker);
+  return TRUE;
+}
 
-  finish_wait (w, cancelled ? g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                                                   "The sleep was cancelled")
-                            : NULL);
-  return G_SOURCE_REMOVE;
+/* The timer's tick came (D4), or a reset moved the timer to a tick the
+ * wheel has passed. Called with the driver's reference held. */
+static void
+async_wait_wake (WsWaker *waker)
+{
+  AsyncWait *self = ASYNC_WAIT (waker);
+  gint64 now;
+
+  if (atomic_load_explicit (&self->done, memory_order_seq_cst))
+    return;
+
+  now = g_get_monotonic_time ();
+  /* A2: a reset moved the deadline later after the tick: wait again. The
+   * driver is bound (it woke us). */
+  if (!async_wait_is_due (self, now)
+      && async_wait_arm (self, atomic_load_explicit (&self->sleep->driver, memory_order_acquire),
+                         now))
+    return;
+
+  if (async_wait_claim (self))
+    async_wait_complete (self, NULL);
 }
 
 static void
-sleep_wait_finalize (GSource *source)
+async_wait_waker_ref (WsWaker *waker)
 {
-  SleepWait *w = (SleepWait *) source;
+  AsyncWait *self = ASYNC_WAIT (waker);
 
-  /* Destroyed before it was due: only if someone destroyed the context
-   * while the GTask held it (W4), which GLib does not do. */
-  if (w->task != NULL)
-    finish_wait (w, g_error_new_literal (WS_ERROR, WS_ERROR_CLOSED,
-                                         "The main context of the sleep's wait was destroyed"));
-  g_clear_object (&w->cancellable);
-  ws_sleep_unref (w->sleep);
+  /* Relaxed: a count; the driver's lock orders it with the unref. */
+  atomic_fetch_add_explicit (&self->n_armed, 1, memory_order_relaxed);
+  g_atomic_ref_count_inc (&self->ref_count);
 }
 
-static GSourceFuncs sleep_wait_funcs = {
-  NULL, NULL, sleep_wait_dispatch, sleep_wait_finalize, NULL, NULL,
+static void
+async_wait_waker_unref (WsWaker *waker)
+{
+  AsyncWait *self = ASYNC_WAIT (waker);
+
+  /* AcqRel: the last of the driver's references sees the others' ends.
+   * 0 with `done` unset: the driver let go without a wake (A1, A2). */
+  if (atomic_fetch_sub_explicit (&self->n_armed, 1, memory_order_acq_rel) == 1
+      && !atomic_load_explicit (&self->done, memory_order_seq_cst)
+      && async_wait_claim (self))
+    {
+      if (async_wait_is_due (self, g_get_monotonic_time ()))
+        async_wait_complete (self, NULL);
+      else
+        async_wait_complete (self,
+                             g_error_new_literal (WS_ERROR, WS_ERROR_FAILED,
+                                                  "Another wait or poll of the same WsSleep "
+                                                  "replaced this wait before its deadline: a "
+                                                  "sleep has one waiter at a time"));
+    }
+  async_wait_unref (self);
+}
+
+static const WsWakerVTable async_wait_vtable = {
+  async_wait_wake,
+  async_wait_waker_ref,
+  async_wait_waker_unref,
 };
 
+/* A4: on the cancelling thread, or in the starter for a cancellable that
+ * was cancelled already. */
 static void
-wait_start (WsSleep             *self,
+async_wait_cancelled (GCancellable *cancellable,
+                      gpointer      data)
+{
+  AsyncWait *self = data;
+
+  if (async_wait_claim (self))
+    async_wait_complete (self, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                                                    "The wait for the sleep was cancelled"));
+}
+
+static void
+wait_start (WsSleep             *sleep,
             gpointer             source_tag,
             GCancellable        *cancellable,
             GAsyncReadyCallback  callback,
             gpointer             user_data)
 {
-  GSource *source = g_source_new (&sleep_wait_funcs, sizeof (SleepWait));
-  SleepWait *w = (SleepWait *) source;
+  AsyncWait *self = g_new (AsyncWait, 1);
+  WsTimerDriver *driver;
+  gint64 now;
 
-  w->sleep = ws_sleep_ref (self);
-  w->task = g_task_new (NULL, cancellable, callback, user_data);
-  g_task_set_source_tag (w->task, source_tag);
+  self->waker.vtable = &async_wait_vtable;
+  g_atomic_ref_count_init (&self->ref_count);           /* ours, until the end */
+  atomic_init (&self->n_armed, 0);
+  atomic_init (&self->cancelled_id, 0);
+  self->sleep = ws_sleep_ref (sleep);
+  self->task = g_task_new (NULL, cancellable, callback, user_data);
+  /* Named before the tag, which would name it otherwise. */
+  g_task_set_name (self->task, "[wsrt] sleep");
+  g_task_set_source_tag (self->task, source_tag);
   /* Compared by the finish function only, never dereferenced. */
-  g_task_set_task_data (w->task, self, NULL);
-  g_task_set_name (w->task, "[wsrt] sleep");
-  g_source_set_static_name (source, "[wsrt] sleep wait");
-  g_source_set_priority (source, G_PRIORITY_DEFAULT);
+  g_task_set_task_data (self->task, sleep, NULL);
+  WS_COUNT_WAKERS (1);
+  /* Release: publishes the fields above to the winner of `done`, which
+   * may be a handler or a wake on another thread (A1). */
+  atomic_store_explicit (&self->done, FALSE, memory_order_release);
 
-  register_wait (w);
   if (cancellable != NULL)
     {
-      w->cancellable = g_object_ref (cancellable);
-      /* Already cancelled: the handler runs now and makes the source
-       * ready; it is still dispatched from the context, not from here. */
-      w->cancelled_id = g_cancellable_connect (cancellable, G_CALLBACK (on_wait_cancelled),
-                                               w, NULL);
+      gulong id;
+
+      g_atomic_ref_count_inc (&self->ref_count);        /* the closure's */
+      id = g_signal_connect_data (cancellable, "cancelled", G_CALLBACK (async_wait_cancelled),
+                                  self, async_wait_unref_closure, 0);
+      /* seq_cst store, then seq_cst load of `done`: a completer that ran
+       * before the store found no id to disconnect, and then we see it
+       * done and disconnect ourselves (A4). */
+      atomic_store_explicit (&self->cancelled_id, id, memory_order_seq_cst);
+      if (atomic_load_explicit (&self->done, memory_order_seq_cst)
+          && (id = atomic_exchange_explicit (&self->cancelled_id, 0, memory_order_relaxed)) != 0)
+        g_signal_handler_disconnect (cancellable, id);
+      /* Connected first, then checked: a cancel in between runs the
+       * handler too, and A1 keeps one of the two. */
+      if (g_cancellable_is_cancelled (cancellable))
+        async_wait_cancelled (cancellable, self);
     }
-  g_source_attach (source, g_task_get_context (w->task));
-  g_source_unref (source);
+
+  /* Deadline passed already, or the wheel is past its tick: complete
+   * through the GTask, which calls back from the context, not from here
+   * (A5). */
+  now = g_get_monotonic_time ();
+  if (!atomic_load_explicit (&self->done, memory_order_seq_cst))
+    {
+      if (async_wait_is_due (self, now))
+        {
+          if (async_wait_claim (self))
+            async_wait_complete (self, NULL);
+        }
+      else
+        {
+          /* Acquire: as in ws_sleep_poll (). */
+          driver = atomic_load_explicit (&sleep->driver, memory_order_acquire);
+          if (driver == NULL)
+            driver = bind_driver (sleep);
+          if (!async_wait_arm (self, driver, now) && async_wait_claim (self))
+            async_wait_complete (self, NULL);
+        }
+    }
+  async_wait_unref (self);
 }
 
 /**
@@ -497,15 +569,22 @@ wait_start (WsSleep             *self,
  * [method@Ws.Sleep.reset] from any thread moves a pending wait to the new
  * deadline, as it moves a poll.
  *
- * In a task spawned with [method@Ws.Runtime.spawn_promise] the context is
- * the worker's, so the code resumes on that worker. The wait is a #GSource
- * of its own on the context, not a timer on the runtime's timing wheel:
- * many thousands of waits on one context make each of its iterations
- * slower, where as many sleeps polled by tasks do not.
+ * The callback runs where GIO's do: on the context that was the calling
+ * thread's thread-default when the wait began. In a task spawned with
+ * [method@Ws.Runtime.spawn_promise] that is the worker's context, so the
+ * code resumes on that worker. The wait is a timer on the runtime's
+ * timing wheel, like a poll's: many thousands of pending waits on one
+ * context cost its iterations nothing more.
  *
- * A wait without @cancellable whose context is never iterated again holds
- * the context until the process ends: in a promise's work, pass the
- * promise's cancellable, which the runtime's shutdown cancels.
+ * One waiter per sleep at a time: a later wait or poll of @self replaces
+ * this one. A wait replaced before the deadline then fails with
+ * %WS_ERROR_FAILED (it never hangs); one replaced after it ends with
+ * %TRUE. The wait holds a reference on @self until it ends.
+ *
+ * A wait without @cancellable whose deadline never comes, or whose
+ * context is never iterated again, holds the context until the process
+ * ends: in a promise's work, pass the promise's cancellable, which the
+ * runtime's shutdown cancels.
  */
 void
 ws_sleep_wait_async (WsSleep             *self,
@@ -528,7 +607,9 @@ ws_sleep_wait_async (WsSleep             *self,
  * Ends a [method@Ws.Sleep.wait_async].
  *
  * Returns: %TRUE once the deadline has passed; %FALSE with
- *   %G_IO_ERROR_CANCELLED if the wait was cancelled
+ *   %G_IO_ERROR_CANCELLED if the wait was cancelled, with
+ *   %WS_ERROR_FAILED if another wait or poll of @self replaced it
+ *   before the deadline
  */
 gboolean
 ws_sleep_wait_finish (WsSleep       *self,
@@ -559,9 +640,11 @@ ws_sleep_wait_finish (WsSleep       *self,
  * yield Ws.Sleep.for_async (50 * TimeSpan.MILLISECOND, promise.get_cancellable ());
  * ```
  *
- * Unlike `Timeout.add ()`, which attaches to the global default context,
- * the callback comes back to the caller's context: in a task spawned with
- * [method@Ws.Runtime.spawn_promise], the worker's.
+ * Unlike `Timeout.add ()`, which attaches a #GSource per call to the
+ * global default context, the callback comes back to the caller's
+ * context (in a task spawned with [method@Ws.Runtime.spawn_promise], the
+ * worker's), and the wait is a timer on the runtime's timing wheel: no
+ * source of its own.
  */
 void
 ws_sleep_for_async (gint64               duration_usec,

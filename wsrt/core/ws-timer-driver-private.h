@@ -21,7 +21,8 @@ typedef struct _WsTimerDriver WsTimerDriver;
 
 /* One timer, embedded in its owner (a WsSleep). Once the owner is bound
  * to a driver, both fields are guarded by the driver's lock, and
- * waker != NULL exactly while the entry is linked. */
+ * waker != NULL exactly while the entry is linked. The waker is a polling
+ * task's or any other (D7 in ws-timer-driver.c). */
 typedef struct
 {
   WsTimerEntry  entry;
@@ -42,11 +43,19 @@ gboolean       ws_timer_driver_arm        (WsTimerDriver         *self,
                                            const _Atomic gint64  *deadline,
                                            gint64                 now,
                                            WsContext             *cx);
+gboolean       ws_timer_driver_arm_waker  (WsTimerDriver         *self,
+                                           WsTimer               *timer,
+                                           const _Atomic gint64  *deadline,
+                                           gint64                 now,
+                                           WsWaker               *waker);
 void           ws_timer_driver_reset      (WsTimerDriver         *self,
                                            WsTimer               *timer,
                                            const _Atomic gint64  *deadline);
 void           ws_timer_driver_disarm     (WsTimerDriver         *self,
                                            WsTimer               *timer);
+gboolean       ws_timer_driver_disarm_waker (WsTimerDriver       *self,
+                                           WsTimer               *timer,
+                                           WsWaker               *waker);
 gsize          ws_timer_driver_get_n_timers (WsTimerDriver       *self);
 
 G_END_DECLS

@@ -55,6 +55,19 @@
  *  D6 A bound owner holds a reference on its driver, so a driver outlives
  *     every timer in it; a context that is freed destroys its driver, and
  *     the timers still in it are dropped with their owners.
+ *  D7 A timer's waker is opaque here: a polling task's
+ *     (ws_timer_driver_arm) or any other WsWaker with its own vtable
+ *     (ws_timer_driver_arm_waker; ws-sleep.c's async waits, whose wake
+ *     completes a GTask). Nothing above changes with the kind: the slot
+ *     holds one reference, taken under the lock, and whoever unlinks the
+ *     timer takes it out (D1) and wakes or drops it outside the lock (D2).
+ *     A later arm replaces the waker and drops the earlier one unwoken
+ *     (one waiter per timer). A waiter that stops waiting uses the
+ *     conditional disarm (ws_timer_driver_disarm_waker), which unlinks the
+ *     timer only if the slot still holds that waiter's waker, so it never
+ *     takes out the registration of a waiter that replaced it; a waiter
+ *     that arms concurrently with its own end checks its end again after
+ *     the arm and disarms itself conditionally (ws-sleep.c, A3).
  */
 
 #include "config.h"
@@ -313,6 +326,74 @@ wake_context (WsTimerDriver *self)
   g_source_set_ready_time ((GSource *) self, 0);
 }
 
+/* Stores a new reference to the waker in @timer's slot: the polling
+ * task's (@cx) or @waker. Returns the waker it replaced, whose reference
+ * the caller drops outside the lock. Called with the lock held. */
+static inline WsWaker *
+replace_waker_locked (WsTimer   *timer,
+                      WsContext *cx,
+                      WsWaker   *waker)
+{
+  WsWaker *old;
+
+  if (cx != NULL)
+    return ws_waker_slot_replace (&timer->waker, cx);
+  old = timer->waker;
+  waker->vtable->ref (waker);
+  timer->waker = waker;
+  return old;
+}
+
+/* The body of both arms: @cx for a poll, @waker otherwise (D7). */
+static gboolean
+arm (WsTimerDriver         *self,
+     WsTimer               *timer,
+     const _Atomic gint64  *deadline,
+     gint64                 now,
+     WsContext             *cx,
+     WsWaker               *waker)
+{
+  WsWaker *old = NULL;
+  gboolean armed = TRUE, wake = FALSE;
+  gint64 when_usec;
+  guint64 tick;
+
+  ws_lock_lock (&self->lock);
+  /* seq_cst: D5, paired with the store in a reset. */
+  when_usec = atomic_load_explicit (deadline, memory_order_seq_cst);
+  tick = tick_ceil (self, when_usec);
+
+  if (now < when_usec && ws_timer_entry_is_linked (&timer->entry)
+      && timer->entry.when == tick)
+    {
+      /* Armed already for this deadline: only the waker may change. */
+      old = replace_waker_locked (timer, cx, waker);
+    }
+  else
+    {
+      if (ws_timer_entry_is_linked (&timer->entry))
+        ws_timer_wheel_remove (&self->wheel, &timer->entry);
+      /* D4: if the wheel is past the tick, the deadline has passed. */
+      if (now < when_usec && ws_timer_wheel_insert (&self->wheel, &timer->entry, tick))
+        {
+          old = replace_waker_locked (timer, cx, waker);
+          wake = lower_armed_locked (self, timer->entry.when);
+        }
+      else
+        {
+          old = g_steal_pointer (&timer->waker);
+          armed = FALSE;
+        }
+    }
+  ws_lock_unlock (&self->lock);
+
+  if (old != NULL)
+    old->vtable->unref (old);
+  if (wake)
+    wake_context (self);
+  return armed;
+}
+
 /**
  * ws_timer_driver_arm:
  * @self: the driver @timer's owner is bound to
@@ -335,45 +416,31 @@ ws_timer_driver_arm (WsTimerDriver         *self,
                      gint64                 now,
                      WsContext             *cx)
 {
-  WsWaker *old = NULL;
-  gboolean armed = TRUE, wake = FALSE;
-  gint64 when_usec;
-  guint64 tick;
+  return arm (self, timer, deadline, now, cx, NULL);
+}
 
-  ws_lock_lock (&self->lock);
-  /* seq_cst: D5, paired with the store in a reset. */
-  when_usec = atomic_load_explicit (deadline, memory_order_seq_cst);
-  tick = tick_ceil (self, when_usec);
-
-  if (now < when_usec && ws_timer_entry_is_linked (&timer->entry)
-      && timer->entry.when == tick)
-    {
-      /* Armed already for this deadline: only the waker may change. */
-      old = ws_waker_slot_replace (&timer->waker, cx);
-    }
-  else
-    {
-      if (ws_timer_entry_is_linked (&timer->entry))
-        ws_timer_wheel_remove (&self->wheel, &timer->entry);
-      /* D4: if the wheel is past the tick, the deadline has passed. */
-      if (now < when_usec && ws_timer_wheel_insert (&self->wheel, &timer->entry, tick))
-        {
-          old = ws_waker_slot_replace (&timer->waker, cx);
-          wake = lower_armed_locked (self, timer->entry.when);
-        }
-      else
-        {
-          old = g_steal_pointer (&timer->waker);
-          armed = FALSE;
-        }
-    }
-  ws_lock_unlock (&self->lock);
-
-  if (old != NULL)
-    old->vtable->unref (old);
-  if (wake)
-    wake_context (self);
-  return armed;
+/**
+ * ws_timer_driver_arm_waker:
+ * @self: the driver @timer's owner is bound to
+ * @timer: the timer
+ * @deadline: the owner's deadline, read under the lock (D5)
+ * @now: the caller's clock reading, before the call
+ * @waker: the waker to register; the timer takes a reference of its own
+ *
+ * Like ws_timer_driver_arm (), for a waiter that is not a polling task
+ * (D7): registers a new reference to @waker in @timer.
+ *
+ * Returns: %FALSE if the deadline has passed (@timer is then unlinked and
+ *   holds no waker, and no reference to @waker was taken)
+ */
+gboolean
+ws_timer_driver_arm_waker (WsTimerDriver         *self,
+                           WsTimer               *timer,
+                           const _Atomic gint64  *deadline,
+                           gint64                 now,
+                           WsWaker               *waker)
+{
+  return arm (self, timer, deadline, now, NULL, waker);
 }
 
 /**
@@ -434,6 +501,40 @@ ws_timer_driver_disarm (WsTimerDriver *self,
 
   if (old != NULL)
     old->vtable->unref (old);
+}
+
+/**
+ * ws_timer_driver_disarm_waker:
+ * @self: the driver @timer's owner is bound to
+ * @timer: the timer
+ * @waker: the waker the caller registered
+ *
+ * Unlinks @timer and drops its waker only if that waker is still @waker
+ * (D7): a waiter that stops waiting takes out its own registration, never
+ * the one of a waiter that replaced it.
+ *
+ * Returns: whether @timer held @waker
+ */
+gboolean
+ws_timer_driver_disarm_waker (WsTimerDriver *self,
+                              WsTimer       *timer,
+                              WsWaker       *waker)
+{
+  gboolean taken = FALSE;
+
+  ws_lock_lock (&self->lock);
+  if (timer->waker == waker)
+    {
+      /* D1: holding a waker, it is linked. */
+      ws_timer_wheel_remove (&self->wheel, &timer->entry);
+      timer->waker = NULL;
+      taken = TRUE;
+    }
+  ws_lock_unlock (&self->lock);
+
+  if (taken)
+    waker->vtable->unref (waker);
+  return taken;
 }
 
 /**
