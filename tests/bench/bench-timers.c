@@ -4,7 +4,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  *   usage: bench-timers [--rounds R] [--force-anchor] [--anchor-cap N]
- *                       [--max-secs S] [N ...]
+ *                       [--async-cap N] [--max-secs S] [N ...]
  *   N: concurrent sleeps, default 10000 100000 1000000;
  *   rounds: default 3 below 1,000,000 and 1 from there (env
  *   BENCH_TIMERS_ROUNDS); max-secs: a round still running after S seconds
@@ -53,13 +53,38 @@
  *    the anchor is skipped above --anchor-cap (100,000) unless
  *    --force-anchor is given.
  *
+ * 4. The async forms, as Vala and GJS code uses them, up to --async-cap
+ *    (default 1,000,000: all three N; a round of either cost row takes
+ *    under 10 s at 1M, and a slower one ends dnf at --max-secs like the
+ *    others; a lower cap skips these rows, and says so):
+ *
+ *    a. "wsrt-async-main": the main thread starts N ws_sleep_for_async ()
+ *       with the same durations, no cancellable, and iterates the global
+ *       default context until all N callbacks ran there (no runtime).
+ *    b. "wsrt-promise": N tasks spawned with ws_runtime_spawn_promise ()
+ *       (the WsTask dropped at once: detached); each start function takes
+ *       its own ws_promise_ref () and starts a ws_sleep_for_async () with
+ *       the promise's cancellable; the callback, on the worker's context,
+ *       completes the promise with ws_promise_return_value () and counts
+ *       as in 1.
+ *    Cost per sleep and lateness as in 1; the deadline is the clock read
+ *    just before the call plus the duration (the call reads it again), so
+ *    the lateness is at most the call's own duration too high.
+ *    c. "wsrt-async-main-heap": heap growth per pending 60 s
+ *       ws_sleep_for_async () on the main thread, whole (no task to
+ *       subtract), after one such wait as warm-up.
+ *    d. "wsrt-promise-heap": as 2, N promise tasks each pending on a 60 s
+ *       ws_sleep_for_async () with its promise's cancellable, against N
+ *       promise tasks that keep their promise and start nothing.
+ *
  * Every measurement runs in its own forked child (the parent never starts
  * a thread), so that no round inherits another's heap. Rounds interleave
  * the measurements. Progress goes to stderr every 5 s. One key=value line
  * per measurement, a summary per N with the medians, and a last line with
  * the cost at the largest N over the cost at the smallest. Targets: at
  * most 1.5 for that ratio, at most 500 ns per sleep at 1,000,000 and at
- * most 64 bytes per pending sleep.
+ * most 64 bytes per pending sleep (for the polled sleeps of 1 and 2; the
+ * async rows have no target yet).
  */
 
 #include "config.h"
@@ -85,6 +110,7 @@
 #define LCG_SEED         0x2545f4914f6cdd1dULL
 #define PROGRESS_SECS    5
 #define DEFAULT_ANCHOR_CAP 100000
+#define DEFAULT_ASYNC_CAP 1000000
 #define DEFAULT_MAX_SECS 60    /* three such rounds at 1M fit meson's 300 s */
 
 typedef enum
@@ -94,11 +120,18 @@ typedef enum
   MEASURE_GLIB,
   MEASURE_HEAP_SLEEP,
   MEASURE_HEAP_PLAIN,
+  MEASURE_ASYNC_MAIN,
+  MEASURE_PROMISE,
+  MEASURE_HEAP_ASYNC_MAIN,
+  MEASURE_HEAP_PROMISE_WAIT,
+  MEASURE_HEAP_PROMISE_PLAIN,
   N_MEASURES
 } Measure;
 
 static const char *const measure_names[] = {
   "wsrt", "wsrt-due", "glib-timeout", "wsrt-heap-sleep", "wsrt-heap-plain",
+  "wsrt-async-main", "wsrt-promise", "wsrt-async-main-heap-wait",
+  "wsrt-promise-heap-wait", "wsrt-promise-heap-plain",
 };
 
 /* What a child sends back through its pipe. */
@@ -121,10 +154,11 @@ typedef struct
 /* One timer's state, preallocated for all N. */
 typedef struct
 {
-  WsSleep *sleep;
-  gint64   deadline;         /* monotonic us */
-  gint64   late;             /* fire time - deadline, us */
-  guint32  duration_us;
+  WsSleep   *sleep;
+  WsPromise *promise;        /* the async rows' own reference */
+  gint64     deadline;       /* monotonic us */
+  gint64     late;           /* fire time - deadline, us */
+  guint32    duration_us;
 } Slot;
 
 static double max_secs;
@@ -206,6 +240,21 @@ lateness (Result *res,
 
 /* ---- 1. cost per sleep --------------------------------------------------- */
 
+/* One sleep ended, on a worker: the last one reads the clock and wakes the
+ * main thread. */
+static void
+count_done (void)
+{
+  if (g_atomic_int_dec_and_test (&left))
+    {
+      g_mutex_lock (&done_mutex);
+      end_ns = bench_now_ns ();
+      done_flag = TRUE;
+      g_cond_signal (&done_cond);
+      g_mutex_unlock (&done_mutex);
+    }
+}
+
 static WsPoll
 sleeper (WsContext *cx,
          gpointer   data)
@@ -224,16 +273,56 @@ sleeper (WsContext *cx,
   now = g_get_monotonic_time ();
   slot->late = now - slot->deadline;
   g_clear_pointer (&slot->sleep, ws_sleep_unref);
-
-  if (g_atomic_int_dec_and_test (&left))
-    {
-      g_mutex_lock (&done_mutex);
-      end_ns = bench_now_ns ();
-      done_flag = TRUE;
-      g_cond_signal (&done_cond);
-      g_mutex_unlock (&done_mutex);
-    }
+  count_done ();
   return WS_POLL_READY;
+}
+
+/* The promise row (4b): the callback of the sleep, on the worker that
+ * started it, completes the promise as a Vala or GJS coroutine would. */
+static void
+promise_slept (GObject      *source,
+               GAsyncResult *result,
+               gpointer      data)
+{
+  Slot *slot = data;
+  g_autoptr(GError) error = NULL;
+  GValue value = G_VALUE_INIT;
+  gint64 now = g_get_monotonic_time ();
+
+  if (!ws_sleep_for_finish (result, &error))
+    {
+      /* Nothing cancels in this run: not counted, the round ends dnf. */
+      g_critical ("a promise's sleep failed: %s", error->message);
+      ws_promise_return_error (slot->promise, g_steal_pointer (&error));
+      g_clear_pointer (&slot->promise, ws_promise_unref);
+      return;
+    }
+
+  g_value_init (&value, G_TYPE_BOOLEAN);
+  g_value_set_boolean (&value, TRUE);
+  ws_promise_return_value (slot->promise, &value);
+  g_value_unset (&value);
+  g_clear_pointer (&slot->promise, ws_promise_unref);
+  slot->late = now - slot->deadline;
+  count_done ();
+}
+
+/* Runs on a worker at the task's first poll. The promise handed in is
+ * the start function's only: it takes its own reference, which the
+ * callback drops after completing it. The deadline is read just before
+ * the call, which reads the clock again: the lateness is at most the
+ * call's own duration too high, and an early end is found only if it is
+ * earlier than that. */
+static void
+promise_start (WsPromise *promise,
+               gpointer   data)
+{
+  Slot *slot = data;
+
+  slot->promise = ws_promise_ref (promise);
+  slot->deadline = g_get_monotonic_time () + slot->duration_us;
+  ws_sleep_for_async (slot->duration_us, ws_promise_get_cancellable (promise),
+                      promise_slept, slot);
 }
 
 static WsPoll
@@ -252,9 +341,10 @@ warm_sleeper (WsContext *cx,
 }
 
 static void
-measure_wsrt (Result *res,
-              guint   n,
-              guint   round)
+measure_wsrt (Result  *res,
+              Measure  m,
+              guint    n,
+              guint    round)
 {
   g_autoptr(WsRuntime) rt = ws_runtime_new (N_WORKERS);
   WsSleep *warm = NULL;
@@ -274,8 +364,17 @@ measure_wsrt (Result *res,
 
   start = bench_now_ns ();
   start_us = g_get_monotonic_time ();
-  for (guint i = 0; i < n; i++)
-    ws_runtime_spawn_detached (rt, sleeper, &slots[i], NULL);
+  if (m == MEASURE_PROMISE)
+    {
+      /* The handle is dropped at once: the task runs on, detached. */
+      for (guint i = 0; i < n; i++)
+        g_object_unref (ws_runtime_spawn_promise (rt, promise_start, &slots[i], NULL));
+    }
+  else
+    {
+      for (guint i = 0; i < n; i++)
+        ws_runtime_spawn_detached (rt, sleeper, &slots[i], NULL);
+    }
 
   g_mutex_lock (&done_mutex);
   while (!done_flag && !over_time (start))
@@ -285,7 +384,7 @@ measure_wsrt (Result *res,
       if (max_secs > 0)
         until = MIN (until, start_us + (gint64) (max_secs * G_USEC_PER_SEC));
       if (!g_cond_wait_until (&done_cond, &done_mutex, until) && !over_time (start))
-        progress (MEASURE_WSRT, n, round, n - (guint) g_atomic_int_get (&left), start);
+        progress (m, n, round, n - (guint) g_atomic_int_get (&left), start);
     }
   finished = done_flag;
   g_mutex_unlock (&done_mutex);
@@ -342,6 +441,38 @@ pending_sleep (WsContext *cx,
   return WS_POLL_PENDING;
 }
 
+/* A 60 s wait that must not end within the run. */
+static void
+far_slept (GObject      *source,
+           GAsyncResult *result,
+           gpointer      data)
+{
+  g_error ("a 60 s async sleep ended during the run");
+}
+
+/* 4d: a promise task pending on a 60 s async sleep with the promise's
+ * cancellable, against one that keeps its promise and starts nothing. */
+static void
+promise_pending_wait (WsPromise *promise,
+                      gpointer   data)
+{
+  Slot *slot = data;
+
+  slot->promise = ws_promise_ref (promise);
+  ws_sleep_for_async (FAR_SLEEP_US, ws_promise_get_cancellable (promise), far_slept, slot);
+  g_atomic_int_inc (&polled);
+}
+
+static void
+promise_pending_plain (WsPromise *promise,
+                       gpointer   data)
+{
+  Slot *slot = data;
+
+  slot->promise = ws_promise_ref (promise);
+  g_atomic_int_inc (&polled);
+}
+
 static void
 measure_heap (Result  *res,
               Measure  m,
@@ -349,15 +480,21 @@ measure_heap (Result  *res,
               guint    round)
 {
   g_autoptr(WsRuntime) rt = ws_runtime_new (N_WORKERS);
+  gboolean promise = m == MEASURE_HEAP_PROMISE_WAIT || m == MEASURE_HEAP_PROMISE_PLAIN;
   WsTaskFunc func = m == MEASURE_HEAP_SLEEP ? pending_sleep : pending_plain;
+  WsPromiseFunc start_func = m == MEASURE_HEAP_PROMISE_WAIT ? promise_pending_wait
+                                                            : promise_pending_plain;
   Slot warm = { NULL, };
   double heap_before, heap_after;
   long rss_before, rss_after;
   guint64 start, last;
 
-  /* The same warm-up in both runs: the workers started and one task
-   * pending on an armed sleep. */
-  ws_runtime_spawn_detached (rt, pending_sleep, &warm, NULL);
+  /* The same warm-up in both runs of a pair: the workers started and one
+   * task pending on an armed sleep (a promise's on an async sleep). */
+  if (promise)
+    g_object_unref (ws_runtime_spawn_promise (rt, promise_pending_wait, &warm, NULL));
+  else
+    ws_runtime_spawn_detached (rt, pending_sleep, &warm, NULL);
   while (g_atomic_int_get (&polled) < 1)
     g_usleep (100);
   g_atomic_int_set (&polled, 0);
@@ -365,8 +502,16 @@ measure_heap (Result  *res,
   heap_before = heap_bytes ();
   rss_before = bench_rss_bytes ();
   start = last = bench_now_ns ();
-  for (guint i = 0; i < n; i++)
-    ws_runtime_spawn_detached (rt, func, &slots[i], NULL);
+  if (promise)
+    {
+      for (guint i = 0; i < n; i++)
+        g_object_unref (ws_runtime_spawn_promise (rt, start_func, &slots[i], NULL));
+    }
+  else
+    {
+      for (guint i = 0; i < n; i++)
+        ws_runtime_spawn_detached (rt, func, &slots[i], NULL);
+    }
   while ((guint) g_atomic_int_get (&polled) < n && !over_time (start))
     {
       g_usleep (1000);
@@ -388,9 +533,40 @@ measure_heap (Result  *res,
   (void) g_steal_pointer (&rt);
 }
 
+/* 4c: N async sleeps of 60 s started on the main thread, no task and no
+ * runtime: the heap they add, whole (the baseline is nothing). The
+ * warm-up starts the context's timer driver with one such wait. */
+static void
+measure_heap_async_main (Result *res,
+                         guint   n)
+{
+  double heap_before, heap_after;
+  long rss_before, rss_after;
+  guint64 start;
+
+  ws_sleep_for_async (FAR_SLEEP_US, NULL, far_slept, NULL);
+
+  heap_before = heap_bytes ();
+  rss_before = bench_rss_bytes ();
+  start = bench_now_ns ();
+  /* Each is armed from inside the call: no iteration is needed. */
+  for (guint i = 0; i < n; i++)
+    ws_sleep_for_async (FAR_SLEEP_US, NULL, far_slept, &slots[i]);
+  heap_after = heap_bytes ();
+  rss_after = bench_rss_bytes ();
+
+  res->done = n;
+  res->elapsed_s = (bench_now_ns () - start) / 1e9;
+  res->ok = TRUE;
+  res->heap_bytes = (heap_after - heap_before) / n;
+  res->rss_bytes = (double) (rss_after - rss_before) / n;
+  /* The child exits without iterating: the waits go with it. */
+}
+
 /* ---- 3. the anchor: GLib timeouts on one GMainContext -------------------- */
 
-static guint anchor_left;
+/* What is left to fire on the main thread (the anchor, 4a). */
+static guint main_left;
 
 static gboolean
 on_timeout (gpointer data)
@@ -398,7 +574,7 @@ on_timeout (gpointer data)
   Slot *slot = data;
 
   slot->late = g_get_monotonic_time () - slot->deadline;
-  if (--anchor_left == 0)
+  if (--main_left == 0)
     end_ns = bench_now_ns ();
   return G_SOURCE_REMOVE;
 }
@@ -412,7 +588,7 @@ measure_glib (Result *res,
   guint longest = 0;
   guint64 start, last;
 
-  anchor_left = n;
+  main_left = n;
   start = last = bench_now_ns ();
   for (guint i = 0; i < n; i++)
     {
@@ -425,19 +601,19 @@ measure_glib (Result *res,
       g_source_attach (source, ctx);
       g_source_unref (source);
     }
-  while (anchor_left > 0 && !over_time (start))
+  while (main_left > 0 && !over_time (start))
     {
       g_main_context_iteration (ctx, TRUE);
       if (bench_now_ns () - last > PROGRESS_SECS * G_GUINT64_CONSTANT (1000000000))
         {
           last = bench_now_ns ();
-          progress (MEASURE_GLIB, n, round, n - anchor_left, start);
+          progress (MEASURE_GLIB, n, round, n - main_left, start);
         }
     }
 
-  res->done = n - anchor_left;
+  res->done = n - main_left;
   res->elapsed_s = (bench_now_ns () - start) / 1e9;
-  if (anchor_left > 0)
+  if (main_left > 0)
     return;
 
   res->ok = TRUE;
@@ -446,6 +622,72 @@ measure_glib (Result *res,
   res->ns_per = ((double) (end_ns - start) - longest * 1e6) / n;
   lateness (res, n);
   g_main_context_unref (ctx);
+}
+
+/* ---- 4a. async sleeps on the main context -------------------------------- */
+
+static void
+async_main_slept (GObject      *source,
+                  GAsyncResult *result,
+                  gpointer      data)
+{
+  Slot *slot = data;
+  g_autoptr(GError) error = NULL;
+  gint64 now = g_get_monotonic_time ();
+
+  if (!ws_sleep_for_finish (result, &error))
+    g_error ("an async sleep failed: %s", error->message);
+  if (slot != NULL)                  /* NULL: the warm-up's */
+    slot->late = now - slot->deadline;
+  if (--main_left == 0)
+    end_ns = bench_now_ns ();
+}
+
+static void
+measure_async_main (Result *res,
+                    guint   n,
+                    guint   round)
+{
+  guint32 longest = 0;
+  guint64 start, last;
+
+  /* Starts the main context's timer driver outside the reading. */
+  main_left = 1;
+  ws_sleep_for_async (1000, NULL, async_main_slept, NULL);
+  while (main_left > 0)
+    g_main_context_iteration (NULL, TRUE);
+
+  for (guint i = 0; i < n; i++)
+    longest = MAX (longest, slots[i].duration_us);
+  main_left = n;
+  start = last = bench_now_ns ();
+  /* The deadline is read just before the call, which reads the clock
+   * again: the lateness is at most the call's own duration too high. */
+  for (guint i = 0; i < n; i++)
+    {
+      slots[i].deadline = g_get_monotonic_time () + slots[i].duration_us;
+      ws_sleep_for_async (slots[i].duration_us, NULL, async_main_slept, &slots[i]);
+    }
+  while (main_left > 0 && !over_time (start))
+    {
+      g_main_context_iteration (NULL, TRUE);
+      if (bench_now_ns () - last > PROGRESS_SECS * G_GUINT64_CONSTANT (1000000000))
+        {
+          last = bench_now_ns ();
+          progress (MEASURE_ASYNC_MAIN, n, round, n - main_left, start);
+        }
+    }
+
+  res->done = n - main_left;
+  res->elapsed_s = (bench_now_ns () - start) / 1e9;
+  if (main_left > 0)
+    return;
+
+  res->ok = TRUE;
+  res->wall_ms = (end_ns - start) / 1e6;
+  res->longest_ms = longest / 1e3;
+  res->ns_per = ((double) (end_ns - start) - longest * 1e3) / n;
+  lateness (res, n);
 }
 
 /* ---- rounds in forked children ------------------------------------------- */
@@ -481,16 +723,25 @@ run_child (Measure m,
         case MEASURE_WSRT_DUE:
           for (guint i = 0; i < n; i++)
             slots[i].duration_us = 0;
-          measure_wsrt (&r, n, round);
+          measure_wsrt (&r, m, n, round);
           break;
         case MEASURE_WSRT:
-          measure_wsrt (&r, n, round);
+        case MEASURE_PROMISE:
+          measure_wsrt (&r, m, n, round);
+          break;
+        case MEASURE_ASYNC_MAIN:
+          measure_async_main (&r, n, round);
+          break;
+        case MEASURE_HEAP_ASYNC_MAIN:
+          measure_heap_async_main (&r, n);
           break;
         case MEASURE_GLIB:
           measure_glib (&r, n, round);
           break;
         case MEASURE_HEAP_SLEEP:
         case MEASURE_HEAP_PLAIN:
+        case MEASURE_HEAP_PROMISE_WAIT:
+        case MEASURE_HEAP_PROMISE_PLAIN:
           measure_heap (&r, m, n, round);
           break;
         case N_MEASURES:
@@ -526,8 +777,8 @@ print_cost (Measure       m,
             guint         round,
             const Result *r)
 {
-  const char *unit = m == MEASURE_WSRT ? "ns_per_sleep"
-                     : m == MEASURE_WSRT_DUE ? "ns_per_task" : "ns_per_timeout";
+  const char *unit = m == MEASURE_WSRT_DUE ? "ns_per_task"
+                     : m == MEASURE_GLIB ? "ns_per_timeout" : "ns_per_sleep";
 
   if (!r->ok)
     {
@@ -539,6 +790,56 @@ print_cost (Measure       m,
           "late_p50_us=%.0f late_p99_us=%.0f late_max_us=%.0f early=%u\n",
           measure_names[m], n, round, unit, r->ns_per, r->wall_ms, r->longest_ms,
           r->late_p50_us, r->late_p99_us, r->late_max_us, r->early);
+}
+
+/* One async cost row over the rounds of an N. */
+typedef struct
+{
+  double  *cost;
+  double  *p99;
+  guint    n_ok;
+  guint    early;
+  double   late_max;
+  gboolean dnf;
+} Series;
+
+static void
+series_run (Series  *series,
+            Measure  m,
+            guint    n,
+            guint    round)
+{
+  Result res;
+
+  if (series->dnf)
+    return;
+  res = run_child (m, n, round);
+  print_cost (m, n, round, &res);
+  if (res.ok)
+    {
+      series->cost[series->n_ok] = res.ns_per;
+      series->p99[series->n_ok++] = res.late_p99_us;
+      series->early += res.early;
+      series->late_max = MAX (series->late_max, res.late_max_us);
+    }
+  series->dnf = !res.ok;
+}
+
+static void
+series_print (const Series *series,
+              const char   *prefix,
+              gboolean      run)
+{
+  if (!run)
+    printf (" %s_median_ns_per_sleep=skipped", prefix);
+  else if (series->n_ok == 0)
+    printf (" %s_median_ns_per_sleep=dnf", prefix);
+  else
+    printf (" %s_median_ns_per_sleep=%.1f %s_median_late_p99_us=%.0f %s_late_max_us=%.0f"
+            " %s_early=%u",
+            prefix, bench_median (series->cost, series->n_ok),
+            prefix, bench_median (series->p99, series->n_ok),
+            prefix, series->late_max, prefix, series->early);
 }
 
 static guint
@@ -557,6 +858,7 @@ main (int   argc,
   static const guint default_ns[] = { 10000, 100000, 1000000 };
   gint rounds_opt = (gint) env_uint ("BENCH_TIMERS_ROUNDS", 0);
   gint anchor_cap = DEFAULT_ANCHOR_CAP;
+  gint async_cap = DEFAULT_ASYNC_CAP;
   gboolean force_anchor = FALSE;
   double max_secs_opt = env_uint ("BENCH_TIMERS_MAX_SECS", DEFAULT_MAX_SECS);
   GOptionEntry entries[] = {
@@ -566,6 +868,8 @@ main (int   argc,
       "Run the GLib anchor at every N", NULL },
     { "anchor-cap", 0, 0, G_OPTION_ARG_INT, &anchor_cap,
       "Largest N for the GLib anchor (default 100000)", "N" },
+    { "async-cap", 0, 0, G_OPTION_ARG_INT, &async_cap,
+      "Largest N for the async rows (default " G_STRINGIFY (DEFAULT_ASYNC_CAP) ")", "N" },
     { "max-secs", 0, 0, G_OPTION_ARG_DOUBLE, &max_secs_opt,
       "A round still running after S seconds is dnf (default 60, 0: no limit)", "S" },
     { NULL, 0, 0, G_OPTION_ARG_NONE, NULL, NULL, NULL }
@@ -597,10 +901,11 @@ main (int   argc,
   if (ns->len == 0)
     g_array_append_vals (ns, default_ns, G_N_ELEMENTS (default_ns));
 
-  printf ("bench=timers workers=%d sleep_ms=%d-%d far_sleep_s=%d anchor_cap=%d%s max_secs=%g\n",
+  printf ("bench=timers workers=%d sleep_ms=%d-%d far_sleep_s=%d anchor_cap=%d%s async_cap=%d "
+          "max_secs=%g\n",
           N_WORKERS, MIN_SLEEP_US / 1000, MAX_SLEEP_US / 1000,
           (int) (FAR_SLEEP_US / G_USEC_PER_SEC), anchor_cap,
-          force_anchor ? " (forced)" : "", max_secs);
+          force_anchor ? " (forced)" : "", async_cap, max_secs);
 
   for (guint k = 0; k < ns->len; k++)
     {
@@ -615,10 +920,23 @@ main (int   argc,
       g_autofree double *bytes = g_new0 (double, rounds);
       guint n_ws = 0, n_gl = 0, n_due = 0, n_bytes = 0, early = 0;
       double late_max = 0;
+      gboolean async = n <= (guint) async_cap;
+      g_autofree double *am_cost = g_new0 (double, rounds);
+      g_autofree double *am_p99 = g_new0 (double, rounds);
+      g_autofree double *pr_cost = g_new0 (double, rounds);
+      g_autofree double *pr_p99 = g_new0 (double, rounds);
+      g_autofree double *am_bytes = g_new0 (double, rounds);
+      g_autofree double *pr_bytes = g_new0 (double, rounds);
+      Series am = { am_cost, am_p99, 0, 0, 0, FALSE };
+      Series pr = { pr_cost, pr_p99, 0, 0, 0, FALSE };
+      guint n_am_bytes = 0, n_pr_bytes = 0;
 
       if (!anchor)
         printf ("bench=timers impl=glib-timeout n=%u skipped (N > cap %d; "
                 "--force-anchor runs it)\n", n, anchor_cap);
+      for (guint i = 0; !async && i < 2; i++)
+        printf ("bench=timers impl=%s n=%u skipped (N > async cap %d; --async-cap %u runs it)\n",
+                measure_names[i == 0 ? MEASURE_ASYNC_MAIN : MEASURE_PROMISE], n, async_cap, n);
 
       for (guint r = 1; r <= rounds; r++)
         {
@@ -676,6 +994,50 @@ main (int   argc,
                   dnf[MEASURE_HEAP_SLEEP] = TRUE;
                 }
             }
+
+          if (!async)
+            continue;
+          series_run (&am, MEASURE_ASYNC_MAIN, n, r);
+          series_run (&pr, MEASURE_PROMISE, n, r);
+
+          if (!dnf[MEASURE_HEAP_ASYNC_MAIN])
+            {
+              with = run_child (MEASURE_HEAP_ASYNC_MAIN, n, r);
+              if (with.ok)
+                {
+                  am_bytes[n_am_bytes++] = with.heap_bytes;
+                  printf ("bench=timers impl=wsrt-async-main-heap n=%u round=%u "
+                          "bytes_per_pending_sleep=%.1f rss_bytes_per_pending_sleep=%.1f\n",
+                          n, r, with.heap_bytes, with.rss_bytes);
+                }
+              else
+                {
+                  printf ("bench=timers impl=wsrt-async-main-heap n=%u round=%u dnf=1\n", n, r);
+                  dnf[MEASURE_HEAP_ASYNC_MAIN] = TRUE;
+                }
+            }
+
+          if (!dnf[MEASURE_HEAP_PROMISE_WAIT])
+            {
+              with = run_child (MEASURE_HEAP_PROMISE_WAIT, n, r);
+              without = run_child (MEASURE_HEAP_PROMISE_PLAIN, n, r);
+              if (with.ok && without.ok)
+                {
+                  pr_bytes[n_pr_bytes++] = with.heap_bytes - without.heap_bytes;
+                  printf ("bench=timers impl=wsrt-promise-heap n=%u round=%u "
+                          "bytes_per_pending_sleep=%.1f heap_per_task_with_sleep=%.1f "
+                          "heap_per_task_without=%.1f rss_bytes_per_pending_sleep=%.1f\n",
+                          n, r, with.heap_bytes - without.heap_bytes,
+                          with.heap_bytes, without.heap_bytes, with.rss_bytes - without.rss_bytes);
+                }
+              else
+                {
+                  printf ("bench=timers impl=wsrt-promise-heap n=%u round=%u dnf=1 "
+                          "polled_with_sleep=%u polled_without=%u\n",
+                          n, r, with.done, without.done);
+                  dnf[MEASURE_HEAP_PROMISE_WAIT] = TRUE;
+                }
+            }
         }
 
       printf ("bench=timers summary n=%u rounds=%u", n, rounds);
@@ -694,9 +1056,16 @@ main (int   argc,
         printf (" wsrt_over_glib=%.2f",
                 bench_median (ws_cost, n_ws) / bench_median (gl_cost, n_gl));
       if (n_bytes > 0)
-        printf (" bytes_per_pending_sleep=%.1f\n", bench_median (bytes, n_bytes));
+        printf (" bytes_per_pending_sleep=%.1f", bench_median (bytes, n_bytes));
       else
-        printf (" bytes_per_pending_sleep=dnf\n");
+        printf (" bytes_per_pending_sleep=dnf");
+      series_print (&am, "async_main", async);
+      if (n_am_bytes > 0)
+        printf (" async_main_bytes_per_pending_sleep=%.1f", bench_median (am_bytes, n_am_bytes));
+      series_print (&pr, "promise", async);
+      if (n_pr_bytes > 0)
+        printf (" promise_bytes_per_pending_sleep=%.1f", bench_median (pr_bytes, n_pr_bytes));
+      printf ("\n");
 
       /* The ratio compares the smallest and the largest N that finished. */
       if (n_ws > 0 && (small_n == 0 || n < small_n))
