@@ -68,17 +68,19 @@ record_start (Start *s)
   atomic_fetch_add (&s->n_started, 1);
 }
 
-/* Keeps the promise for the test to complete. */
+/* Keeps the promise for the test to complete. The promise is stored
+ * before the start is counted: take_kept() waits for the count, then
+ * takes the promise. */
 static void
 start_keep (WsPromise *promise,
             gpointer   data)
 {
   Start *s = data;
 
-  record_start (s);
   ws_lock_lock (&s->lock);
   s->promise = ws_promise_ref (promise);
   ws_lock_unlock (&s->lock);
+  record_start (s);
 }
 
 static WsPromise *

@@ -579,6 +579,34 @@ on_timeout (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+/* Iterates @ctx until the callbacks have brought main_left to 0, or the
+ * time is up, printing progress; fills in how many ended and when.
+ * Returns whether all did. */
+static gboolean
+iterate_until_done (GMainContext *ctx,
+                    Result       *res,
+                    Measure       m,
+                    guint         n,
+                    guint         round,
+                    guint64       start)
+{
+  guint64 last = bench_now_ns ();
+
+  while (main_left > 0 && !over_time (start))
+    {
+      g_main_context_iteration (ctx, TRUE);
+      if (bench_now_ns () - last > PROGRESS_SECS * G_GUINT64_CONSTANT (1000000000))
+        {
+          last = bench_now_ns ();
+          progress (m, n, round, n - main_left, start);
+        }
+    }
+
+  res->done = n - main_left;
+  res->elapsed_s = (bench_now_ns () - start) / 1e9;
+  return main_left == 0;
+}
+
 static void
 measure_glib (Result *res,
               guint   n,
@@ -586,10 +614,10 @@ measure_glib (Result *res,
 {
   GMainContext *ctx = g_main_context_new ();
   guint longest = 0;
-  guint64 start, last;
+  guint64 start;
 
   main_left = n;
-  start = last = bench_now_ns ();
+  start = bench_now_ns ();
   for (guint i = 0; i < n; i++)
     {
       guint ms = (slots[i].duration_us + 999) / 1000;
@@ -601,19 +629,7 @@ measure_glib (Result *res,
       g_source_attach (source, ctx);
       g_source_unref (source);
     }
-  while (main_left > 0 && !over_time (start))
-    {
-      g_main_context_iteration (ctx, TRUE);
-      if (bench_now_ns () - last > PROGRESS_SECS * G_GUINT64_CONSTANT (1000000000))
-        {
-          last = bench_now_ns ();
-          progress (MEASURE_GLIB, n, round, n - main_left, start);
-        }
-    }
-
-  res->done = n - main_left;
-  res->elapsed_s = (bench_now_ns () - start) / 1e9;
-  if (main_left > 0)
+  if (!iterate_until_done (ctx, res, MEASURE_GLIB, n, round, start))
     return;
 
   res->ok = TRUE;
@@ -649,7 +665,7 @@ measure_async_main (Result *res,
                     guint   round)
 {
   guint32 longest = 0;
-  guint64 start, last;
+  guint64 start;
 
   /* Starts the main context's timer driver outside the reading. */
   main_left = 1;
@@ -660,7 +676,7 @@ measure_async_main (Result *res,
   for (guint i = 0; i < n; i++)
     longest = MAX (longest, slots[i].duration_us);
   main_left = n;
-  start = last = bench_now_ns ();
+  start = bench_now_ns ();
   /* The deadline is read just before the call, which reads the clock
    * again: the lateness is at most the call's own duration too high. */
   for (guint i = 0; i < n; i++)
@@ -668,19 +684,7 @@ measure_async_main (Result *res,
       slots[i].deadline = g_get_monotonic_time () + slots[i].duration_us;
       ws_sleep_for_async (slots[i].duration_us, NULL, async_main_slept, &slots[i]);
     }
-  while (main_left > 0 && !over_time (start))
-    {
-      g_main_context_iteration (NULL, TRUE);
-      if (bench_now_ns () - last > PROGRESS_SECS * G_GUINT64_CONSTANT (1000000000))
-        {
-          last = bench_now_ns ();
-          progress (MEASURE_ASYNC_MAIN, n, round, n - main_left, start);
-        }
-    }
-
-  res->done = n - main_left;
-  res->elapsed_s = (bench_now_ns () - start) / 1e9;
-  if (main_left > 0)
+  if (!iterate_until_done (NULL, res, MEASURE_ASYNC_MAIN, n, round, start))
     return;
 
   res->ok = TRUE;
