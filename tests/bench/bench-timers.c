@@ -855,6 +855,41 @@ env_uint (const char *name,
   return (v != NULL && *v != '\0') ? (guint) g_ascii_strtoull (v, NULL, 10) : fallback;
 }
 
+/* One heap row: the heap per pending item of the run @with_m, less that
+ * of the run @without_m (N_MEASURES: nothing to subtract), printed and
+ * appended to @bytes. Returns FALSE, printing a dnf line, if a run did
+ * not finish. */
+static gboolean
+heap_row (const char *impl,
+          Measure     with_m,
+          Measure     without_m,
+          guint       n,
+          guint       round,
+          double     *bytes,
+          guint      *n_bytes)
+{
+  Result with = run_child (with_m, n, round);
+  Result without = { .ok = TRUE, };
+
+  if (without_m != N_MEASURES)
+    without = run_child (without_m, n, round);
+  if (!with.ok || !without.ok)
+    {
+      printf ("bench=timers impl=%s n=%u round=%u dnf=1 polled_with_sleep=%u "
+              "polled_without=%u\n", impl, n, round, with.done, without.done);
+      return FALSE;
+    }
+
+  bytes[(*n_bytes)++] = with.heap_bytes - without.heap_bytes;
+  printf ("bench=timers impl=%s n=%u round=%u bytes_per_pending_sleep=%.1f ",
+          impl, n, round, with.heap_bytes - without.heap_bytes);
+  if (without_m != N_MEASURES)
+    printf ("heap_per_task_with_sleep=%.1f heap_per_task_without=%.1f ",
+            with.heap_bytes, without.heap_bytes);
+  printf ("rss_bytes_per_pending_sleep=%.1f\n", with.rss_bytes - without.rss_bytes);
+  return TRUE;
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -944,7 +979,7 @@ main (int   argc,
 
       for (guint r = 1; r <= rounds; r++)
         {
-          Result res, with, without;
+          Result res;
 
           if (!dnf[MEASURE_WSRT])
             {
@@ -979,25 +1014,8 @@ main (int   argc,
             }
 
           if (!dnf[MEASURE_HEAP_SLEEP])
-            {
-              with = run_child (MEASURE_HEAP_SLEEP, n, r);
-              without = run_child (MEASURE_HEAP_PLAIN, n, r);
-              if (with.ok && without.ok)
-                {
-                  bytes[n_bytes++] = with.heap_bytes - without.heap_bytes;
-                  printf ("bench=timers impl=wsrt-heap n=%u round=%u bytes_per_pending_sleep=%.1f "
-                          "heap_per_task_with_sleep=%.1f heap_per_task_without=%.1f "
-                          "rss_bytes_per_pending_sleep=%.1f\n",
-                          n, r, with.heap_bytes - without.heap_bytes,
-                          with.heap_bytes, without.heap_bytes, with.rss_bytes - without.rss_bytes);
-                }
-              else
-                {
-                  printf ("bench=timers impl=wsrt-heap n=%u round=%u dnf=1 polled_with_sleep=%u "
-                          "polled_without=%u\n", n, r, with.done, without.done);
-                  dnf[MEASURE_HEAP_SLEEP] = TRUE;
-                }
-            }
+            dnf[MEASURE_HEAP_SLEEP] = !heap_row ("wsrt-heap", MEASURE_HEAP_SLEEP,
+                                                 MEASURE_HEAP_PLAIN, n, r, bytes, &n_bytes);
 
           if (!async)
             continue;
@@ -1005,43 +1023,14 @@ main (int   argc,
           series_run (&pr, MEASURE_PROMISE, n, r);
 
           if (!dnf[MEASURE_HEAP_ASYNC_MAIN])
-            {
-              with = run_child (MEASURE_HEAP_ASYNC_MAIN, n, r);
-              if (with.ok)
-                {
-                  am_bytes[n_am_bytes++] = with.heap_bytes;
-                  printf ("bench=timers impl=wsrt-async-main-heap n=%u round=%u "
-                          "bytes_per_pending_sleep=%.1f rss_bytes_per_pending_sleep=%.1f\n",
-                          n, r, with.heap_bytes, with.rss_bytes);
-                }
-              else
-                {
-                  printf ("bench=timers impl=wsrt-async-main-heap n=%u round=%u dnf=1\n", n, r);
-                  dnf[MEASURE_HEAP_ASYNC_MAIN] = TRUE;
-                }
-            }
-
+            dnf[MEASURE_HEAP_ASYNC_MAIN] = !heap_row ("wsrt-async-main-heap",
+                                                      MEASURE_HEAP_ASYNC_MAIN, N_MEASURES,
+                                                      n, r, am_bytes, &n_am_bytes);
           if (!dnf[MEASURE_HEAP_PROMISE_WAIT])
-            {
-              with = run_child (MEASURE_HEAP_PROMISE_WAIT, n, r);
-              without = run_child (MEASURE_HEAP_PROMISE_PLAIN, n, r);
-              if (with.ok && without.ok)
-                {
-                  pr_bytes[n_pr_bytes++] = with.heap_bytes - without.heap_bytes;
-                  printf ("bench=timers impl=wsrt-promise-heap n=%u round=%u "
-                          "bytes_per_pending_sleep=%.1f heap_per_task_with_sleep=%.1f "
-                          "heap_per_task_without=%.1f rss_bytes_per_pending_sleep=%.1f\n",
-                          n, r, with.heap_bytes - without.heap_bytes,
-                          with.heap_bytes, without.heap_bytes, with.rss_bytes - without.rss_bytes);
-                }
-              else
-                {
-                  printf ("bench=timers impl=wsrt-promise-heap n=%u round=%u dnf=1 "
-                          "polled_with_sleep=%u polled_without=%u\n",
-                          n, r, with.done, without.done);
-                  dnf[MEASURE_HEAP_PROMISE_WAIT] = TRUE;
-                }
-            }
+            dnf[MEASURE_HEAP_PROMISE_WAIT] = !heap_row ("wsrt-promise-heap",
+                                                        MEASURE_HEAP_PROMISE_WAIT,
+                                                        MEASURE_HEAP_PROMISE_PLAIN,
+                                                        n, r, pr_bytes, &n_pr_bytes);
         }
 
       printf ("bench=timers summary n=%u rounds=%u", n, rounds);

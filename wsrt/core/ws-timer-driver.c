@@ -336,7 +336,7 @@ replace_waker_locked (WsTimer   *timer,
 {
   WsWaker *old;
 
-  if (cx != NULL)
+  if (waker == NULL)
     return ws_waker_slot_replace (&timer->waker, cx);
   old = timer->waker;
   waker->vtable->ref (waker);
