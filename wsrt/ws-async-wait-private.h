@@ -44,6 +44,18 @@ WsDelivery  *ws_delivery_get          (GMainContext        *context);
 void         ws_delivery_push         (WsDelivery          *self,
                                        WsDeliveryItem      *item);
 
+/* ---- the cancellation of a GTask-backed wait --------------------------- */
+
+/* A GCancellableSource for @cancellable, attached to @task's context and
+ * calling @func (cancellable, task) there with a reference on
+ * @task; @name names the source. The caller keeps the reference returned
+ * and destroys the source when the wait completes first. For the waits
+ * that complete a GTask of their own (channels, the limiter). */
+GSource     *ws_task_cancel_source_new (GTask                  *task,
+                                        GCancellable           *cancellable,
+                                        GCancellableSourceFunc  func,
+                                        const char             *name);
+
 /* ---- a GAsyncResult for waits with a GCancellable ---------------------- */
 
 #define WS_TYPE_ASYNC_WAIT (ws_async_wait_get_type ())

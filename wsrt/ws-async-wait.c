@@ -541,3 +541,18 @@ ws_join_handle_deliver (WsRawTask        *task,
   if (ws_raw_task_try_read_output (task, &self->waker, NULL))
     ws_delivery_push (self->delivery, &self->item);
 }
+
+GSource *
+ws_task_cancel_source_new (GTask                  *task,
+                           GCancellable           *cancellable,
+                           GCancellableSourceFunc  func,
+                           const char             *name)
+{
+  GSource *source = g_cancellable_source_new (cancellable);
+
+  g_source_set_callback (source, G_SOURCE_FUNC (func), g_object_ref (task),
+                         g_object_unref);
+  g_source_set_static_name (source, name);
+  g_source_attach (source, g_task_get_context (task));
+  return source;
+}

@@ -77,6 +77,7 @@
 #include "ws-error.h"
 #include "ws-lock-private.h"
 #include "ws-waker-private.h"
+#include "ws-async-wait-private.h"
 #include "ws-context-budget-private.h"
 #include "ws-worker-private.h"
 
@@ -1055,13 +1056,8 @@ op_start (WsChannel           *self,
   /* Attached before the first try, so whoever completes the operation
    * finds it attached when it destroys it. */
   if (cancellable != NULL)
-    {
-      op->cancel_source = g_cancellable_source_new (cancellable);
-      g_source_set_callback (op->cancel_source, G_SOURCE_FUNC (on_cancelled),
-                             g_object_ref (task), g_object_unref);
-      g_source_set_static_name (op->cancel_source, "[wsrt] channel wait");
-      g_source_attach (op->cancel_source, g_task_get_context (task));
-    }
+    op->cancel_source = ws_task_cancel_source_new (task, cancellable, on_cancelled,
+                                                   "[wsrt] channel wait");
 
   /* A GTask returned in the iteration that made it calls back from an
    * idle source, never from inside this call. */

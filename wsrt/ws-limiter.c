@@ -45,6 +45,7 @@
 #include "ws-error.h"
 #include "ws-lock-private.h"
 #include "ws-waker-private.h"
+#include "ws-async-wait-private.h"
 #include "ws-raw-task-private.h"
 #include "ws-context-budget-private.h"
 #include "ws-runtime-core-private.h"
@@ -684,13 +685,8 @@ ws_limiter_acquire_async (WsLimiter           *self,
   /* Attached before the waiter is queued, so a grant always finds it
    * attached when it destroys it. */
   if (cancellable != NULL)
-    {
-      op->cancel_source = g_cancellable_source_new (cancellable);
-      g_source_set_callback (op->cancel_source, G_SOURCE_FUNC (on_cancelled),
-                             g_object_ref (task), g_object_unref);
-      g_source_set_static_name (op->cancel_source, "[wsrt] limiter wait");
-      g_source_attach (op->cancel_source, g_task_get_context (task));
-    }
+    op->cancel_source = ws_task_cancel_source_new (task, cancellable, on_cancelled,
+                                                   "[wsrt] limiter wait");
 
   ws_lock_lock (&self->lock);
   /* Relaxed: written under the lock only. Not NEW if the cancel source
