@@ -57,12 +57,38 @@ struct _WsDelivery
 {
   GSource         parent;
   WsLock          lock;
-  WsDeliveryItem *head;
+  WsDeliveryItem *head;           /* pushed, under the lock */
   WsDeliveryItem *tail;
+  /* Taken from the queue and not yet delivered: only the thread that
+   * dispatches the context reads or writes it, so it needs no lock. A
+   * callback that iterates the context again (a nested main loop)
+   * continues from here. */
+  WsDeliveryItem *batch;
 };
 
 /* Serialises finding-or-creating the delivery source of a context. */
 static WsLock registry_lock = WS_LOCK_INIT;
+
+/* Recursion: the source can recurse (g_source_set_can_recurse), so a
+ * callback that runs a nested main loop on this context still gets the
+ * completions queued after it. The batch taken from the queue lives in
+ * the source, not on the dispatching stack: a nested dispatch delivers
+ * the rest of it first, in order, then takes what was pushed since.
+ * prepare and check report a batch left by an outer dispatch, which
+ * GLib's ready time alone would not (it was cleared before the take). */
+static gboolean
+delivery_prepare (GSource *source,
+                  gint    *timeout)
+{
+  *timeout = -1;
+  return ((WsDelivery *) source)->batch != NULL;
+}
+
+static gboolean
+delivery_check (GSource *source)
+{
+  return ((WsDelivery *) source)->batch != NULL;
+}
 
 static gboolean
 delivery_dispatch (GSource     *source,
@@ -70,22 +96,29 @@ delivery_dispatch (GSource     *source,
                    gpointer     user_data)
 {
   WsDelivery *self = (WsDelivery *) source;
-  WsDeliveryItem *batch;
 
-  /* Before taking the batch: a push that finds the queue empty after the
+  /* Before taking the queue: a push that finds the queue empty after the
    * take arms the source again. */
   g_source_set_ready_time (source, -1);
 
   ws_lock_lock (&self->lock);
-  batch = self->head;
-  self->head = self->tail = NULL;
+  if (self->head != NULL)
+    {
+      /* Append to what an outer dispatch left, keeping the order. */
+      WsDeliveryItem **end = &self->batch;
+
+      while (*end != NULL)
+        end = &(*end)->next;
+      *end = self->head;
+      self->head = self->tail = NULL;
+    }
   ws_lock_unlock (&self->lock);
 
-  while (batch != NULL)
+  while (self->batch != NULL)
     {
-      WsDeliveryItem *item = batch;
+      WsDeliveryItem *item = self->batch;
 
-      batch = item->next;
+      self->batch = item->next;
       item->next = NULL;
       item->klass->deliver (item);
     }
@@ -100,6 +133,14 @@ delivery_finalize (GSource *source)
 
   /* Only a source destroyed by someone else can get here with items
    * queued (each holds the context): drop them. */
+  while (self->batch != NULL)
+    {
+      WsDeliveryItem *item = self->batch;
+
+      self->batch = item->next;
+      item->next = NULL;
+      item->klass->discard (item);
+    }
   while (self->head != NULL)
     {
       WsDeliveryItem *item = self->head;
@@ -112,7 +153,7 @@ delivery_finalize (GSource *source)
 }
 
 static GSourceFuncs delivery_funcs = {
-  NULL, NULL, delivery_dispatch, delivery_finalize, NULL, NULL,
+  delivery_prepare, delivery_check, delivery_dispatch, delivery_finalize, NULL, NULL,
 };
 
 static gboolean
@@ -142,6 +183,7 @@ lookup_delivery_source (GMainContext *context)
       g_source_set_callback (source, delivery_no_callback, NULL, NULL);
       g_source_set_static_name (source, "[wsrt] completions");
       g_source_set_priority (source, G_PRIORITY_DEFAULT);
+      g_source_set_can_recurse (source, TRUE);
       g_source_attach (source, context);
     }
   ws_lock_unlock (&registry_lock);
