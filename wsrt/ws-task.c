@@ -665,11 +665,9 @@ ws_task_wait_finish (WsTask        *self,
 
   /* The task itself is the result of a wait without a GCancellable, which
    * cannot be cancelled. */
-  if (result != (GAsyncResult *) self && ws_async_wait_was_cancelled (WS_ASYNC_WAIT (result)))
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "The wait was cancelled");
-      return FALSE;
-    }
+  if (result != (GAsyncResult *) self
+      && ws_async_wait_propagate_error (WS_ASYNC_WAIT (result), "the task", error))
+    return FALSE;
 
   ws_lock_lock (&self->lock);
   finish_locked (self);
