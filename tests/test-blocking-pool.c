@@ -256,7 +256,9 @@ test_spawn_starts_no_thread (void)
   g_assert_cmpint (atomic_load (&ws_test_n_polled), ==, N_SPAWNS);
 
   /* One thread was started (by the pool's thread, as it took the first
-   * job); the hook holds it, so the first thread ran every job. */
+   * job); the hook holds it, so the first thread ran every job. The
+   * started thread reaches its hook in its own time: wait for it. */
+  ws_test_wait_until (atomic_load (&w.n_held) >= 1);
   g_assert_cmpint (atomic_load (&w.n_held), ==, 1);
   g_assert_cmpuint (blocking_threads (rt, NULL), ==, 2);
   for (guint i = 0; i < N_SPAWNS; i++)

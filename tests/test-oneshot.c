@@ -191,6 +191,67 @@ test_receive_async_cancelled (void)
   g_main_context_unref (ctx);
 }
 
+/* A pending receive ends, never hangs, when it loses its waker slot: to a
+ * second receive, to a task's poll, or to the oneshot's last unref. It
+ * ends with WS_ERROR_FAILED and takes nothing; with a cancellable too (a
+ * wait that has one must still be delivered before it is freed). */
+static void
+on_dropped (GObject      *object,
+            GAsyncResult *result,
+            gpointer      data)
+{
+  guint *calls = data;
+
+  /* The oneshot may be gone: only the result is read. */
+  g_assert_true (G_IS_ASYNC_RESULT (result));
+  (*calls)++;
+}
+
+static void
+test_receive_async_replaced (void)
+{
+  g_autoptr(GMainContext) ctx = g_main_context_new ();
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  WsOneshot *shot = ws_oneshot_new (g_free);
+  ReceiveResult a = { 0 }, b = { 0 };
+  ShotWait poller = { shot, NULL, NULL };
+  g_autoptr(WsTask) task = NULL;
+  guint dropped = 0;
+
+  g_main_context_push_thread_default (ctx);
+
+  /* A second receive replaces the first. */
+  receive (shot, cancellable, &a);
+  receive (shot, NULL, &b);
+  ws_test_iterate_until (ctx, a.calls == 1);
+  g_assert_null (a.item);
+  g_assert_error (a.error, WS_ERROR, WS_ERROR_FAILED);
+  g_assert_cmpuint (b.calls, ==, 0);
+
+  /* A task's poll replaces the second; the task gets the item. */
+  task = ws_runtime_spawn (rt, shot_func, &poller, NULL);
+  ws_test_iterate_until (ctx, b.calls == 1);
+  g_assert_error (b.error, WS_ERROR, WS_ERROR_FAILED);
+  g_assert_true (ws_oneshot_send (shot, g_strdup ("to the task")));
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_assert_cmpstr (poller.item, ==, "to the task");
+  g_free (poller.item);
+  ws_oneshot_unref (shot);
+
+  /* The last unref of a oneshot with a pending receive. */
+  shot = ws_oneshot_new (g_free);
+  ws_oneshot_receive_async (shot, cancellable, on_dropped, &dropped);
+  ws_oneshot_unref (shot);
+  ws_test_iterate_until (ctx, dropped == 1);
+
+  g_clear_error (&a.error);
+  g_clear_error (&b.error);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_main_context_pop_thread_default (ctx);
+}
+
 WS_TEST_MAIN ({ "/oneshot/send-and-close", test_send_and_close },
               { "/oneshot/receive-async", test_receive_async },
-              { "/oneshot/receive-async-cancelled", test_receive_async_cancelled })
+              { "/oneshot/receive-async-cancelled", test_receive_async_cancelled },
+              { "/oneshot/receive-async-replaced", test_receive_async_replaced })

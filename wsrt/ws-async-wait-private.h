@@ -46,15 +46,29 @@ void         ws_delivery_push         (WsDelivery          *self,
 
 /* ---- the cancellation of a GTask-backed wait --------------------------- */
 
-/* A GCancellableSource for @cancellable, attached to @task's context and
- * calling @func (cancellable, task) there with a reference on
- * @task; @name names the source. The caller keeps the reference returned
- * and destroys the source when the wait completes first. For the waits
- * that complete a GTask of their own (channels, the limiter). */
-GSource     *ws_task_cancel_source_new (GTask                  *task,
-                                        GCancellable           *cancellable,
-                                        GCancellableSourceFunc  func,
-                                        const char             *name);
+/* The link from a GCancellable to a wait that completes a GTask of its
+ * own (channels, the limiter): a "cancelled" handler, not a
+ * GCancellableSource (GLib 2.74 leaks such a source whose last reference
+ * goes while another thread is inside g_cancellable_cancel ()). The
+ * handler runs on the cancelling thread; the wait decides the outcome
+ * once (under its own lock) and returns its GTask, which calls back on
+ * the GTask's context. Whoever completes the wait disconnects the link,
+ * the handler included: disconnect takes the id once, so it is safe from
+ * any thread, from inside the handler, and twice. ws-async-wait.c has
+ * the argument. */
+typedef struct
+{
+  GCancellable    *cancellable;   /* the GTask's; not a reference */
+  _Atomic gulong   id;            /* 0 once disconnected */
+} WsCancelLink;
+
+typedef void (*WsCancelledFunc) (GCancellable *cancellable,
+                                 GTask        *task);
+
+void         ws_cancel_link_connect    (WsCancelLink        *link,
+                                        GTask               *task,
+                                        WsCancelledFunc      func);
+void         ws_cancel_link_disconnect (WsCancelLink        *link);
 
 /* ---- a GAsyncResult for waits with a GCancellable ---------------------- */
 
@@ -71,7 +85,13 @@ void         ws_async_wait_complete   (WsAsyncWait         *self);
 gboolean     ws_async_wait_is_valid   (GAsyncResult        *result,
                                        gpointer             source_object,
                                        gpointer             source_tag);
-gboolean     ws_async_wait_was_cancelled (WsAsyncWait      *self);
+/* TRUE, with @error set, if the wait was cancelled or dropped unanswered
+ * (named with @what, as in "the task"); FALSE if it was woken. Reads
+ * only the wait, so a finish function may call it before it touches the
+ * awaitable. */
+gboolean     ws_async_wait_propagate_error (WsAsyncWait    *self,
+                                            const char     *what,
+                                            GError        **error);
 
 /* ---- a join handle handed to a callback on a context ------------------- */
 

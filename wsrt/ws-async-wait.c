@@ -48,6 +48,7 @@
 #include <stdatomic.h>
 
 #include "ws-async-wait-private.h"
+#include "ws-error.h"
 #include "ws-lock-private.h"
 #include "ws-raw-task-private.h"
 
@@ -57,12 +58,38 @@ struct _WsDelivery
 {
   GSource         parent;
   WsLock          lock;
-  WsDeliveryItem *head;
+  WsDeliveryItem *head;           /* pushed, under the lock */
   WsDeliveryItem *tail;
+  /* Taken from the queue and not yet delivered: only the thread that
+   * dispatches the context reads or writes it, so it needs no lock. A
+   * callback that iterates the context again (a nested main loop)
+   * continues from here. */
+  WsDeliveryItem *batch;
 };
 
 /* Serialises finding-or-creating the delivery source of a context. */
 static WsLock registry_lock = WS_LOCK_INIT;
+
+/* Recursion: the source can recurse (g_source_set_can_recurse), so a
+ * callback that runs a nested main loop on this context still gets the
+ * completions queued after it. The batch taken from the queue lives in
+ * the source, not on the dispatching stack: a nested dispatch delivers
+ * the rest of it first, in order, then takes what was pushed since.
+ * prepare and check report a batch left by an outer dispatch, which
+ * GLib's ready time alone would not (it was cleared before the take). */
+static gboolean
+delivery_prepare (GSource *source,
+                  gint    *timeout)
+{
+  *timeout = -1;
+  return ((WsDelivery *) source)->batch != NULL;
+}
+
+static gboolean
+delivery_check (GSource *source)
+{
+  return ((WsDelivery *) source)->batch != NULL;
+}
 
 static gboolean
 delivery_dispatch (GSource     *source,
@@ -70,22 +97,29 @@ delivery_dispatch (GSource     *source,
                    gpointer     user_data)
 {
   WsDelivery *self = (WsDelivery *) source;
-  WsDeliveryItem *batch;
 
-  /* Before taking the batch: a push that finds the queue empty after the
+  /* Before taking the queue: a push that finds the queue empty after the
    * take arms the source again. */
   g_source_set_ready_time (source, -1);
 
   ws_lock_lock (&self->lock);
-  batch = self->head;
-  self->head = self->tail = NULL;
+  if (self->head != NULL)
+    {
+      /* Append to what an outer dispatch left, keeping the order. */
+      WsDeliveryItem **end = &self->batch;
+
+      while (*end != NULL)
+        end = &(*end)->next;
+      *end = self->head;
+      self->head = self->tail = NULL;
+    }
   ws_lock_unlock (&self->lock);
 
-  while (batch != NULL)
+  while (self->batch != NULL)
     {
-      WsDeliveryItem *item = batch;
+      WsDeliveryItem *item = self->batch;
 
-      batch = item->next;
+      self->batch = item->next;
       item->next = NULL;
       item->klass->deliver (item);
     }
@@ -100,6 +134,14 @@ delivery_finalize (GSource *source)
 
   /* Only a source destroyed by someone else can get here with items
    * queued (each holds the context): drop them. */
+  while (self->batch != NULL)
+    {
+      WsDeliveryItem *item = self->batch;
+
+      self->batch = item->next;
+      item->next = NULL;
+      item->klass->discard (item);
+    }
   while (self->head != NULL)
     {
       WsDeliveryItem *item = self->head;
@@ -112,7 +154,7 @@ delivery_finalize (GSource *source)
 }
 
 static GSourceFuncs delivery_funcs = {
-  NULL, NULL, delivery_dispatch, delivery_finalize, NULL, NULL,
+  delivery_prepare, delivery_check, delivery_dispatch, delivery_finalize, NULL, NULL,
 };
 
 static gboolean
@@ -142,6 +184,7 @@ lookup_delivery_source (GMainContext *context)
       g_source_set_callback (source, delivery_no_callback, NULL, NULL);
       g_source_set_static_name (source, "[wsrt] completions");
       g_source_set_priority (source, G_PRIORITY_DEFAULT);
+      g_source_set_can_recurse (source, TRUE);
       g_source_attach (source, context);
     }
   ws_lock_unlock (&registry_lock);
@@ -229,7 +272,8 @@ struct _WsAsyncWait
   GMainContext         *context;
   WsDelivery           *delivery;       /* the context's; valid while we hold it */
   _Atomic gint          state;          /* PENDING, QUEUED */
-  gboolean              cancelled;      /* set before queueing */
+  _Atomic guint         n_waker_refs;   /* references held as a waker */
+  gint                  outcome;        /* set by the winner, before queueing */
 };
 
 enum
@@ -275,21 +319,32 @@ static const WsDeliveryItemClass wait_item_class = {
   wait_discard,
 };
 
+/* How a wait ended. A wait whose last waker reference is dropped before
+ * anything woke it (its slot was given to another waiter, the awaitable
+ * was freed) ends DROPPED: it is delivered with an error, never left
+ * pending. */
+enum
+{
+  OUTCOME_WOKEN,
+  OUTCOME_CANCELLED,
+  OUTCOME_DROPPED,
+};
+
 /* Queues @self for its callback; exactly once. Any thread. */
 static void
 queue_delivery (WsAsyncWait *self,
-                gboolean     cancelled)
+                gint         outcome)
 {
   gint expected = WAIT_PENDING;
 
-  /* AcqRel: the winner's write of `cancelled` is published to the
+  /* AcqRel: the winner's write of `outcome` is published to the
    * dispatcher through the queue lock below. */
   if (!atomic_compare_exchange_strong_explicit (&self->state, &expected, WAIT_QUEUED,
                                                 memory_order_acq_rel,
                                                 memory_order_relaxed))
     return;
 
-  self->cancelled = cancelled;
+  self->outcome = outcome;
   g_object_ref (self);          /* the queue's, with the context we hold */
   ws_delivery_push (self->delivery, &self->item);
 }
@@ -297,19 +352,31 @@ queue_delivery (WsAsyncWait *self,
 static void
 waker_wake (WsWaker *waker)
 {
-  queue_delivery (WAIT_FROM_WAKER (waker), FALSE);
+  queue_delivery (WAIT_FROM_WAKER (waker), OUTCOME_WOKEN);
 }
 
 static void
 waker_ref (WsWaker *waker)
 {
-  g_object_ref (WAIT_FROM_WAKER (waker));
+  WsAsyncWait *self = WAIT_FROM_WAKER (waker);
+
+  /* Relaxed: a count; the awaitable's lock orders a ref and its unref. */
+  atomic_fetch_add_explicit (&self->n_waker_refs, 1, memory_order_relaxed);
+  g_object_ref (self);
 }
 
+/* The last waker reference going without a wake: nothing can wake the
+ * wait any more, so it ends now (DROPPED). A wake that came first queued
+ * it already, and the CAS in queue_delivery keeps that outcome. */
 static void
 waker_unref (WsWaker *waker)
 {
-  g_object_unref (WAIT_FROM_WAKER (waker));
+  WsAsyncWait *self = WAIT_FROM_WAKER (waker);
+
+  /* AcqRel: the last unref sees every other holder's wake or drop. */
+  if (atomic_fetch_sub_explicit (&self->n_waker_refs, 1, memory_order_acq_rel) == 1)
+    queue_delivery (self, OUTCOME_DROPPED);
+  g_object_unref (self);
 }
 
 static const WsWakerVTable wait_waker_vtable = {
@@ -322,7 +389,7 @@ static void
 on_cancelled (GCancellable *cancellable,
               gpointer      data)
 {
-  queue_delivery (data, TRUE);
+  queue_delivery (data, OUTCOME_CANCELLED);
 }
 
 static GObject *
@@ -417,7 +484,7 @@ ws_async_wait_get_waker (WsAsyncWait *self)
 void
 ws_async_wait_complete (WsAsyncWait *self)
 {
-  queue_delivery (self, FALSE);
+  queue_delivery (self, OUTCOME_WOKEN);
 }
 
 gboolean
@@ -431,9 +498,25 @@ ws_async_wait_is_valid (GAsyncResult *result,
 }
 
 gboolean
-ws_async_wait_was_cancelled (WsAsyncWait *self)
+ws_async_wait_propagate_error (WsAsyncWait  *self,
+                               const char   *what,
+                               GError      **error)
 {
-  return self->cancelled;
+  switch (self->outcome)
+    {
+    case OUTCOME_CANCELLED:
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "The wait for %s was cancelled", what);
+      return TRUE;
+    case OUTCOME_DROPPED:
+      g_set_error (error, WS_ERROR, WS_ERROR_FAILED,
+                   "The wait for %s ended unanswered: another wait or poll replaced it "
+                   "(one waiter at a time), or the last reference to what it waited on "
+                   "was released", what);
+      return TRUE;
+    case OUTCOME_WOKEN:
+    default:
+      return FALSE;
+    }
 }
 
 /* ---- Completion: a join handle delivered to a callback ----------------- */
@@ -542,17 +625,48 @@ ws_join_handle_deliver (WsRawTask        *task,
     ws_delivery_push (self->delivery, &self->item);
 }
 
-GSource *
-ws_task_cancel_source_new (GTask                  *task,
-                           GCancellable           *cancellable,
-                           GCancellableSourceFunc  func,
-                           const char             *name)
+/* The cancel link (ws-async-wait-private.h). Connect, store the id, then
+ * look at the cancellable again: a cancel that ran the handler before
+ * the id was stored found nothing to disconnect, and is seen here, which
+ * runs the handler again (the wait decides once, so the second run does
+ * nothing) and disconnects. A cancel after the store finds the id. The
+ * handler holds a reference on the GTask until it is disconnected. */
+static void
+unref_task_closure (gpointer  data,
+                    GClosure *closure)
 {
-  GSource *source = g_cancellable_source_new (cancellable);
+  g_object_unref (data);
+}
 
-  g_source_set_callback (source, G_SOURCE_FUNC (func), g_object_ref (task),
-                         g_object_unref);
-  g_source_set_static_name (source, name);
-  g_source_attach (source, g_task_get_context (task));
-  return source;
+void
+ws_cancel_link_connect (WsCancelLink    *link,
+                        GTask           *task,
+                        WsCancelledFunc  func)
+{
+  GCancellable *cancellable = g_task_get_cancellable (task);
+  gulong id;
+
+  link->cancellable = cancellable;
+  id = g_signal_connect_data (cancellable, "cancelled", G_CALLBACK (func),
+                              g_object_ref (task), unref_task_closure, 0);
+  /* seq_cst store, then the cancellable's flag: see above. */
+  atomic_store_explicit (&link->id, id, memory_order_seq_cst);
+  if (g_cancellable_is_cancelled (cancellable))
+    {
+      func (cancellable, task);
+      ws_cancel_link_disconnect (link);
+    }
+}
+
+void
+ws_cancel_link_disconnect (WsCancelLink *link)
+{
+  /* seq_cst: the exchange decides who disconnects; it pairs with the
+   * store in connect. g_signal_handler_disconnect (unlike
+   * g_cancellable_disconnect) never waits for a running handler, so it
+   * is safe inside the handler. */
+  gulong id = atomic_exchange_explicit (&link->id, 0, memory_order_seq_cst);
+
+  if (id != 0)
+    g_signal_handler_disconnect (link->cancellable, id);
 }

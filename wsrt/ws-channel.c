@@ -842,7 +842,7 @@ typedef struct
   WsWaker    waker;           /* first: the operation is its own waker */
   WsChannel *channel;         /* a reference */
   GTask     *task;            /* not a reference: we are its data */
-  GSource   *cancel_source;   /* a reference, or NULL; set before the first try */
+  WsCancelLink cancel;        /* connected before the first try */
   gboolean   is_send;
   OpState    state;           /* under the channel's lock */
   GValue     value;           /* send: the copy until the channel takes it;
@@ -904,7 +904,7 @@ static const WsWakerVTable op_waker_vtable = {
   op_waker_unref,
 };
 
-/* The GTask is finalized; the cancel source, which held it, is gone too.
+/* The GTask is finalized; the cancel link, which held it, is gone too.
  * A send's copy that never went in, or a received item that finish never
  * took, is unset here: once. */
 static void
@@ -913,7 +913,6 @@ op_free (gpointer data)
   ChannelOp *op = data;
 
   op_take_over (op);
-  g_clear_pointer (&op->cancel_source, g_source_unref);
   if (G_IS_VALUE (&op->value))
     g_value_unset (&op->value);
   ws_channel_unref (op->channel);
@@ -963,8 +962,7 @@ op_try (ChannelOp *op)
 
   /* Ours alone now: the state left WAITING under the lock, here. The
    * callback will read the value on its thread. */
-  if (op->cancel_source != NULL)
-    g_source_destroy (op->cancel_source);
+  ws_cancel_link_disconnect (&op->cancel);
   op_hand_over (op);
   if (r == 1)
     g_task_return_boolean (op->task, TRUE);
@@ -972,12 +970,12 @@ op_try (ChannelOp *op)
     g_task_return_new_error (op->task, WS_ERROR, WS_ERROR_CLOSED, "The channel is closed");
 }
 
-/* The cancel source: on the GTask's context, after the cancellable fired. */
-static gboolean
+/* The cancel link's handler, on the cancelling thread (or in op_start
+ * for a cancellable cancelled already). */
+static void
 on_cancelled (GCancellable *cancellable,
-              gpointer      data)
+              GTask        *task)
 {
-  GTask *task = data;
   ChannelOp *op = g_task_get_task_data (task);
   WsChannel *self = op->channel;
   gboolean cancelled = FALSE;
@@ -998,22 +996,20 @@ on_cancelled (GCancellable *cancellable,
 
   if (!cancelled)
     {
-      if (unlisted)
-        op_waker_unref (&op->waker);
       op_hand_over (op);
-      return G_SOURCE_REMOVE;
+      return;
     }
 
   /* CANCELLED: nobody touches the value any more. A send's copy goes now,
-   * on the caller's thread, not with the GTask. */
+   * not with the GTask. */
   if (G_IS_VALUE (&op->value))
     g_value_unset (&op->value);
   if (unlisted)
     op_waker_unref (&op->waker);
+  ws_cancel_link_disconnect (&op->cancel);
   op_hand_over (op);
   g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED,
                            op->is_send ? "The send was cancelled" : "The receive was cancelled");
-  return G_SOURCE_REMOVE;
 }
 
 /* Starts an async operation; for a send, @value is already checked. */
@@ -1053,11 +1049,10 @@ op_start (WsChannel           *self,
       g_value_copy (value, &op->value);
     }
 
-  /* Attached before the first try, so whoever completes the operation
-   * finds it attached when it destroys it. */
+  /* Connected before the first try, so whoever completes the operation
+   * finds the link to disconnect. */
   if (cancellable != NULL)
-    op->cancel_source = ws_task_cancel_source_new (task, cancellable, on_cancelled,
-                                                   "[wsrt] channel wait");
+    ws_cancel_link_connect (&op->cancel, task, on_cancelled);
 
   /* A GTask returned in the iteration that made it calls back from an
    * idle source, never from inside this call. */

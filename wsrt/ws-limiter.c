@@ -546,7 +546,7 @@ typedef struct
   WsWaker          waker;         /* first */
   WsLimiterWaiter  waiter;
   GTask           *task;          /* not a reference: we are its data */
-  GSource         *cancel_source; /* a reference, or NULL; set before queueing */
+  WsCancelLink     cancel;        /* connected before queueing */
   gboolean         settled;       /* the permit went to the caller or was passed on */
 } AcquireOp;
 
@@ -557,8 +557,7 @@ op_waker_wake (WsWaker *waker)
 
   /* Woken only by a grant: the permit is the operation's. The GTask
    * delivers on its context, never from inside this call. */
-  if (op->cancel_source != NULL)
-    g_source_destroy (op->cancel_source);
+  ws_cancel_link_disconnect (&op->cancel);
   g_task_return_boolean (op->task, TRUE);
 }
 
@@ -580,14 +579,13 @@ static const WsWakerVTable op_waker_vtable = {
   op_waker_unref,
 };
 
-/* The GTask is finalized. The cancel source held it, so it is gone too. */
+/* The GTask is finalized. The cancel link held it, so it is gone too. */
 static void
 op_free (gpointer data)
 {
   AcquireOp *op = data;
   WsLimiter *self = op->waiter.limiter;
 
-  g_clear_pointer (&op->cancel_source, g_source_unref);
   /* Granted, but nobody called finish: pass the permit on. Acquire: pairs
    * with the grant's release store. */
   if (atomic_load_explicit (&op->waiter.state, memory_order_acquire) == WAITER_GRANTED
@@ -597,12 +595,12 @@ op_free (gpointer data)
   g_free (op);
 }
 
-/* The cancel source: on the GTask's context, after the cancellable fired. */
-static gboolean
+/* The cancel link's handler, on the cancelling thread (or in
+ * acquire_async for a cancellable cancelled already). */
+static void
 on_cancelled (GCancellable *cancellable,
-              gpointer      data)
+              GTask        *task)
 {
-  GTask *task = data;
   AcquireOp *op = g_task_get_task_data (task);
   WsLimiter *self = op->waiter.limiter;
   WsWaker *waker = NULL;
@@ -628,13 +626,14 @@ on_cancelled (GCancellable *cancellable,
     }
   ws_lock_unlock (&self->lock);
 
-  /* A reference on the GTask; the source holds another. */
+  if (!cancelled)
+    return;
+  /* A reference on the GTask; the link holds another. */
   if (waker != NULL)
     waker->vtable->unref (waker);
-  if (cancelled)
-    g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                             "The wait for a permit was cancelled");
-  return G_SOURCE_REMOVE;
+  ws_cancel_link_disconnect (&op->cancel);
+  g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                           "The wait for a permit was cancelled");
 }
 
 /**
@@ -682,15 +681,14 @@ ws_limiter_acquire_async (WsLimiter           *self,
       return;
     }
 
-  /* Attached before the waiter is queued, so a grant always finds it
-   * attached when it destroys it. */
+  /* Connected before the waiter is queued, so a grant always finds the
+   * link to disconnect. */
   if (cancellable != NULL)
-    op->cancel_source = ws_task_cancel_source_new (task, cancellable, on_cancelled,
-                                                   "[wsrt] limiter wait");
+    ws_cancel_link_connect (&op->cancel, task, on_cancelled);
 
   ws_lock_lock (&self->lock);
-  /* Relaxed: written under the lock only. Not NEW if the cancel source
-   * already ran (on another thread that iterates the context). */
+  /* Relaxed: written under the lock only. Not NEW if the cancel link's
+   * handler already ran (a cancel on another thread, or before). */
   if (atomic_load_explicit (&op->waiter.state, memory_order_relaxed) == WAITER_NEW)
     {
       if (take_permit (self))

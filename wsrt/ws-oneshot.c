@@ -307,12 +307,9 @@ ws_oneshot_receive_finish (WsOneshot     *self,
   g_return_val_if_fail (ws_async_wait_is_valid (result, NULL, ws_oneshot_receive_async), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  if (ws_async_wait_was_cancelled (WS_ASYNC_WAIT (result)))
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                           "The wait for the oneshot's item was cancelled");
-      return NULL;
-    }
+  /* Before touching @self: a wait dropped by the last unref outlives it. */
+  if (ws_async_wait_propagate_error (WS_ASYNC_WAIT (result), "the oneshot's item", error))
+    return NULL;
 
   ws_lock_lock (&self->lock);
   if (self->has_item)

@@ -78,6 +78,7 @@
 #include "ws-sleep.h"
 #include "ws-context.h"
 #include "ws-context-budget-private.h"
+#include "ws-time-private.h"
 #include "ws-timer-driver-private.h"
 #include "ws-waker-private.h"
 #include "ws-error.h"
@@ -143,7 +144,7 @@ G_DEFINE_BOXED_TYPE (WsSleep, ws_sleep, ws_sleep_ref, ws_sleep_unref)
 WsSleep *
 ws_sleep_new (gint64 duration_usec)
 {
-  return ws_sleep_new_deadline (g_get_monotonic_time () + MAX (duration_usec, 0));
+  return ws_sleep_new_deadline (ws_time_deadline_after (g_get_monotonic_time (), duration_usec));
 }
 
 /**
@@ -256,12 +257,14 @@ ws_sleep_reset (WsSleep *self,
     ws_timer_driver_reset (driver, &self->timer, &self->deadline);
 }
 
-/* Binds @self to the polling thread's driver, or to the one another
- * thread bound it to first. */
+/* Binds @self to @driver (a reference, taken over), or to the one
+ * another thread bound it to first: a poll's driver is its task's host's
+ * (ws_timer_driver_ref_for_current_thread), an async wait's is its
+ * GTask's context's. */
 static WsTimerDriver *
-bind_driver (WsSleep *self)
+bind_driver (WsSleep       *self,
+             WsTimerDriver *driver)
 {
-  WsTimerDriver *driver = ws_timer_driver_ref_for_current_thread ();
   WsTimerDriver *bound = NULL;
 
   /* seq_cst on success: the opening comment's race with a reset; acquire
@@ -308,7 +311,7 @@ ws_sleep_poll (WsSleep   *self,
     }
 
   if (driver == NULL)
-    driver = bind_driver (self);
+    driver = bind_driver (self, ws_timer_driver_ref_for_current_thread ());
   return ws_timer_driver_arm (driver, &self->timer, &self->deadline, now, context)
          ? WS_POLL_PENDING : WS_POLL_READY;
 }
@@ -546,7 +549,8 @@ wait_start (WsSleep             *sleep,
           /* Acquire: as in ws_sleep_poll (). */
           driver = atomic_load_explicit (&sleep->driver, memory_order_acquire);
           if (driver == NULL)
-            driver = bind_driver (sleep);
+            driver = bind_driver (sleep, ws_timer_driver_ref_for_context (
+                                           g_task_get_context (self->task)));
           if (!async_wait_arm (self, driver, now) && async_wait_claim (self))
             async_wait_complete (self, NULL);
         }

@@ -406,11 +406,8 @@ ws_task_group_wait_all_finish (WsTaskGroup   *self,
   g_return_val_if_fail (WS_IS_TASK_GROUP (self), FALSE);
   g_return_val_if_fail (ws_async_wait_is_valid (result, self, ws_task_group_wait_all_async), FALSE);
 
-  if (ws_async_wait_was_cancelled (WS_ASYNC_WAIT (result)))
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "The wait was cancelled");
-      return FALSE;
-    }
+  if (ws_async_wait_propagate_error (WS_ASYNC_WAIT (result), "the group", error))
+    return FALSE;
 
   ws_lock_lock (&self->lock);
   tasks = g_ptr_array_copy (self->tasks, (GCopyFunc) (void (*) (void)) g_object_ref, NULL);
@@ -464,11 +461,8 @@ ws_task_group_wait_any_finish (WsTaskGroup   *self,
   g_return_val_if_fail (WS_IS_TASK_GROUP (self), NULL);
   g_return_val_if_fail (ws_async_wait_is_valid (result, self, ws_task_group_wait_any_async), NULL);
 
-  if (ws_async_wait_was_cancelled (WS_ASYNC_WAIT (result)))
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "The wait was cancelled");
-      return NULL;
-    }
+  if (ws_async_wait_propagate_error (WS_ASYNC_WAIT (result), "the group", error))
+    return NULL;
 
   ws_lock_lock (&self->lock);
   task = g_object_ref (self->tasks->pdata[self->first]);

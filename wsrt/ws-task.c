@@ -419,6 +419,42 @@ on_wait_cancelled (GCancellable *cancellable,
   ws_lock_unlock (&self->lock);
 }
 
+static void
+on_iterate_cancelled (GCancellable *cancellable,
+                      gpointer      data)
+{
+  g_main_context_wakeup (data);
+}
+
+/* A local task whose context no thread owns (the global default one in
+ * main () before the main loop runs, a context that a worker thread of
+ * the application has not started iterating): the waiting thread takes
+ * the context and iterates it until the task ends, or the wait is
+ * cancelled, as a sync-over-async helper would. Nothing else would poll
+ * the task. FALSE if another thread owns the context, which will poll
+ * it: then the wait blocks. */
+static gboolean
+iterate_local_context (WsTask       *self,
+                       GMainContext *context,
+                       GCancellable *cancellable)
+{
+  gulong handler = 0;
+
+  if (!g_main_context_acquire (context))
+    return FALSE;
+
+  if (cancellable != NULL)
+    handler = g_cancellable_connect (cancellable, G_CALLBACK (on_iterate_cancelled),
+                                     g_main_context_ref (context),
+                                     (GDestroyNotify) g_main_context_unref);
+  while (!ws_task_is_finished (self) && !g_cancellable_is_cancelled (cancellable))
+    g_main_context_iteration (context, TRUE);
+  if (handler != 0)
+    g_cancellable_disconnect (cancellable, handler);
+  g_main_context_release (context);
+  return TRUE;
+}
+
 /**
  * ws_task_wait:
  * @self: a #WsTask
@@ -442,9 +478,11 @@ on_wait_cancelled (GCancellable *cancellable,
  * fails at once with %WS_ERROR_WOULD_BLOCK, whether the task has ended or
  * not: wait with [method@Ws.Task.wait_async], or iterate the context until
  * [method@Ws.Task.is_finished] returns %TRUE. A context that no thread owns
- * (the global default one in `main()` before the main loop runs) cannot
- * be told from one that another thread will iterate: there the call
- * blocks until some thread iterates it.
+ * (the global default one in `main()` before the main loop runs) is taken
+ * by the calling thread and iterated until the task ends, so other sources
+ * of that context may be dispatched during the call, as in any
+ * synchronous wrapper of an async call; a context that another thread
+ * owns is left to that thread, and the call blocks.
  *
  * Returns: %TRUE if the task completed successfully; %FALSE with the task's
  *   error, with `G_IO_ERROR_CANCELLED` if the task or the wait was
@@ -490,6 +528,9 @@ ws_task_wait (WsTask        *self,
                            "ws_task_is_finished() returns TRUE");
       return FALSE;
     }
+
+  if (local_context != NULL)
+    (void) iterate_local_context (self, local_context, cancellable);
 
   if (cancellable != NULL)
     handler = g_cancellable_connect (cancellable, G_CALLBACK (on_wait_cancelled), self, NULL);
@@ -624,11 +665,9 @@ ws_task_wait_finish (WsTask        *self,
 
   /* The task itself is the result of a wait without a GCancellable, which
    * cannot be cancelled. */
-  if (result != (GAsyncResult *) self && ws_async_wait_was_cancelled (WS_ASYNC_WAIT (result)))
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "The wait was cancelled");
-      return FALSE;
-    }
+  if (result != (GAsyncResult *) self
+      && ws_async_wait_propagate_error (WS_ASYNC_WAIT (result), "the task", error))
+    return FALSE;
 
   ws_lock_lock (&self->lock);
   finish_locked (self);

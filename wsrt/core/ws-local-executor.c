@@ -199,6 +199,7 @@ run_slice (WsLocalExecutor *self,
 {
   const WsRuntimeRef *prev_runtime = ws_thread.runtime;
   gboolean prev_in_dispatch = ws_thread.in_local_dispatch;
+  GMainContext *prev_host_context = ws_thread.host_context;
   gint64 start = g_get_monotonic_time ();
   guint polls = 0;
   WsContext cx;
@@ -208,6 +209,7 @@ run_slice (WsLocalExecutor *self,
 
   ws_thread.runtime = self->set->runtime;
   ws_thread.in_local_dispatch = TRUE;
+  ws_thread.host_context = self->context;
 
   for (;;)
     {
@@ -227,6 +229,7 @@ run_slice (WsLocalExecutor *self,
   if (polls > atomic_load_explicit (&ws_local_executor_max_slice_polls, memory_order_relaxed))
     atomic_store_explicit (&ws_local_executor_max_slice_polls, polls, memory_order_relaxed);
 
+  ws_thread.host_context = prev_host_context;
   ws_thread.in_local_dispatch = prev_in_dispatch;
   ws_thread.runtime = prev_runtime;
 

@@ -82,5 +82,9 @@ guint64        ws_runtime_core_spawned_tasks (WsRuntimeCore *self);
 /* The runtime whose code runs on this thread (a worker, a blocking
  * thread, a local dispatch), or NULL. */
 WsRuntimeCore *ws_runtime_core_get_current  (void);
+/* The context that the timers of a blocking job go to: the first
+ * worker's, iterated until shutdown (ws-timer-driver.c). Only for a
+ * started runtime: the blocking pool starts with the workers. */
+GMainContext  *ws_runtime_core_get_timer_context (WsRuntimeCore *self);
 
 G_END_DECLS

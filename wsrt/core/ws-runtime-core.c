@@ -51,6 +51,7 @@
 #include <stddef.h>
 
 #include "ws-runtime-core-private.h"
+#include "ws-time-private.h"
 #include "ws-worker-private.h"
 
 static void runtime_last_unref (WsRuntimeRef *ref);
@@ -289,6 +290,12 @@ ws_runtime_core_get_current (void)
   return ws_thread.runtime != NULL ? from_ref (ws_thread.runtime) : NULL;
 }
 
+GMainContext *
+ws_runtime_core_get_timer_context (WsRuntimeCore *self)
+{
+  return ws_worker_pool_get_context (self->pool, 0);
+}
+
 /* Step 1: close every way in. Idempotent; a later caller waits (if @wait)
  * until the first one is through, so that every caller proceeds with
  * everything closed. */
@@ -342,7 +349,8 @@ gboolean
 ws_runtime_core_shutdown (WsRuntimeCore *self,
                           gint64         timeout_usec)
 {
-  gint64 deadline = timeout_usec < 0 ? -1 : g_get_monotonic_time () + timeout_usec;
+  gint64 deadline = timeout_usec < 0 ? -1
+                    : ws_time_deadline_after (g_get_monotonic_time (), timeout_usec);
   gboolean from_runtime = ws_thread.runtime == &self->ref;
   gboolean done;
 

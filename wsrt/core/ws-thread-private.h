@@ -61,6 +61,12 @@ typedef struct
   GMainContext               *adopted_context;
   /* Inside a local executor's dispatch (ws-local-executor.c). */
   gboolean                    in_local_dispatch;
+  /* Where the timers of the task this thread polls go when the thread is
+   * not running a worker's core (ws-timer-driver.c): the local
+   * executor's context during its dispatch, the context of the core that
+   * ws_block_in_place () handed off for the rest of that poll. Not a
+   * reference: the polled task holds its host, which holds the context. */
+  GMainContext               *host_context;
   /* The schedule perturbation's generator (ws-chaos.c). */
   guint64                     chaos_rng;
 } WsThread;

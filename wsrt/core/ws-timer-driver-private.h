@@ -37,6 +37,7 @@ ws_timer_init (WsTimer *timer)
 }
 
 WsTimerDriver *ws_timer_driver_ref_for_current_thread (void);
+WsTimerDriver *ws_timer_driver_ref_for_context        (GMainContext *context);
 void           ws_timer_driver_unref      (WsTimerDriver         *self);
 gboolean       ws_timer_driver_arm        (WsTimerDriver         *self,
                                            WsTimer               *timer,

@@ -10,13 +10,28 @@
  * per timer, an iteration costs the same with a million timers as with
  * one, and arming, moving or cancelling a timer is O(1).
  *
- * Where the timers of a thread go: a worker's go to the driver of its own
- * context (cached in its core), a blocking thread's to the first worker's
- * (it iterates no context while it runs a job), any other thread's (a
- * local executor's dispatch on the application's thread) to the driver of
- * its thread-default context, made on first use. Wakers work from any
- * thread, so a task that moves to another thread after arming is still
- * woken where it runs.
+ * Where a timer goes: to a context that the task's host iterates for as
+ * long as the task can wait, never to one that only the arming thread
+ * happens to have (doc/architecture.md, "Rules: timers").
+ *
+ *  - A task polled by a worker: the driver of the worker core's context
+ *    (cached in the core), iterated by whichever thread runs the core
+ *    until shutdown.
+ *  - A task whose poll carries on after ws_block_in_place (): the context
+ *    of the core it handed off (ws_thread.host_context), not the private
+ *    context the thread took, which dies with the thread.
+ *  - A local task: its executor's context (ws_thread.host_context during
+ *    the dispatch), whatever the thread's default is; so a local task's
+ *    sleep needs no worker thread.
+ *  - A blocking job: the first worker's context (the job's thread
+ *    iterates no context while it runs, and may retire afterwards); the
+ *    pool's threads are started for it.
+ *  - An async wait (ws-sleep.c): its GTask's context, where the callback
+ *    is owed anyway.
+ *  - Anything else: the thread-default context, else the global default.
+ *
+ * Wakers work from any thread, so a task that moves to another thread
+ * after arming is still woken where it runs.
  *
  * Driving: the context asks the driver, before each poll, how long it may
  * sleep (prepare: until the wheel's next expiration, in whole
@@ -68,6 +83,14 @@
  *     takes out the registration of a waiter that replaced it; a waiter
  *     that arms concurrently with its own end checks its end again after
  *     the arm and disarms itself conditionally (ws-sleep.c, A3).
+ *  D8 Recursion: the source can recurse, and the wakers a dispatch took
+ *     from the wheel wait in the driver, not on the dispatching stack,
+ *     until they are woken. A wake that completes a GTask may run its
+ *     callback at once, and that callback may iterate the context again
+ *     (a nested main loop, a dialog run synchronously): the nested
+ *     dispatch wakes the rest of the batch first, then expires what is
+ *     due. Only the thread that owns the context dispatches it, so the
+ *     batch needs no lock; prepare and check report a batch left over.
  */
 
 #include "config.h"
@@ -76,8 +99,8 @@
 #include "ws-lock-private.h"
 #include "ws-waker-private.h"
 #include "ws-worker-private.h"
-#include "ws-worker-pool-private.h"
 #include "ws-runtime-core-private.h"
+#include "ws-thread-private.h"
 
 #define USEC_PER_TICK 1000
 /* Wakers taken per lock hold in a dispatch. */
@@ -90,6 +113,11 @@ struct _WsTimerDriver
   WsLock        lock;                /* guards what follows (D1) */
   guint64       armed;               /* D3; G_MAXUINT64 when none */
   WsTimerWheel  wheel;
+  /* D8: wakers taken from the wheel and not woken yet; only the thread
+   * that dispatches the context touches them, so they need no lock. */
+  WsWaker      *batch[WAKE_BATCH];
+  guint         batch_next;
+  guint         batch_len;
 };
 
 /* Serialises finding and making the driver of a context, so a context
@@ -131,6 +159,13 @@ driver_prepare (GSource *source,
   guint64 next;
   gboolean ready = FALSE;
 
+  if (self->batch_next < self->batch_len)
+    {
+      /* D8: an outer dispatch left wakers to wake. */
+      *timeout = 0;
+      return TRUE;
+    }
+
   ws_lock_lock (&self->lock);
   next = ws_timer_wheel_next_expiration (&self->wheel);
   self->armed = next;
@@ -164,11 +199,28 @@ driver_check (GSource *source)
   WsTimerDriver *self = (WsTimerDriver *) source;
   gboolean ready;
 
+  if (self->batch_next < self->batch_len)
+    return TRUE;
   ws_lock_lock (&self->lock);
   ready = ws_timer_wheel_next_expiration (&self->wheel)
           <= tick_floor (self, g_source_get_time (source));
   ws_lock_unlock (&self->lock);
   return ready;
+}
+
+/* Wakes what is left of the batch (D8). A waker may complete a GTask
+ * whose callback runs a nested main loop on this context; that loop's
+ * dispatch carries on from the next waker. */
+static void
+wake_batch (WsTimerDriver *self)
+{
+  while (self->batch_next < self->batch_len)
+    {
+      WsWaker *waker = g_steal_pointer (&self->batch[self->batch_next]);
+
+      self->batch_next++;
+      ws_waker_take_and_wake (waker);
+    }
 }
 
 static gboolean
@@ -178,32 +230,32 @@ driver_dispatch (GSource     *source,
 {
   WsTimerDriver *self = (WsTimerDriver *) source;
   guint64 now = tick_floor (self, g_source_get_time (source));
-  WsWaker *batch[WAKE_BATCH];
-  guint n;
 
   /* Cleared before the wheel is read: a ready time that another thread
    * sets from now on (D3) makes one more dispatch at worst. */
   if (g_source_get_ready_time (source) != -1)
     g_source_set_ready_time (source, -1);
 
+  wake_batch (self);
   do
     {
       WsTimerEntry *entry;
+      guint n = 0;
 
-      n = 0;
       ws_lock_lock (&self->lock);
       while (n < WAKE_BATCH && (entry = ws_timer_wheel_poll (&self->wheel, now)) != NULL)
         {
           WsTimer *timer = timer_of_entry (entry);
 
-          batch[n++] = g_steal_pointer (&timer->waker);
+          self->batch[n++] = g_steal_pointer (&timer->waker);
         }
       ws_lock_unlock (&self->lock);
 
-      for (guint i = 0; i < n; i++)
-        ws_waker_take_and_wake (batch[i]);
+      self->batch_next = 0;
+      self->batch_len = n;
+      wake_batch (self);
     }
-  while (n == WAKE_BATCH);
+  while (self->batch_len == WAKE_BATCH);
 
   return G_SOURCE_CONTINUE;
 }
@@ -236,9 +288,16 @@ driver_marker (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
-/* The driver of @context, made and attached if it has none. */
-static WsTimerDriver *
-ref_for_context (GMainContext *context)
+/**
+ * ws_timer_driver_ref_for_context:
+ * @context: a context
+ *
+ * The driver of @context, made and attached if it has none.
+ *
+ * Returns: (transfer full): a driver
+ */
+WsTimerDriver *
+ws_timer_driver_ref_for_context (GMainContext *context)
 {
   GSource *source;
 
@@ -259,6 +318,7 @@ ref_for_context (GMainContext *context)
       ws_timer_wheel_init (&self->wheel, 0);
       g_source_set_callback (source, driver_marker, &driver_funcs, NULL);
       g_source_set_static_name (source, "[wsrt] timers");
+      g_source_set_can_recurse (source, TRUE);
       g_source_attach (source, context);
     }
   ws_lock_unlock (&drivers_lock);
@@ -286,20 +346,24 @@ ws_timer_driver_ref_for_current_thread (void)
        * cache borrows it. Only the thread running the core reads it. */
       if (w->core.timers == NULL)
         {
-          w->core.timers = ref_for_context (w->core.context);
+          w->core.timers = ws_timer_driver_ref_for_context (w->core.context);
           g_source_unref ((GSource *) w->core.timers);
         }
       g_source_ref ((GSource *) w->core.timers);
       return w->core.timers;
     }
 
-  context = g_main_context_get_thread_default ();
+  if (ws_thread.host_context != NULL)
+    return ws_timer_driver_ref_for_context (ws_thread.host_context);
+
   core = ws_runtime_core_get_current ();
-  if (context == NULL && core != NULL)
-    context = ws_worker_pool_get_context (core->pool, 0);
+  if (core != NULL && ws_thread.blocking_pool != NULL)
+    return ws_timer_driver_ref_for_context (ws_runtime_core_get_timer_context (core));
+
+  context = g_main_context_get_thread_default ();
   if (context == NULL)
     context = g_main_context_default ();
-  return ref_for_context (context);
+  return ws_timer_driver_ref_for_context (context);
 }
 
 void

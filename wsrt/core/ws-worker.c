@@ -536,6 +536,8 @@ ws_worker_thread_main (gpointer data)
 
   attach_core (w, NULL, FALSE);
   kept_core = worker_run (w);
+  /* The poll that handed the core off has returned. */
+  ws_thread.host_context = NULL;
   if (kept_core)
     {
       /* Dispatch what is still pending (GIO callbacks of cancelled tasks). */
@@ -608,6 +610,10 @@ ws_worker_hand_off_core (GError **error)
   own = g_main_context_new ();
   g_main_context_push_thread_default (own);
   ws_thread.adopted_context = own;
+  /* The task's timers stay on the core's wheel, which the new thread
+   * iterates until shutdown; this thread may leave, or take a blocking
+   * job, as soon as the poll returns (ws-timer-driver.c). */
+  ws_thread.host_context = w->core.context;
 
   /* The new thread counts as a pool thread and holds the runtime. */
   ws_lock_lock (&s->lock);
@@ -625,6 +631,7 @@ ws_worker_hand_off_core (GError **error)
       ws_lock_unlock (&s->lock);
       ws_runtime_ref_release (s->runtime);
       ws_thread.adopted_context = NULL;
+      ws_thread.host_context = NULL;
       g_main_context_pop_thread_default (own);
       g_main_context_unref (own);
       attach_core (w, cx, TRUE);
