@@ -228,7 +228,66 @@ test_task_cancel_cancels_call (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* GIO is done with the GAsyncResult before the task sees it: a task made
+ * ready by the op finds the GTask completed (GIO sets that after the
+ * callback returns), whichever worker polls it. Many rounds, with the
+ * GTask returned from another thread so that its callback runs in a
+ * dispatch of the worker's context while the other worker is free. */
+typedef struct
+{
+  WsAsyncOp *op;
+  gboolean   completed_when_ready;
+} ReturnState;
+
+static gpointer
+return_later (gpointer data)
+{
+  g_task_return_boolean (data, TRUE);
+  g_object_unref (data);
+  return NULL;
+}
+
+static WsPoll
+await_gtask (WsContext *cx,
+             gpointer   data)
+{
+  ReturnState *s = data;
+
+  if (s->op == NULL)
+    {
+      GTask *gtask;
+
+      s->op = ws_async_op_new ();
+      gtask = g_task_new (NULL, ws_async_op_get_cancellable (s->op), ws_async_op_callback,
+                          ws_async_op_start (s->op, cx));
+      g_thread_unref (g_thread_new ("returner", return_later, gtask));
+    }
+  if (ws_async_op_poll (s->op, cx) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+  s->completed_when_ready = g_task_get_completed (G_TASK (ws_async_op_get_result (s->op)));
+  g_assert_true (g_task_propagate_boolean (G_TASK (ws_async_op_get_result (s->op)), NULL));
+  return WS_POLL_READY;
+}
+
+static void
+test_result_completed_when_ready (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+
+  for (guint i = 0; i < 1000; i++)
+    {
+      ReturnState s = { NULL, FALSE };
+      g_autoptr(WsTask) task = ws_runtime_spawn (rt, await_gtask, &s, NULL);
+
+      g_assert_true (ws_task_wait (task, NULL, NULL));
+      g_assert_true (s.completed_when_ready);
+      ws_async_op_unref (s.op);
+    }
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 WS_TEST_MAIN ({ "/async-op/load-contents", test_load_contents },
               { "/async-op/socket-connect", test_socket_connect },
               { "/async-op/cancel", test_cancel },
-              { "/async-op/task-cancel-cancels-call", test_task_cancel_cancels_call })
+              { "/async-op/task-cancel-cancels-call", test_task_cancel_cancels_call },
+              { "/async-op/result-completed-when-ready", test_result_completed_when_ready })

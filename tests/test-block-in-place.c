@@ -253,8 +253,64 @@ test_adopted_threads_retire (void)
   ws_lock_clear (&stopped_lock);
 }
 
+/* ws_block_in_place () from a source that a nested iteration inside a
+ * poll dispatches (a sync-over-async helper in a task) is refused: the
+ * iteration on the stack holds the worker's context, which the new
+ * thread could never take over. */
+typedef struct
+{
+  GError   *error;
+  gboolean  ran;
+  gboolean  result;
+} NestedBlock;
+
+static void
+block_nothing (gpointer data)
+{
+}
+
+static gboolean
+block_from_source (gpointer data)
+{
+  NestedBlock *n = data;
+
+  n->result = ws_block_in_place (block_nothing, NULL, &n->error);
+  n->ran = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+static WsPoll
+nested_iteration_blocks (WsContext *cx,
+                         gpointer   data)
+{
+  NestedBlock *n = data;
+  GSource *idle = g_idle_source_new ();
+
+  g_source_set_callback (idle, block_from_source, n, NULL);
+  g_source_attach (idle, g_main_context_get_thread_default ());
+  g_source_unref (idle);
+  while (!n->ran)
+    g_main_context_iteration (g_main_context_get_thread_default (), TRUE);
+  return WS_POLL_READY;
+}
+
+static void
+test_nested_iteration_refused (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  NestedBlock n = { NULL, FALSE, FALSE };
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, nested_iteration_blocks, &n, NULL);
+
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_assert_false (n.result);
+  g_assert_error (n.error, WS_ERROR, WS_ERROR_WOULD_BLOCK);
+  g_clear_error (&n.error);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 WS_TEST_MAIN ({ "/block-in-place/keeps-workers", test_keeps_workers },
               { "/block-in-place/off-runtime", test_off_runtime },
               { "/block-in-place/nested", test_nested },
               { "/block-in-place/local-refused", test_local_refused },
-              { "/block-in-place/adopted-threads-retire", test_adopted_threads_retire })
+              { "/block-in-place/adopted-threads-retire", test_adopted_threads_retire },
+              { "/block-in-place/nested-iteration-refused", test_nested_iteration_refused })

@@ -955,7 +955,8 @@ typedef struct
 {
   WsChannel *channel;
   GError    *error;
-  gboolean   done;
+  gint       done;             /* atomic: the callback ran */
+  gint       released;         /* atomic: its dispatch has returned */
 } CrossCancel;
 
 static void
@@ -966,7 +967,20 @@ on_cross_cancel_received (GObject      *source,
   CrossCancel *c = data;
 
   g_assert_null (ws_channel_receive_finish (c->channel, result, &c->error));
-  c->done = TRUE;
+  g_atomic_int_set (&c->done, TRUE);
+}
+
+/* Connected after the wait's own link: keeps the cancelling thread inside
+ * g_cancellable_cancel () until the callback's dispatch has returned and
+ * the wait has let go of what it held (at most 2 s): a GCancellableSource
+ * disposed at that moment is what GLib 2.74 leaks. */
+static void
+hold_cancel (GCancellable *cancellable,
+             gpointer      data)
+{
+  CrossCancel *c = data;
+
+  (void) ws_test_wait_until_for (g_atomic_int_get (&c->released), 2 * G_USEC_PER_SEC);
 }
 
 static gpointer
@@ -986,12 +1000,16 @@ test_receive_async_cancel_from_thread (void)
   for (guint i = 0; i < 200; i++)
     {
       g_autoptr(GCancellable) cancellable = g_cancellable_new ();
-      CrossCancel c = { channel, NULL, FALSE };
+      CrossCancel c = { channel, NULL, FALSE, FALSE };
       GThread *canceller;
 
       ws_channel_receive_async (channel, cancellable, on_cross_cancel_received, &c);
+      g_signal_connect (cancellable, "cancelled", G_CALLBACK (hold_cancel), &c);
       canceller = g_thread_new ("canceller", cancel_in_thread, cancellable);
-      ws_test_iterate_until (context, c.done);
+      ws_test_iterate_until (context, g_atomic_int_get (&c.done));
+      while (g_main_context_iteration (context, FALSE))
+        ;
+      g_atomic_int_set (&c.released, TRUE);
       g_thread_join (canceller);
       g_assert_error (c.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
       g_clear_error (&c.error);

@@ -475,6 +475,65 @@ test_wait_local_unowned_context_cancelled (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* ---- a local task's cancellable ----------------------------------------- */
+
+typedef struct
+{
+  GThread *handler_thread;    /* atomic */
+  gboolean connected;
+} LocalCancel;
+
+static void
+on_local_cancelled (GCancellable *cancellable,
+                    gpointer      data)
+{
+  LocalCancel *c = data;
+
+  g_atomic_pointer_set (&c->handler_thread, g_thread_self ());
+}
+
+static WsPoll
+connect_and_wait (WsContext *cx,
+                  gpointer   data)
+{
+  LocalCancel *c = data;
+
+  if (!c->connected)
+    {
+      g_signal_connect (ws_context_get_cancellable (cx), "cancelled",
+                        G_CALLBACK (on_local_cancelled), c);
+      c->connected = TRUE;
+    }
+  return WS_POLL_PENDING;
+}
+
+static gpointer
+cancel_task_in_thread (gpointer data)
+{
+  ws_task_cancel (data);
+  return NULL;
+}
+
+/* Cancelled from another thread, a local task's cancellable fires on the
+ * thread of its main loop. */
+static void
+test_local_cancellable_on_owner (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  g_autoptr(GMainContext) context = g_main_context_new ();
+  g_autoptr(WsTask) task = NULL;
+  LocalCancel c = { NULL, FALSE };
+
+  g_main_context_push_thread_default (context);
+  task = ws_runtime_spawn_local (rt, NULL, connect_and_wait, &c, NULL);
+  ws_test_iterate_until (context, c.connected);
+  g_thread_join (g_thread_new ("canceller", cancel_task_in_thread, task));
+  ws_test_iterate_until (context, ws_task_is_finished (task));
+  g_assert_true (g_atomic_pointer_get (&c.handler_thread) == g_thread_self ());
+  g_main_context_pop_thread_default (context);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 WS_TEST_MAIN (
   { "/host-context/local-sleep-default-runtime", test_local_sleep_default_runtime },
   { "/host-context/local-sleep-worker-busy", test_local_sleep_worker_busy },
@@ -489,4 +548,5 @@ WS_TEST_MAIN (
   { "/host-context/wait-local-unowned-context", test_wait_local_unowned_context },
   { "/host-context/wait-local-unowned-context-cancelled",
     test_wait_local_unowned_context_cancelled },
+  { "/host-context/local-cancellable-on-owner", test_local_cancellable_on_owner },
 )

@@ -6,8 +6,18 @@
  * The _async call is made by the task, on the thread that polls it, so GIO
  * completes it on that thread's context: the worker's own GMainContext
  * (doc/architecture.md, "Rules: main contexts"), dispatched while the
- * worker sleeps and every event-interval ticks while it is busy. The
- * callback keeps the result and wakes the task; no thread blocks.
+ * worker sleeps and every event-interval ticks while it is busy. No
+ * thread blocks.
+ *
+ * The hand-over of the result. GIO calls the callback from inside
+ * g_task_return_now () (or its own source's dispatch), and goes on
+ * writing to the GTask after the callback returns (its "completed" flag
+ * and notification). A task woken from the callback could be polled on
+ * another worker and call _finish () on that GTask at that very moment.
+ * So the callback only keeps the result aside and queues the op on the
+ * delivery source of the context it runs on (ws-async-wait.c); that
+ * dispatch, which comes after GIO's has returned, publishes the result
+ * and wakes the task. Until then a poll sees no result.
  */
 
 #include "config.h"
@@ -17,6 +27,7 @@
 #include "ws-async-op.h"
 #include "ws-context.h"
 #include "ws-lock-private.h"
+#include "ws-async-wait-private.h"
 #include "ws-context-budget-private.h"
 #include "ws-runtime-core-private.h"
 #include "ws-worker-private.h"
@@ -27,13 +38,21 @@ struct _WsAsyncOp
   GCancellable    *cancellable;
   WsLock           lock;          /* guards what follows */
   WsWaker         *waker;
-  GAsyncResult    *result;
+  GAsyncResult    *result;        /* published by deliver_result () */
   gboolean         started;
+  /* Between GIO's callback and the dispatch that publishes the result:
+   * the result, the context it came on (a reference) and the item queued
+   * there, which holds the callback's reference on us. */
+  GAsyncResult    *pending_result;
+  GMainContext    *callback_context;
+  WsDeliveryItem   item;
   /* The task's cancellable (ws_context_get_cancellable), linked at start:
    * cancelling the task cancels the call. Written once, by start. */
   GCancellable    *task_cancellable;
   gulong           task_link;
 };
+
+static const WsDeliveryItemClass result_item_class;
 
 /**
  * WsAsyncOp:
@@ -99,6 +118,7 @@ ws_async_op_new (void)
   atomic_init (&self->ref_count, 1);
   self->cancellable = g_cancellable_new ();
   ws_lock_init (&self->lock);
+  self->item.klass = &result_item_class;
   return self;
 }
 
@@ -160,6 +180,7 @@ ws_async_op_unref (WsAsyncOp *self)
     }
   g_clear_pointer (&self->waker, ws_waker_unref);
   g_clear_object (&self->result);
+  g_clear_object (&self->pending_result);
   g_clear_object (&self->cancellable);
   ws_lock_clear (&self->lock);
   g_free (self);
@@ -255,19 +276,60 @@ ws_async_op_callback (GObject      *source_object,
                       gpointer      user_data)
 {
   WsAsyncOp *self = user_data;
-  WsWaker *waker;
+  GSource *current = g_main_current_source ();
+  GMainContext *context;
 
   g_return_if_fail (self != NULL);
   g_return_if_fail (G_IS_ASYNC_RESULT (result));
 
+  /* The context GIO is dispatching now (see the top of this file). */
+  context = current != NULL ? g_source_get_context (current) : NULL;
+  if (context == NULL)
+    context = g_main_context_get_thread_default ();
+  if (context == NULL)
+    context = g_main_context_default ();
+
+  /* Only this thread touches these until the item is delivered; the
+   * delivery queue's lock publishes them to the dispatch. */
+  self->pending_result = g_object_ref (result);
+  self->callback_context = g_main_context_ref (context);
+  ws_delivery_push (ws_delivery_get (context), &self->item);
+}
+
+/* On the callback's context, after GIO's dispatch has returned. */
+static void
+deliver_result (WsDeliveryItem *item)
+{
+  WsAsyncOp *self = (WsAsyncOp *) ((guint8 *) item - G_STRUCT_OFFSET (WsAsyncOp, item));
+  GMainContext *context = g_steal_pointer (&self->callback_context);
+  WsWaker *waker;
+
   ws_lock_lock (&self->lock);
-  self->result = g_object_ref (result);
+  self->result = g_steal_pointer (&self->pending_result);
   waker = g_steal_pointer (&self->waker);
   ws_lock_unlock (&self->lock);
 
   ws_waker_take_and_wake (waker);
-  ws_async_op_unref (self);
+  ws_async_op_unref (self);      /* the callback's */
+  g_main_context_unref (context);
 }
+
+/* The context went away with the item queued: the task is never woken
+ * by it, and the callback's reference goes. */
+static void
+discard_result (WsDeliveryItem *item)
+{
+  WsAsyncOp *self = (WsAsyncOp *) ((guint8 *) item - G_STRUCT_OFFSET (WsAsyncOp, item));
+  GMainContext *context = g_steal_pointer (&self->callback_context);
+
+  ws_async_op_unref (self);
+  g_main_context_unref (context);
+}
+
+static const WsDeliveryItemClass result_item_class = {
+  deliver_result,
+  discard_result,
+};
 
 /**
  * ws_async_op_poll:

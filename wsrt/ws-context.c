@@ -8,6 +8,7 @@
 
 #include "ws-context.h"
 #include "ws-raw-task-private.h"
+#include "ws-local-executor-private.h"
 #include "ws-task-private.h"
 
 /**
@@ -207,17 +208,28 @@ ws_context_yield (WsContext *self)
   return WS_POLL_PENDING;
 }
 
-/* The task's GCancellable, as its core cancel hook. */
+/* The task's GCancellable, as its core cancel hook. A local task's is
+ * cancelled only on the thread that owns its context: the core runs the
+ * hook on the cancelling thread first, and again, with RUNNING held,
+ * where the task's future is destroyed, which for a local task is its
+ * context's owner (ws-local-executor.c); the first run is skipped
+ * elsewhere, so the cancellable's handlers (a GJS callback, a widget
+ * update) run on the thread of the task's main loop. */
 typedef struct
 {
   WsCancelHook  hook;
   GCancellable *cancellable;
+  GMainContext *local_context;   /* a local task's; not a reference */
 } CancellableHook;
 
 static void
 cancellable_hook_cancel (WsCancelHook *hook)
 {
-  g_cancellable_cancel (((CancellableHook *) hook)->cancellable);
+  CancellableHook *h = (CancellableHook *) hook;
+
+  if (h->local_context != NULL && !g_main_context_is_owner (h->local_context))
+    return;
+  g_cancellable_cancel (h->cancellable);
 }
 
 static void
@@ -245,7 +257,9 @@ cancellable_hook_free (WsCancelHook *hook)
  * It is cancelled on the thread that cancels the task, while the task may
  * still be in a poll on another thread (its handlers run there, as for any
  * #GCancellable), and again, if it was not yet, just before the task's
- * destroy notify runs.
+ * destroy notify runs. A local task's ([method@Ws.Runtime.spawn_local]) is
+ * cancelled only on the thread that owns the task's main context, when
+ * it next dispatches the task, so its handlers run on that thread.
  *
  * Returns: (transfer none): the task's cancellable, valid as long as the
  *   task
@@ -267,6 +281,9 @@ ws_context_get_cancellable (WsContext *self)
   h->hook.cancel = cancellable_hook_cancel;
   h->hook.free = cancellable_hook_free;
   h->cancellable = g_cancellable_new ();
+  /* The task holds its host, which holds the context, as long as the
+   * hook lives (it is freed with the task). */
+  h->local_context = ws_local_executor_get_host_context (self->task->host);
   ws_raw_task_set_cancel_hook (self->task, &h->hook);
   return h->cancellable;
 }

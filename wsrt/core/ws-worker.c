@@ -587,14 +587,18 @@ ws_worker_hand_off_core (GError **error)
   s = w->pool;
   cx = w->cx;
 
-  if (!w->in_poll)
+  if (!w->in_poll || g_main_depth () > 0)
     {
       /* Inside a GMainContext dispatch of the worker (a GIO callback, a
-       * timeout): the context cannot be released from here. */
+       * timeout), also one that a nested iteration inside a poll runs
+       * (a worker polls its tasks outside any dispatch, so a depth above
+       * 0 in a poll is a nested one): the context is held by the
+       * iteration on our stack and cannot be handed over from here. */
       g_set_error_literal (error, WS_ERROR, WS_ERROR_WOULD_BLOCK,
-                           "ws_block_in_place() was called on a worker outside a task "
-                           "poll (from a main-context callback); call it from the task "
-                           "itself, or use ws_runtime_spawn_blocking()");
+                           "ws_block_in_place() was called on a worker from a "
+                           "main-context callback (outside a task poll, or in a nested "
+                           "main loop inside one); call it from the task itself, or use "
+                           "ws_runtime_spawn_blocking()");
       return FALSE;
     }
 
