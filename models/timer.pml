@@ -20,6 +20,11 @@
  *    dispatch clears the ready time, expires what is due, and wakes
  *    outside the lock.
  *
+ * Assumption: the context is iterated for as long as the timer is armed
+ * (the model's context never stops). That holds because a timer is bound
+ * to a context its task's host iterates until the task ends, never to one
+ * that only the arming thread has; binding.pml checks it.
+ *
  * Time: ticks. The sleep starts an hour away (FAR, beyond what the model's
  * clock can reach: a timer there never fires), and the resetter moves it
  * to NEAR, once, at any point. The clock moves only when the context

@@ -395,10 +395,70 @@ test_wait_on_context_thread_fails (void)
   ws_test_on_context_clear (&f);
 }
 
+/* The last WsRuntime reference dropped inside a task, while a local
+ * executor exists: the shutdown that dispose starts cannot wait on a
+ * runtime thread, so the executor's owner retires it on its next
+ * dispatch, and the runtime is freed (its hooks' data with it) without a
+ * later call. */
+typedef struct
+{
+  WsRuntime *rt;
+  gint       freed;           /* atomic */
+} LastRef;
+
+static void
+note_hooks_freed (gpointer data)
+{
+  g_atomic_int_set (&((LastRef *) data)->freed, TRUE);
+}
+
+static void
+no_hook (gpointer data)
+{
+}
+
+static WsPoll
+drop_runtime (WsContext *cx,
+              gpointer   data)
+{
+  g_clear_object (&((LastRef *) data)->rt);
+  return WS_POLL_READY;
+}
+
+static void
+test_last_ref_in_task (void)
+{
+  g_autoptr(GMainContext) context = g_main_context_new ();
+  g_autoptr(WsTask) local = NULL;
+  g_autoptr(GError) error = NULL;
+  LastRef r = { g_object_new (WS_TYPE_RUNTIME, "n-workers", 1, NULL), FALSE };
+
+  ws_runtime_set_on_thread_stop (r.rt, no_hook, &r, note_hooks_freed);
+  g_assert_true (g_initable_init (G_INITABLE (r.rt), NULL, &error));
+  g_main_context_push_thread_default (context);
+  local = ws_runtime_spawn_local (r.rt, NULL, ws_test_pending_forever, NULL, NULL);
+  ws_runtime_spawn_detached (r.rt, drop_runtime, &r, NULL);
+
+  /* The local task is cancelled on its context, then the runtime goes. */
+  ws_test_iterate_until (context, ws_task_is_finished (local));
+  g_main_context_pop_thread_default (context);
+  g_assert_false (ws_task_wait (local, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  /* The task holds its executor; the runtime goes once it does, freed
+   * by whichever of its threads lets go last. */
+  g_clear_object (&local);
+  while (!g_atomic_int_get (&r.freed))
+    {
+      g_main_context_iteration (context, FALSE);
+      g_usleep (100);
+    }
+}
+
 WS_TEST_MAIN ({ "/local-tasks/wake-from-worker", test_wake_from_worker },
               { "/local-tasks/cancel-from-worker", test_cancel_from_worker },
               { "/local-tasks/flood-bounded", test_flood_bounded },
               { "/local-tasks/flood-lets-redraw-run", test_flood_lets_redraw_run },
               { "/local-tasks/yield-and-wait-async", test_yield_and_wait_async },
               { "/local-tasks/cancelled-wait-and-shutdown", test_cancelled_wait_and_shutdown },
-              { "/local-tasks/wait-on-context-thread-fails", test_wait_on_context_thread_fails })
+              { "/local-tasks/wait-on-context-thread-fails", test_wait_on_context_thread_fails },
+              { "/local-tasks/last-ref-in-task", test_last_ref_in_task })

@@ -25,10 +25,16 @@
  * after a finalize returns, so the finalize must never drop the last one.
  *
  * Shutdown: close the task registry (spawns are refused from then on), queue
- * the cancellation of every task, run them at once where the shutting
- * down thread can acquire the context, and otherwise wait (up to the
- * deadline) for the owner to dispatch them; each dispatch of a closed
- * executor signals the set's condition.
+ * the cancellation of every task and make every executor's source ready,
+ * run them at once where the shutting down thread can acquire the
+ * context, and otherwise wait (up to the deadline) for the owner to
+ * dispatch them; each dispatch of a closed executor signals the set's
+ * condition. The owner's dispatch also retires an executor that has no
+ * task left (retire_on_owner): it leaves the set and the set's reference
+ * goes, so a shutdown that could not wait (called on a runtime thread)
+ * needs no later call to let the runtime go. Whoever takes an executor
+ * out of the set, under the set's lock, drops that reference: the owner
+ * or ws_local_executors_shutdown, once.
  */
 
 #include "config.h"
@@ -240,6 +246,45 @@ run_slice (WsLocalExecutor *self,
   return more;
 }
 
+/* Shutdown has begun (the set is closed) and @self has no task left:
+ * take it out of the set here, on its owner's dispatch, and drop the
+ * set's reference. A shutdown that returned early (called from a task, a
+ * blocking job, a local dispatch: the last WsRuntime reference dropped
+ * on a runtime thread) leaves the executors to nobody else; without this
+ * they would hold the runtime, and the set would hold them, for ever.
+ * Whoever takes an executor out of the set under its lock (this, or
+ * ws_local_executors_shutdown) drops that reference, once. Returns TRUE
+ * if this call retired @self. */
+static gboolean
+retire_on_owner (WsLocalExecutor *self)
+{
+  WsLocalExecutors *set = self->set;
+  gboolean retired = FALSE;
+
+  ws_lock_lock (&set->lock);
+  if (set->closed)
+    {
+      if (g_hash_table_lookup (set->table, self->context) == self)
+        retired = g_hash_table_remove (set->table, self->context);
+      else
+        retired = g_ptr_array_remove_fast (set->detached, self);
+      if (retired)
+        {
+          /* Closed: its spawn count is final. Kept for the metrics. */
+          set->retired_spawned += ws_task_registry_spawned (&self->registry);
+          atomic_store_explicit (&self->detached, TRUE, memory_order_release);
+          ws_cond_broadcast (&set->cond);
+        }
+    }
+  ws_lock_unlock (&set->lock);
+
+  /* GLib holds the source across this dispatch: the finalize, and with it
+   * the free, comes after the dispatch returns. */
+  if (retired)
+    ws_local_executor_unref (self);
+  return retired;
+}
+
 static gboolean
 local_source_dispatch (GSource     *source,
                        GSourceFunc  callback,
@@ -272,6 +317,8 @@ local_source_dispatch (GSource     *source,
       if (ws_task_registry_count (&self->registry) == 0)
         ret = G_SOURCE_REMOVE;
     }
+  if (ws_task_registry_count (&self->registry) == 0 && retire_on_owner (self))
+    ret = G_SOURCE_REMOVE;
 
   /* Release: the last thing this dispatch does to the executor (see
    * local_source_finalize). */
@@ -504,6 +551,9 @@ ws_local_executors_close (WsLocalExecutors *set)
 
       ws_task_registry_close (&self->registry);
       cancel_all (self);
+      /* Every executor gets a dispatch from its owner, with tasks or
+       * without: that dispatch retires it (see retire_on_owner). */
+      g_source_set_ready_time (self->source, 0);
       ws_local_executor_unref (self);
     }
   g_ptr_array_unref (execs);

@@ -93,8 +93,11 @@
  *
  * A shutdown that returns early (from a runtime thread, (T), or at a
  * timeout) leaves steps 4 to 6 to the last pool thread to stop
- * (ws_worker_pool_thread_stopped), and step 7 to a later call:
- * dispose calls again until a shutdown saw every task end.
+ * (ws_worker_pool_thread_stopped), and the local executors to their
+ * owners: each owner's next dispatch retires its executor once it has no
+ * task left (ws-local-executor.c). Nothing waits for a later call, which
+ * may never come (the last WsRuntime reference dropped inside a task);
+ * dispose still calls again until a shutdown saw every task end.
  *
  * Without the gate, a spawn that read "open" and was then descheduled
  * would push after the last sweep, and its destroy notify would run after
