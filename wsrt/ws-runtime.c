@@ -414,6 +414,16 @@ ws_runtime_class_init (WsRuntimeClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GParamFlags flags = G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS;
 
+  /* GLib fills some caches on first use with a plain store (G_DEFINE_QUARK's
+   * static, a GType's registration is locked but its class is not): two
+   * of our threads filling one at once is a data race. Fill the ones
+   * that wsrt's threads reach first (a GIO error made in a task, a task
+   * error) here, once, before any runtime thread exists. */
+  (void) g_io_error_quark ();
+  (void) ws_error_quark ();
+  g_type_ensure (G_TYPE_TASK);
+  g_type_ensure (G_TYPE_CANCELLABLE);
+
   object_class->constructed = ws_runtime_constructed;
   object_class->dispose = ws_runtime_dispose;
   object_class->finalize = ws_runtime_finalize;
