@@ -564,8 +564,12 @@ ws_runtime_new (guint n_workers)
  * ws_runtime_get_default:
  *
  * Gets the process-wide runtime, with one worker per CPU. It is created on
- * first use and its threads start with the first spawn. It lives until the
- * process exits.
+ * first use and its threads start with the first spawn onto them
+ * ([method@Ws.Runtime.spawn], a blocking job, ...). Local tasks
+ * ([method@Ws.Runtime.spawn_local]) start no thread: they, their sleeps
+ * and their GIO calls live on their own main context, so a GJS script or
+ * a GTK app that only spawns local tasks runs no worker at all. It lives
+ * until the process exits.
  *
  * Returns: (transfer none): the default runtime
  */
@@ -806,7 +810,13 @@ ws_runtime_spawn_blocking (WsRuntime      *self,
  * usually the GTK main loop. Wakes from any thread are queued for it. One
  * dispatch polls a bounded slice of tasks and returns, so many local tasks
  * do not stall a frame. @destroy runs on that thread too, also when the
- * task is cancelled from elsewhere.
+ * task is cancelled from elsewhere, and so do the handlers of its
+ * cancellable ([method@Ws.Context.get_cancellable]).
+ *
+ * A local task needs no worker thread, and spawning one starts none: its
+ * timers ([struct@Ws.Sleep]) are on @context's own timer wheel, and the
+ * GIO calls it makes complete on the thread-default context of the
+ * thread that polls it.
  *
  * Returns: (transfer full): the join handle of the task
  */
