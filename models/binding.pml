@@ -21,13 +21,20 @@
  *    workers have started (the default runtime starts none for local
  *    tasks);
  *  - D8 in ws-timer-driver.c and the batch of ws-async-wait.c: a dispatch
- *    keeps the items it took in the source, and the source can recurse.
+ *    keeps the items it took in the source, and the source can recurse;
+ *  - ws_owed_drain (wsrt/core/ws-owed.c), called by
+ *    ws_thread_drop_adopted_context and a retiring blocking thread: a
+ *    thread iterates its own context until GIO owes it nothing.
  *
  * Scenarios (one is chosen at the start, nondeterministically):
  *  LOCAL      a local task on a thread with no thread-default context
  *             sleeps; the runtime's workers may never start;
  *  HANDOFF    a worker task calls ws_block_in_place () and then sleeps in
  *             the same poll; its old thread may or may not be adopted;
+ *  GIO        a worker task calls ws_block_in_place () and then starts a
+ *             GIO call in the same poll: GIO completes it on the thread's
+ *             private context, whatever wsrt binds (ws-owed.c); the
+ *             thread may or may not be adopted;
  *  NESTED     two completions for one context; the first callback runs a
  *             nested main loop until the second has been delivered; the
  *             second may be queued before the first dispatch or during
@@ -43,12 +50,15 @@
  *                         the private context after a hand-off), as
  *                         before the host binding;
  *  -DBROKEN_NO_RECURSE    the shared source cannot recurse and its batch
- *                         lives on the dispatching stack.
+ *                         lives on the dispatching stack;
+ *  -DBROKEN_NO_DRAIN      a thread lets its private context go without
+ *                         iterating it until GIO owes it nothing.
  */
 
 #define LOCAL   0
 #define HANDOFF 1
 #define NESTED  2
+#define GIO     3
 
 /* Contexts. */
 #define HOST    0      /* the local executor's, or the handed-off core's */
@@ -90,11 +100,20 @@ proctype poller ()
 
   /* The poll arms the timer, returns PENDING, and the thread that ran it
    * goes on (a hand-off's old thread may leave at once). */
-  bind_timer (where);
+  if
+  :: scenario == GIO -> where = PRIVATE     /* GIO's choice, not ours */
+  :: else -> bind_timer (where)
+  fi;
   armed[where] = true;
   if
-  :: scenario == HANDOFF -> private_alive = false
-  :: scenario == HANDOFF -> skip      /* adopted: lives on */
+  :: scenario == HANDOFF || scenario == GIO ->
+       /* Not adopted: the thread goes, after draining what is owed to
+        * its context. */
+#ifndef BROKEN_NO_DRAIN
+       (!armed[PRIVATE]);
+#endif
+       private_alive = false
+  :: scenario == HANDOFF || scenario == GIO -> skip   /* adopted: lives on */
   :: scenario == LOCAL -> skip
   fi;
   woken;
@@ -217,6 +236,7 @@ init
   :: scenario = LOCAL
   :: scenario = HANDOFF
   :: scenario = NESTED
+  :: scenario = GIO
   fi;
   if
   :: workers_started = true

@@ -534,6 +534,129 @@ test_local_cancellable_on_owner (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* ---- GIO calls that are in flight when their thread or runtime goes --- */
+
+/* A GIO call that ends when it is cancelled, or after @data usec. */
+static void
+slow_call_thread (GTask        *gtask,
+                  gpointer      source,
+                  gpointer      data,
+                  GCancellable *cancellable)
+{
+  gint64 until = g_get_monotonic_time () + GPOINTER_TO_SIZE (data);
+
+  while (!g_cancellable_is_cancelled (cancellable) && g_get_monotonic_time () < until)
+    g_usleep (1000);
+  g_task_return_boolean (gtask, TRUE);
+}
+
+static void
+start_slow_call (WsAsyncOp *op,
+                 WsContext *cx,
+                 gint64     usec)
+{
+  GTask *gtask = g_task_new (NULL, ws_async_op_get_cancellable (op), ws_async_op_callback,
+                             ws_async_op_start (op, cx));
+
+  g_task_set_task_data (gtask, GSIZE_TO_POINTER (usec), NULL);
+  g_task_run_in_thread (gtask, slow_call_thread);
+  g_object_unref (gtask);
+}
+
+typedef struct
+{
+  WsAsyncOp *op;
+  gboolean   blocked;
+  gint64     usec;
+  gint       started;          /* atomic: the call is in flight */
+} CallState;
+
+static void
+call_state_free (gpointer data)
+{
+  CallState *s = data;
+
+  g_clear_pointer (&s->op, ws_async_op_unref);
+  g_free (s);
+}
+
+static WsPoll
+block_then_call (WsContext *cx,
+                 gpointer   data)
+{
+  CallState *s = data;
+
+  if (s->op == NULL)
+    {
+      g_autoptr(GError) error = NULL;
+
+      if (s->blocked)
+        {
+          g_assert_true (ws_block_in_place (nothing, NULL, &error));
+          g_assert_no_error (error);
+        }
+      s->op = ws_async_op_new ();
+      start_slow_call (s->op, cx, s->usec);
+      g_atomic_int_set (&s->started, TRUE);
+    }
+  if (ws_async_op_poll (s->op, cx) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+  return_boolean (cx, g_task_propagate_boolean (G_TASK (ws_async_op_get_result (s->op)), NULL));
+  return WS_POLL_READY;
+}
+
+/* The thread that left ws_block_in_place () is not adopted (the pool is
+ * full): the GIO call made in the rest of its poll completes on its
+ * context all the same, which it iterates before it goes. */
+static void
+test_gio_after_block_in_place_not_adopted (void)
+{
+  g_autoptr(WsRuntime) rt = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(WsTask) job = NULL;
+  g_autoptr(WsTask) task = NULL;
+  CallState *s = g_new0 (CallState, 1);
+  WsTestGate gate;
+
+  s->blocked = TRUE;
+  s->usec = 20 * 1000;
+  rt = g_initable_new (WS_TYPE_RUNTIME, NULL, &error, "n-workers", 1,
+                       "max-blocking-threads", 1, NULL);
+  g_assert_no_error (error);
+  ws_test_gate_init (&gate);
+  job = ws_runtime_spawn_blocking (rt, wait_at_gate, &gate, NULL);
+  ws_test_gate_wait_for_waiters (&gate, 1);
+
+  task = ws_runtime_spawn (rt, block_then_call, s, call_state_free);
+  g_assert_true (ws_task_wait (task, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_value_get_boolean (ws_task_get_value (task)));
+
+  ws_test_gate_open (&gate);
+  g_assert_true (ws_task_wait (job, NULL, NULL));
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  ws_test_gate_clear (&gate);
+}
+
+/* A GIO call in flight at shutdown: the task is cancelled, which cancels
+ * the call, and shutdown iterates the worker's context until GIO has
+ * delivered it, so nothing of the runtime is left behind (the case's
+ * leak check counts the task). */
+static void
+test_gio_in_flight_at_shutdown (void)
+{
+  WsRuntime *rt = ws_runtime_new (1);
+  g_autoptr(WsTask) task = NULL;
+  CallState *s = g_new0 (CallState, 1);
+
+  s->usec = (gint64) G_USEC_PER_SEC * 3600;
+  task = ws_runtime_spawn (rt, block_then_call, s, call_state_free);
+  ws_test_wait_until (g_atomic_int_get (&s->started));
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_assert_true (ws_task_is_finished (task));
+  g_object_unref (rt);
+}
+
 WS_TEST_MAIN (
   { "/host-context/local-sleep-default-runtime", test_local_sleep_default_runtime },
   { "/host-context/local-sleep-worker-busy", test_local_sleep_worker_busy },
@@ -549,4 +672,7 @@ WS_TEST_MAIN (
   { "/host-context/wait-local-unowned-context-cancelled",
     test_wait_local_unowned_context_cancelled },
   { "/host-context/local-cancellable-on-owner", test_local_cancellable_on_owner },
+  { "/host-context/gio-after-block-in-place-not-adopted",
+    test_gio_after_block_in_place_not_adopted },
+  { "/host-context/gio-in-flight-at-shutdown", test_gio_in_flight_at_shutdown },
 )

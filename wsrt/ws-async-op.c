@@ -28,6 +28,7 @@
 #include "ws-context.h"
 #include "ws-lock-private.h"
 #include "ws-async-wait-private.h"
+#include "ws-owed-private.h"
 #include "ws-context-budget-private.h"
 #include "ws-runtime-core-private.h"
 #include "ws-worker-private.h"
@@ -46,6 +47,11 @@ struct _WsAsyncOp
   GAsyncResult    *pending_result;
   GMainContext    *callback_context;
   WsDeliveryItem   item;
+  /* The count of the context GIO completes the call on, held from start
+   * until the result is delivered: a runtime thread iterates that context
+   * until then (ws-owed.c). Written by start and by the delivery, which
+   * the call's own ordering keeps apart. */
+  WsOwed          *owed;
   /* The task's cancellable (ws_context_get_cancellable), linked at start:
    * cancelling the task cancels the call. Written once, by start. */
   GCancellable    *task_cancellable;
@@ -181,6 +187,8 @@ ws_async_op_unref (WsAsyncOp *self)
   g_clear_pointer (&self->waker, ws_waker_unref);
   g_clear_object (&self->result);
   g_clear_object (&self->pending_result);
+  /* Started, but GIO never called back (the call was never made). */
+  g_clear_pointer (&self->owed, ws_owed_release);
   g_clear_object (&self->cancellable);
   ws_lock_clear (&self->lock);
   g_free (self);
@@ -244,6 +252,15 @@ ws_async_op_start (WsAsyncOp *self,
       self->task_link = g_cancellable_connect (task_cancellable, G_CALLBACK (cancel_linked),
                                                g_object_ref (self->cancellable),
                                                g_object_unref);
+    }
+
+  /* GIO completes the call on the thread-default context of this
+   * thread. */
+  if (self->owed == NULL)
+    {
+      GMainContext *caller = g_main_context_get_thread_default ();
+
+      self->owed = ws_owed_acquire (caller != NULL ? caller : g_main_context_default ());
     }
 
   ws_lock_lock (&self->lock);
@@ -310,6 +327,7 @@ deliver_result (WsDeliveryItem *item)
   ws_lock_unlock (&self->lock);
 
   ws_waker_take_and_wake (waker);
+  g_clear_pointer (&self->owed, ws_owed_release);
   ws_async_op_unref (self);      /* the callback's */
   g_main_context_unref (context);
 }
@@ -322,6 +340,7 @@ discard_result (WsDeliveryItem *item)
   WsAsyncOp *self = (WsAsyncOp *) ((guint8 *) item - G_STRUCT_OFFSET (WsAsyncOp, item));
   GMainContext *context = g_steal_pointer (&self->callback_context);
 
+  g_clear_pointer (&self->owed, ws_owed_release);
   ws_async_op_unref (self);
   g_main_context_unref (context);
 }

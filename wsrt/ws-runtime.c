@@ -414,6 +414,16 @@ ws_runtime_class_init (WsRuntimeClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GParamFlags flags = G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS;
 
+  /* GLib fills some caches on first use with a plain store (G_DEFINE_QUARK's
+   * static, a GType's registration is locked but its class is not): two
+   * of our threads filling one at once is a data race. Fill the ones
+   * that wsrt's threads reach first (a GIO error made in a task, a task
+   * error) here, once, before any runtime thread exists. */
+  (void) g_io_error_quark ();
+  (void) ws_error_quark ();
+  g_type_ensure (G_TYPE_TASK);
+  g_type_ensure (G_TYPE_CANCELLABLE);
+
   object_class->constructed = ws_runtime_constructed;
   object_class->dispose = ws_runtime_dispose;
   object_class->finalize = ws_runtime_finalize;
@@ -554,8 +564,12 @@ ws_runtime_new (guint n_workers)
  * ws_runtime_get_default:
  *
  * Gets the process-wide runtime, with one worker per CPU. It is created on
- * first use and its threads start with the first spawn. It lives until the
- * process exits.
+ * first use and its threads start with the first spawn onto them
+ * ([method@Ws.Runtime.spawn], a blocking job, ...). Local tasks
+ * ([method@Ws.Runtime.spawn_local]) start no thread: they, their sleeps
+ * and their GIO calls live on their own main context, so a GJS script or
+ * a GTK app that only spawns local tasks runs no worker at all. It lives
+ * until the process exits.
  *
  * Returns: (transfer none): the default runtime
  */
@@ -796,7 +810,13 @@ ws_runtime_spawn_blocking (WsRuntime      *self,
  * usually the GTK main loop. Wakes from any thread are queued for it. One
  * dispatch polls a bounded slice of tasks and returns, so many local tasks
  * do not stall a frame. @destroy runs on that thread too, also when the
- * task is cancelled from elsewhere.
+ * task is cancelled from elsewhere, and so do the handlers of its
+ * cancellable ([method@Ws.Context.get_cancellable]).
+ *
+ * A local task needs no worker thread, and spawning one starts none: its
+ * timers ([struct@Ws.Sleep]) are on @context's own timer wheel, and the
+ * GIO calls it makes complete on the thread-default context of the
+ * thread that polls it.
  *
  * Returns: (transfer full): the join handle of the task
  */

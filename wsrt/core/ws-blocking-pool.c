@@ -108,6 +108,7 @@
 #include "config.h"
 
 #include "ws-blocking-pool-private.h"
+#include "ws-owed-private.h"
 #include "ws-task-fifo-private.h"
 
 /* Idle threads that may stay for the whole keep-alive; the idle
@@ -381,9 +382,9 @@ thread_loop (WsBlockingPool *self)
   self->n_exiting++;
   ws_lock_unlock (&self->lock);
 
-  /* Dispatch what is still owed to this thread's context. */
-  while (g_main_context_iteration (slot.context, FALSE))
-    ;
+  /* Iterate this thread's context until GIO owes it nothing: the
+   * completions of calls made by the jobs it ran (ws-owed.c). */
+  (void) ws_owed_drain (slot.context, -1);
   g_main_context_pop_thread_default (slot.context);
   g_main_context_unref (slot.context);
 

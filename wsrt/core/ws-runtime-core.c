@@ -371,7 +371,7 @@ ws_runtime_core_shutdown (WsRuntimeCore *self,
 
   /* Blocking jobs and local tasks that ended since may owe completions to
    * a worker's context too. */
-  ws_worker_pool_dispatch_contexts (self->pool);
+  ws_worker_pool_dispatch_contexts (self->pool, deadline);
 
   done = done && ws_runtime_core_alive_tasks (self) == 0;
   if (done)

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "ws-thread-private.h"
+#include "ws-owed-private.h"
 
 _Thread_local WsThread ws_thread WS_TLS_INITIAL_EXEC;
 
@@ -17,8 +18,9 @@ ws_thread_drop_adopted_context (void)
 
   if (context == NULL)
     return;
-  while (g_main_context_iteration (context, FALSE))
-    ;
+  /* GIO calls made in the rest of the poll complete here: this thread
+   * stays until they have (ws-owed.c). */
+  (void) ws_owed_drain (context, -1);
   g_main_context_pop_thread_default (context);
   g_main_context_unref (context);
 }

@@ -87,7 +87,8 @@ WsRawTask    *ws_worker_pool_spawn            (WsWorkerPool  *self,
 void          ws_worker_pool_begin_shutdown   (WsWorkerPool *self);
 gboolean      ws_worker_pool_stop             (WsWorkerPool *self,
                                                gint64        deadline);
-void          ws_worker_pool_dispatch_contexts (WsWorkerPool *self);
+void          ws_worker_pool_dispatch_contexts (WsWorkerPool *self,
+                                                gint64        deadline);
 gboolean      ws_worker_pool_is_shutdown      (WsWorkerPool *self);
 gint64        ws_worker_pool_alive_tasks      (WsWorkerPool *self);
 GMainContext *ws_worker_pool_get_context      (WsWorkerPool *self,

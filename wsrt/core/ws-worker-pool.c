@@ -114,6 +114,7 @@
 
 #include "ws-worker-pool-private.h"
 #include "ws-worker-private.h"
+#include "ws-owed-private.h"
 
 static void pool_schedule (WsTaskHost *host,
                            WsRawTask  *task,
@@ -481,8 +482,12 @@ final_sweep (WsWorkerPool *self)
   g_assert (!ws_worker_pool_drain (self, TRUE));
 }
 
+/* Dispatches the workers' contexts, each until GIO owes it nothing or
+ * @deadline (ws-owed.c): the GIO calls of tasks that the sweep cancelled
+ * complete here. */
 static void
-dispatch_contexts_locked (WsWorkerPool *self)
+dispatch_contexts (WsWorkerPool *self,
+                   gint64        deadline)
 {
   for (guint i = 0; i < self->n_workers; i++)
     {
@@ -491,8 +496,7 @@ dispatch_contexts_locked (WsWorkerPool *self)
       if (!g_main_context_acquire (context))
         continue;
       g_main_context_push_thread_default (context);
-      while (g_main_context_iteration (context, FALSE))
-        ;
+      (void) ws_owed_drain (context, deadline);
       g_main_context_pop_thread_default (context);
       g_main_context_release (context);
     }
@@ -503,31 +507,34 @@ dispatch_contexts_locked (WsWorkerPool *self)
  * cancelled after that worker's last dispatch) are dispatched here. What
  * runs counts as the runtime's code (T). */
 void
-ws_worker_pool_dispatch_contexts (WsWorkerPool *self)
+ws_worker_pool_dispatch_contexts (WsWorkerPool *self,
+                                  gint64        deadline)
 {
   const WsRuntimeRef *prev = ws_thread.runtime;
 
-  ws_lock_lock (&self->sweep_lock);
   ws_thread.runtime = self->runtime;
-  dispatch_contexts_locked (self);
+  dispatch_contexts (self, deadline);
   ws_thread.runtime = prev;
-  ws_lock_unlock (&self->sweep_lock);
 }
 
 /* Steps 5 and 6, once no pool thread runs: by the shutdown caller, or by
  * the last pool thread to stop, so that a shutdown started from a
  * runtime thread (which returns at once) still ends every task. */
 static void
-sweep (WsWorkerPool *self)
+sweep (WsWorkerPool *self,
+       gint64        deadline)
 {
   const WsRuntimeRef *prev = ws_thread.runtime;
 
   ws_lock_lock (&self->sweep_lock);
   ws_thread.runtime = self->runtime;
   final_sweep (self);
-  dispatch_contexts_locked (self);
-  ws_thread.runtime = prev;
   ws_lock_unlock (&self->sweep_lock);
+  /* Outside the sweep lock: a drain may wait for GIO, and a shutdown
+   * caller with a deadline must not wait behind a pool thread's drain
+   * (each context is drained by whoever acquires it). */
+  dispatch_contexts (self, deadline);
+  ws_thread.runtime = prev;
 }
 
 /* Steps 3 to 6 (top of this file). Returns FALSE at the deadline. */
@@ -538,7 +545,7 @@ ws_worker_pool_stop (WsWorkerPool *self,
   if (!wait_for_pool_threads (self, deadline)
       || !ws_task_registry_wait_spawns (&self->registry, deadline))
     return FALSE;
-  sweep (self);
+  sweep (self, deadline);
   return TRUE;
 }
 
@@ -563,6 +570,6 @@ ws_worker_pool_thread_stopped (WsWorkerPool *self)
   if (last)
     {
       ws_task_registry_wait_spawns (&self->registry, -1);
-      sweep (self);
+      sweep (self, -1);
     }
 }
