@@ -949,45 +949,23 @@ test_wrong_kind (void)
 }
 
 /* An async receive cancelled from another thread ends once, cancelled,
- * and leaves nothing behind (the ASan build checks the leak); many
- * rounds, so the cancel meets the wait at every point. */
-typedef struct
-{
-  WsChannel *channel;
-  GError    *error;
-  gint       done;             /* atomic: the callback ran */
-  gint       released;         /* atomic: its dispatch has returned */
-} CrossCancel;
-
+ * and leaves nothing behind. */
 static void
 on_cross_cancel_received (GObject      *source,
                           GAsyncResult *result,
                           gpointer      data)
 {
-  CrossCancel *c = data;
+  WsTestCrossCancel *c = data;
 
-  g_assert_null (ws_channel_receive_finish (c->channel, result, &c->error));
-  g_atomic_int_set (&c->done, TRUE);
+  g_assert_null (ws_channel_receive_finish (c->awaitable, result, &c->error));
+  ws_test_cross_cancel_done (c);
 }
 
-/* Connected after the wait's own link: keeps the cancelling thread inside
- * g_cancellable_cancel () until the callback's dispatch has returned and
- * the wait has let go of what it held (at most 2 s): a GCancellableSource
- * disposed at that moment is what GLib 2.74 leaks. */
 static void
-hold_cancel (GCancellable *cancellable,
-             gpointer      data)
+start_receive (WsTestCrossCancel *c,
+               GCancellable      *cancellable)
 {
-  CrossCancel *c = data;
-
-  (void) ws_test_wait_until_for (g_atomic_int_get (&c->released), 2 * G_USEC_PER_SEC);
-}
-
-static gpointer
-cancel_in_thread (gpointer data)
-{
-  g_cancellable_cancel (data);
-  return NULL;
+  ws_channel_receive_async (c->awaitable, cancellable, on_cross_cancel_received, c);
 }
 
 static void
@@ -997,25 +975,7 @@ test_receive_async_cancel_from_thread (void)
   WsChannel *channel = ws_channel_new_for_type (4, G_TYPE_INT);
 
   g_main_context_push_thread_default (context);
-  for (guint i = 0; i < 200; i++)
-    {
-      g_autoptr(GCancellable) cancellable = g_cancellable_new ();
-      CrossCancel c = { channel, NULL, FALSE, FALSE };
-      GThread *canceller;
-
-      ws_channel_receive_async (channel, cancellable, on_cross_cancel_received, &c);
-      g_signal_connect (cancellable, "cancelled", G_CALLBACK (hold_cancel), &c);
-      canceller = g_thread_new ("canceller", cancel_in_thread, cancellable);
-      ws_test_iterate_until (context, g_atomic_int_get (&c.done));
-      while (g_main_context_iteration (context, FALSE))
-        ;
-      g_atomic_int_set (&c.released, TRUE);
-      g_thread_join (canceller);
-      g_assert_error (c.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
-      g_clear_error (&c.error);
-    }
-  while (g_main_context_iteration (context, FALSE))
-    ;
+  ws_test_cancel_waits_from_thread (channel, start_receive, 200);
   g_main_context_pop_thread_default (context);
   ws_channel_unref (channel);
 }

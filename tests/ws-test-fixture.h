@@ -714,4 +714,78 @@ ws_test_sleepers_free (WsTestSleepers *m)
   ws_test_sleepers_current = NULL;
 }
 
+/* ---- an async wait cancelled from another thread ------------------------- */
+
+/* One round's wait: the awaitable, what its callback got, and when. */
+typedef struct
+{
+  gpointer  awaitable;
+  GError   *error;
+  gint      done;           /* atomic: the callback ran */
+  gint      released;       /* atomic: its dispatch has returned */
+} WsTestCrossCancel;
+
+/* Starts the async wait of @c->awaitable with @cancellable; its callback
+ * stores the finish function's error in @c->error and then calls
+ * ws_test_cross_cancel_done (@c). */
+typedef void (*WsTestStartWait) (WsTestCrossCancel *c,
+                                 GCancellable      *cancellable);
+
+static inline void
+ws_test_cross_cancel_done (WsTestCrossCancel *c)
+{
+  g_atomic_int_set (&c->done, TRUE);
+}
+
+/* Connected after the wait's own cancel link: keeps the cancelling thread
+ * inside g_cancellable_cancel () until the callback's dispatch has
+ * returned and the wait has let go of what it held (at most 2 s): a
+ * GCancellableSource disposed at that moment is what GLib 2.74 leaks. */
+static inline void
+ws_test_cross_cancel_hold (GCancellable *cancellable,
+                           gpointer      data)
+{
+  WsTestCrossCancel *c = data;
+
+  (void) ws_test_wait_until_for (g_atomic_int_get (&c->released), 2 * G_USEC_PER_SEC);
+}
+
+static inline gpointer
+ws_test_cancel_in_thread (gpointer data)
+{
+  g_cancellable_cancel (data);
+  return NULL;
+}
+
+/* @rounds waits on @awaitable, each cancelled from another thread while
+ * the caller iterates its thread-default context: each must end once,
+ * with G_IO_ERROR_CANCELLED, and leave nothing behind (the leak check and
+ * LeakSanitizer see to that); many rounds, so that the cancel meets the
+ * wait at every point. */
+static inline void
+ws_test_cancel_waits_from_thread (gpointer         awaitable,
+                                  WsTestStartWait  start,
+                                  guint            rounds)
+{
+  GMainContext *context = g_main_context_get_thread_default ();
+
+  for (guint i = 0; i < rounds; i++)
+    {
+      g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+      WsTestCrossCancel c = { awaitable, NULL, FALSE, FALSE };
+      GThread *canceller;
+
+      start (&c, cancellable);
+      g_signal_connect (cancellable, "cancelled", G_CALLBACK (ws_test_cross_cancel_hold), &c);
+      canceller = g_thread_new ("canceller", ws_test_cancel_in_thread, cancellable);
+      ws_test_iterate_until (context, g_atomic_int_get (&c.done));
+      while (g_main_context_iteration (context, FALSE))
+        ;
+      g_atomic_int_set (&c.released, TRUE);
+      g_thread_join (canceller);
+      g_assert_error (c.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+      g_clear_error (&c.error);
+    }
+}
+
 #endif /* WS_TEST_CORE */
