@@ -892,7 +892,9 @@ test_wrong_kind (void)
   g_auto(GValue) set = G_VALUE_INIT;
   GValue *out;
   gpointer item = NULL;
-  Done d = { NULL, 0, TRUE };
+  /* The refused async calls call back (with an error that
+   * /channel/async-refused-calls-back checks): counted, not finished. */
+  Done d = { NULL, 0, FALSE };
 
   ws_test_on_context_init (&f, 1);
   w.pointers = ws_channel_new (1, NULL);
@@ -941,8 +943,9 @@ test_wrong_kind (void)
   ws_test_iterate_until (f.ctx, ws_task_is_finished (local));
   g_assert_true (w.polled);
 
+  ws_test_iterate_until (f.ctx, d.calls == 3);
   iterate_a_few (f.ctx);
-  g_assert_cmpuint (d.calls, ==, 0);
+  g_assert_cmpuint (d.calls, ==, 3);
   ws_channel_unref (w.pointers);
   ws_channel_unref (w.ints);
   ws_test_on_context_clear (&f);
@@ -980,9 +983,56 @@ test_receive_async_cancel_from_thread (void)
   ws_channel_unref (channel);
 }
 
+/* A refused async call still calls back, with an error: an await of a
+ * send of the wrong type fails instead of hanging. */
+static void
+on_refused (GObject      *source,
+            GAsyncResult *result,
+            gpointer      data)
+{
+  WsTestCrossCancel *c = data;
+
+  if (g_async_result_is_tagged (result, ws_channel_send_async))
+    g_assert_false (ws_channel_send_finish (c->awaitable, result, &c->error));
+  else
+    g_assert_null (ws_channel_receive_finish (c->awaitable, result, &c->error));
+  ws_test_cross_cancel_done (c);
+}
+
+static void
+test_async_refused_calls_back (void)
+{
+  g_autoptr(GMainContext) context = g_main_context_new ();
+  WsChannel *uints = ws_channel_new_for_type (4, G_TYPE_UINT);
+  WsChannel *pointers = ws_channel_new (4, NULL);
+  WsTestCrossCancel send = { uints, NULL, FALSE, FALSE };
+  WsTestCrossCancel receive = { pointers, NULL, FALSE, FALSE };
+  GValue v = G_VALUE_INIT;
+
+  g_main_context_push_thread_default (context);
+  g_value_init (&v, G_TYPE_STRING);
+  g_value_set_static_string (&v, "not a uint");
+  WS_TEST_REFUSED (ws_channel_send_async,
+                   ws_channel_send_async (uints, &v, NULL, on_refused, &send));
+  WS_TEST_REFUSED (ws_channel_receive_async,
+                   ws_channel_receive_async (pointers, NULL, on_refused, &receive));
+  /* Never from inside the call. */
+  g_assert_false (send.done || receive.done);
+  ws_test_iterate_until (context, send.done && receive.done);
+  g_assert_error (send.error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+  g_assert_error (receive.error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&send.error);
+  g_clear_error (&receive.error);
+  g_value_unset (&v);
+  g_main_context_pop_thread_default (context);
+  ws_channel_unref (uints);
+  ws_channel_unref (pointers);
+}
+
 WS_TEST_MAIN ({ "/channel/mpmc", test_mpmc },
               { "/channel/receive-async-cancel-from-thread",
                 test_receive_async_cancel_from_thread },
+              { "/channel/async-refused-calls-back", test_async_refused_calls_back },
               { "/channel/back-pressure-and-close", test_back_pressure_and_close },
               { "/channel/typed-mpmc", test_typed_mpmc },
               { "/channel/typed-try", test_typed_try },
