@@ -50,7 +50,7 @@ test_shutdown_with_pending_tasks (void)
   before = ws_runtime_get_metrics (rt);
   g_assert_cmpuint (ws_metrics_get_alive_tasks (before), >, 0);
 
-  g_assert_true (ws_runtime_shutdown (rt, 5 * G_USEC_PER_SEC));
+  g_assert_true (ws_runtime_shutdown (rt, ws_test_timeout_usec ()));
   g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 10000);
 
   after = ws_runtime_get_metrics (rt);

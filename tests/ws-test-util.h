@@ -53,6 +53,10 @@ ws_test_watchdog_thread (gpointer data)
   return NULL;
 }
 
+/* The watchdog's time, in microseconds. Also the timeout of a timed call
+ * that must succeed (ws_runtime_shutdown): it cannot run out before the
+ * watchdog fires, so a slow machine never fails it, and a call that does
+ * not return is a hang the watchdog reports. */
 static inline gint64
 ws_test_timeout_usec (void)
 {
