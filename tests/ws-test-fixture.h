@@ -620,7 +620,7 @@ typedef struct
   _Atomic guint   n_ended;
   gint64          setup;
   gint64          spread;
-  gint64          resets_late;       /* how long after the first deadline the resets ended; <= 0 if before */
+  gint64          resets_late;       /* the resets' end less the first deadline */
   gint64          max_late;          /* the most a task ended after it was due */
   gint64          max_inversion;
 } WsTestSleepers;
@@ -740,8 +740,9 @@ ws_test_sleepers_run (WsTestSleepers *m,
   if (m->n > 1)
     {
       gint64 late = m->ended_at[worst] - m->due[worst];
+      gint64 others = late == late1 ? late2 : late1;
 
-      g_assert_cmpint (inversion[worst], <=, (late == late1 ? late2 : late1) + WS_TEST_SLEEPERS_TICKS);
+      g_assert_cmpint (inversion[worst], <=, others + WS_TEST_SLEEPERS_TICKS);
     }
   g_free (inversion);
 }
