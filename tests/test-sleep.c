@@ -978,10 +978,11 @@ test_wait_async_frees_sleep (void)
 
 /* The tasks are spawned and await sleeps an hour away; the main thread
  * then moves every deadline into a window (in random order, as the tasks
- * were spawned). None may end before its deadline, and the ends come in
- * deadline order as far as the workers kept up (WsTestSleepers in
- * ws-test-fixture.h). 10,000 here (also under valgrind); a million in
- * the stress suite (test-stress, /stress/million-sleeps). */
+ * were spawned). None may end before its deadline, every one ends, and
+ * the test reports how far from deadline order the ends came
+ * (WsTestSleepers in ws-test-fixture.h). 10,000 here (also under
+ * valgrind); a million in the stress suite (test-stress,
+ * /stress/million-sleeps). */
 #define MANY 10000
 #define SPREAD_USEC (2 * G_USEC_PER_SEC)
 

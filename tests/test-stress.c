@@ -9,8 +9,7 @@
  *  - 1,000,000 tasks with random wakes (from tasks and from a foreign
  *    thread), yields and cancels;
  *  - 1,000,000 sleeps, moved from the main thread while their tasks await
- *    them, end in deadline order as far as the workers kept up, none
- *    early (ws-test-fixture.h, WsTestSleepers).
+ *    them, all end, none early (ws-test-fixture.h, WsTestSleepers).
  *
  * Each checks that every task ended exactly once (one destroy notify, no
  * poll after the end, never two polls at once) and, through the harness,

@@ -595,16 +595,18 @@ ws_test_wait_cb (GObject      *object,
  *
  * A task is due at its deadline, or when its reset returned if that was
  * later. run () asserts that none ended before its deadline, and that
- * the order of the ends is the order of the deadlines as far as the
- * workers kept up: a task that ended after one due later than itself (an
- * inversion, by how much later that one was due) was late by at least
- * that much, and the workers must have been that far behind for the
- * other tasks too: some other task ended at least that late, less a tick
- * of the timer wheel. So a timer fired late while the workers kept up
- * fails, and a machine too busy to run the workers does not. */
+ * every one ended (a lost wake is a hang the watchdog reports); it
+ * reports how late the latest was and the largest order inversion (how
+ * much later than a task's own the deadline of one that ended before it
+ * was). It asserts no bound on those: any one task's end can be delayed
+ * by as long as the system leaves its worker thread stopped (a TSan
+ * build on a busy machine: one task 30 ms later than the 410 ms by which
+ * the rest of a million were behind), which the test cannot see. The
+ * order that is the code's alone is asserted where nothing else can
+ * change it: /sleep/in-deadline-order and
+ * /sleep/wait-async-many-in-deadline-order, on one context, and the
+ * timer wheel's own test. */
 #define WS_TEST_SLEEPERS_MAX_SPREAD (30 * G_USEC_PER_SEC)
-/* The timer wheel's tick, and a tick of slack for the two clock reads. */
-#define WS_TEST_SLEEPERS_TICKS (2 * G_TIME_SPAN_MILLISECOND)
 
 typedef struct
 {
@@ -671,9 +673,7 @@ ws_test_sleepers_run (WsTestSleepers *m,
                       gint64          min_spread)
 {
   g_autoptr(GRand) rand = g_rand_new_with_seed (20261124);
-  gint64 start, base, first, latest = 0, late1 = 0, late2 = 0, worst_excess = G_MININT64;
-  guint worst = 0;
-  gint64 *inversion = g_new0 (gint64, m->n);
+  gint64 start, base, first, latest = 0;
 
   ws_test_sleepers_current = m;
   start = g_get_monotonic_time ();
@@ -703,32 +703,11 @@ ws_test_sleepers_run (WsTestSleepers *m,
   for (guint k = 0; k < m->n; k++)
     {
       guint i = m->order[k];
-      gint64 late = m->ended_at[i] - m->due[i];
 
       g_assert_cmpint (m->ended_at[i], >=, m->deadline[i]);
-      inversion[i] = MAX (0, latest - m->due[i]);
-      m->max_inversion = MAX (m->max_inversion, inversion[i]);
+      m->max_late = MAX (m->max_late, m->ended_at[i] - m->due[i]);
+      m->max_inversion = MAX (m->max_inversion, latest - m->due[i]);
       latest = MAX (latest, m->due[i]);
-      /* The two largest lateness values: the largest of the others. */
-      if (late > late1)
-        {
-          late2 = late1;
-          late1 = late;
-        }
-      else if (late > late2)
-        late2 = late;
-    }
-  m->max_late = late1;
-  for (guint i = 0; i < m->n; i++)
-    {
-      gint64 late = m->ended_at[i] - m->due[i];
-      gint64 others = late == late1 ? late2 : late1;
-
-      if (inversion[i] - others > worst_excess)
-        {
-          worst_excess = inversion[i] - others;
-          worst = i;
-        }
     }
   g_test_message ("%u sleeps: set up in %" G_GINT64_FORMAT " ms, deadlines over %"
                   G_GINT64_FORMAT " ms, resets done %" G_GINT64_FORMAT " ms %s the first;"
@@ -737,14 +716,6 @@ ws_test_sleepers_run (WsTestSleepers *m,
                   m->n, m->setup / 1000, m->spread / 1000, ABS (m->resets_late) / 1000,
                   m->resets_late > 0 ? "after" : "before", m->max_late / 1000,
                   m->max_inversion / 1000);
-  if (m->n > 1)
-    {
-      gint64 late = m->ended_at[worst] - m->due[worst];
-      gint64 others = late == late1 ? late2 : late1;
-
-      g_assert_cmpint (inversion[worst], <=, others + WS_TEST_SLEEPERS_TICKS);
-    }
-  g_free (inversion);
 }
 
 /* Call after the runtime has shut down. */
