@@ -1,40 +1,53 @@
 #!/usr/bin/env bash
-# Installs a build into a scratch DESTDIR and compiles a program against
-# wsrt-1.pc (through pkg-config, as a user would) that spawns, wakes,
-# awaits, cancels and joins tasks with the signatures of the public API,
-# then runs it.
+# The install check: runs README.md's custom-prefix block ("Installing")
+# as written, with a scratch prefix and build directory in place of
+# $HOME/opt/wsrt and _build-prefix, and then, with nothing but the
+# variables that block exports, compiles a program against wsrt-1.pc
+# (through pkg-config, as a user would) that spawns, wakes, awaits,
+# cancels and joins tasks with the signatures of the public API and runs
+# it; then the GJS and Vala consumers and examples/gjs-library.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build=${1:-_build-release}
+root=$(dirname "$here")
 dest=$(mktemp -d)
 trap 'rm -rf "$dest"' EXIT
 
-meson install -C "$build" --no-rebuild --quiet --destdir "$dest" >/dev/null
+block=$(awk '/^<!-- tests\/install-check.sh runs this block/ { on = 1; next }
+             on && /^```sh$/ { inside = 1; next }
+             inside && /^```$/ { exit }
+             inside { print }' "$root/README.md")
+# shellcheck disable=SC2016
+case $block in
+  *'prefix=$HOME/opt/wsrt'*_build-prefix*) ;;
+  *) echo "install-check: README.md's custom-prefix block not found" >&2
+     exit 1 ;;
+esac
+block=${block//\$HOME\/opt\/wsrt/$dest/prefix}
+block=${block//_build-prefix/$dest/build}
+printf 'install-check: running README.md'"'"'s block:\n%s\n' "$block"
+(cd "$root" && eval "$block") > "$dest/install.log" 2>&1 || {
+  cat "$dest/install.log" >&2
+  exit 1
+}
+eval "$(printf '%s\n' "$block" | grep -E '^(prefix=|export )')"
 
-pc=$(find "$dest" -name 'wsrt-1.pc' | head -n1)
-pcdir=$(dirname "$pc")
-libdir=$(dirname "$pcdir")
-# Point the installed .pc at the scratch tree, as if the prefix were there.
-prefix=$(sed -n 's/^prefix=//p' "$pc")
-sed -i "s|^prefix=.*|prefix=$dest$prefix|" "$pc"
-export PKG_CONFIG_PATH="$pcdir"
-
-test -f "$(find "$dest" -path '*/include/wsrt-1/wsrt.h' | head -n1)"
+test -f "$(find "$dest/prefix" -path '*/include/wsrt-1/wsrt.h' | head -n1)"
+# shellcheck disable=SC2046
 cc -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Werror -o "$dest/consumer" "$here/install-consumer.c" \
   $(pkg-config --cflags --libs wsrt-1)
-LD_LIBRARY_PATH="$libdir" timeout 60 "$dest/consumer"
+timeout 60 "$dest/consumer"
 
 # Bindings, from the installed files only, found through the pkg-config
 # variables of a GNOME library (girdir, typelibdir, vapidir; README.md,
-# "Installing"): the typelib through GI_TYPELIB_PATH and the helper module
-# through its pkg-config variable (GJS), the VAPI through valac's --pkg
-# (Vala).
+# "Installing"): the typelib through the GI_TYPELIB_PATH of the block and
+# the helper module through its pkg-config variable (GJS), the VAPI
+# through valac's --pkg and the block's XDG_DATA_DIRS (Vala).
 girdir=$(pkg-config --variable=girdir wsrt-1)
 typelibdir=$(pkg-config --variable=typelibdir wsrt-1)
 vapidir=$(pkg-config --variable=vapidir wsrt-1)
 for var in "$girdir" "$typelibdir" "$vapidir"; do
   case $var in
-    "$dest"/*) ;;
+    "$dest/prefix"/*) ;;
     *) echo "install-check: pkg-config variable '$var' is not under the installed prefix" >&2
        exit 1 ;;
   esac
@@ -60,7 +73,7 @@ while (!task.is_finished())
 print(\`gjs consumer: \${task.get_value()} after \${polls} polls\`);
 rt.shutdown(-1);
 JS
-GI_TYPELIB_PATH="$(dirname "$typelib")" LD_LIBRARY_PATH="$libdir" timeout 60 gjs -m "$dest/consumer.js"
+timeout 60 gjs -m "$dest/consumer.js"
 
 cat > "$dest/consumer.vala" <<'VALA'
 int main () {
@@ -79,8 +92,8 @@ int main () {
     return rt.shutdown (-1) ? 0 : 1;
 }
 VALA
-valac --vapidir "$(dirname "$vapi")" --pkg wsrt-1 -X -w -o "$dest/consumer-vala" "$dest/consumer.vala"
-LD_LIBRARY_PATH="$libdir" timeout 60 "$dest/consumer-vala"
+valac --pkg wsrt-1 -X -w -o "$dest/consumer-vala" "$dest/consumer.vala"
+timeout 60 "$dest/consumer-vala"
 
 # A native library of one's own for GJS, built outside wsrt's tree against
 # the installed prefix (examples/gjs-library): meson finds Ws-1.gir
@@ -90,8 +103,8 @@ cp -r "$here/../examples/gjs-library" "$example"
 meson setup "$example/_build" "$example" >/dev/null
 ninja -C "$example/_build" >/dev/null
 printf 'hello\n' > "$dest/hello.txt"
-out=$(cd "$example" && GI_TYPELIB_PATH="$example/_build:$typelibdir" \
-      LD_LIBRARY_PATH="$example/_build:$libdir" timeout 60 gjs -m digest.js "$dest/hello.txt")
+out=$(cd "$example" && GI_TYPELIB_PATH="$example/_build:$GI_TYPELIB_PATH" \
+      LD_LIBRARY_PATH="$example/_build:$LD_LIBRARY_PATH" timeout 60 gjs -m digest.js "$dest/hello.txt")
 printf '%s\n' "$out"
 expected="$(sha256sum "$dest/hello.txt" | cut -d' ' -f1)  $dest/hello.txt"
 printf '%s\n' "$out" | grep -qxF "$expected"
