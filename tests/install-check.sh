@@ -1,66 +1,66 @@
 #!/usr/bin/env bash
-# Installs a build into a scratch DESTDIR and compiles a program against
-# wsrt-1.pc (through pkg-config, as a user would) that spawns, wakes,
-# awaits, cancels and joins tasks with the signatures of the public API,
-# then runs it.
+# The install check: runs README.md's custom-prefix block ("Installing")
+# as written, with a scratch prefix and build directory in place of
+# $HOME/opt/wsrt and _build-prefix, and then, with nothing but the
+# variables that block exports, compiles a program against wsrt-1.pc
+# (through pkg-config, as a user would) that spawns, wakes, awaits,
+# cancels and joins tasks with the signatures of the public API and runs
+# it; then the GJS and Vala consumers and examples/gjs-library.
 #
-#   tests/install-check.sh [BUILD-DIR]   # default _build-release
-#   tests/install-check.sh --system      # what is installed in /usr
+#   tests/install-check.sh            # README.md's block, scratch prefix
+#   tests/install-check.sh --system   # what is installed in /usr
 #
 # --system checks the system's install (the Debian packages, installed by
-# tools/check-debs) instead: no DESTDIR, and every program is built and run
-# with no search path set (PKG_CONFIG_PATH, LD_LIBRARY_PATH,
-# GI_TYPELIB_PATH, valac's --vapidir), as a user of the packages would.
+# tools/check-debs) instead: no block, and every program is built and run
+# with none of the block's variables set, as a user of the packages would.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-system=0
-if [ "${1:-}" = --system ]; then
-  system=1
-  shift
-fi
-build=${1:-_build-release}
+root=$(dirname "$here")
 dest=$(mktemp -d)
 trap 'rm -rf "$dest"' EXIT
 
-if [ $system = 1 ]; then
-  unset PKG_CONFIG_PATH LD_LIBRARY_PATH GI_TYPELIB_PATH
-  root=/usr
-  pc=$(pkg-config --variable=pcfiledir wsrt-1)/wsrt-1.pc
-  test -f "$pc"
-  libdir=$(pkg-config --variable=libdir wsrt-1)
+if [ "${1:-}" = --system ]; then
+  unset PKG_CONFIG_PATH LD_LIBRARY_PATH GI_TYPELIB_PATH XDG_DATA_DIRS
+  prefix=/usr
   test -f "$(pkg-config --variable=includedir wsrt-1)/wsrt-1/wsrt.h"
 else
-  meson install -C "$build" --no-rebuild --quiet --destdir "$dest" >/dev/null
+  block=$(awk '/^<!-- tests\/install-check.sh runs this block/ { on = 1; next }
+               on && /^```sh$/ { inside = 1; next }
+               inside && /^```$/ { exit }
+               inside { print }' "$root/README.md")
+  # shellcheck disable=SC2016
+  case $block in
+    *'prefix=$HOME/opt/wsrt'*_build-prefix*) ;;
+    *) echo "install-check: README.md's custom-prefix block not found" >&2
+       exit 1 ;;
+  esac
+  block=${block//\$HOME\/opt\/wsrt/$dest/prefix}
+  block=${block//_build-prefix/$dest/build}
+  printf 'install-check: running README.md'"'"'s block:\n%s\n' "$block"
+  (cd "$root" && eval "$block") > "$dest/install.log" 2>&1 || {
+    cat "$dest/install.log" >&2
+    exit 1
+  }
+  eval "$(printf '%s\n' "$block" | grep -E '^(prefix=|export )')"
 
-  pc=$(find "$dest" -name 'wsrt-1.pc' | head -n1)
-  pcdir=$(dirname "$pc")
-  libdir=$(dirname "$pcdir")
-  # Point the installed .pc at the scratch tree, as if the prefix were there.
-  prefix=$(sed -n 's/^prefix=//p' "$pc")
-  sed -i "s|^prefix=.*|prefix=$dest$prefix|" "$pc"
-  export PKG_CONFIG_PATH="$pcdir"
-  root=$dest
-
-  test -f "$(find "$dest" -path '*/include/wsrt-1/wsrt.h' | head -n1)"
+  test -f "$(find "$dest/prefix" -path '*/include/wsrt-1/wsrt.h' | head -n1)"
 fi
-# The library's directory for the dynamic loader: none for the system's.
-ld_path=$libdir
-[ $system = 0 ] || ld_path=
+# shellcheck disable=SC2046
 cc -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Werror -o "$dest/consumer" "$here/install-consumer.c" \
   $(pkg-config --cflags --libs wsrt-1)
-env ${ld_path:+"LD_LIBRARY_PATH=$ld_path"} timeout 60 "$dest/consumer"
+timeout 60 "$dest/consumer"
 
 # Bindings, from the installed files only, found through the pkg-config
 # variables of a GNOME library (girdir, typelibdir, vapidir; README.md,
-# "Installing"): the typelib through GI_TYPELIB_PATH and the helper module
-# through its pkg-config variable (GJS), the VAPI through valac's --pkg
-# (Vala).
+# "Installing"): the typelib through the GI_TYPELIB_PATH of the block and
+# the helper module through its pkg-config variable (GJS), the VAPI
+# through valac's --pkg and the block's XDG_DATA_DIRS (Vala).
 girdir=$(pkg-config --variable=girdir wsrt-1)
 typelibdir=$(pkg-config --variable=typelibdir wsrt-1)
 vapidir=$(pkg-config --variable=vapidir wsrt-1)
 for var in "$girdir" "$typelibdir" "$vapidir"; do
   case $var in
-    "$root"/*) ;;
+    "$prefix"/*) ;;
     *) echo "install-check: pkg-config variable '$var' is not under the installed prefix" >&2
        exit 1 ;;
   esac
@@ -86,16 +86,7 @@ while (!task.is_finished())
 print(\`gjs consumer: \${task.get_value()} after \${polls} polls\`);
 rt.shutdown(-1);
 JS
-# The typelib's directory for GJS, and valac's --vapidir: none for the
-# system's.
-typelib_path=$(dirname "$typelib")
-vapidir_args=(--vapidir "$(dirname "$vapi")")
-if [ $system = 1 ]; then
-  typelib_path=
-  vapidir_args=()
-fi
-env ${typelib_path:+"GI_TYPELIB_PATH=$typelib_path"} ${ld_path:+"LD_LIBRARY_PATH=$ld_path"} \
-  timeout 60 gjs -m "$dest/consumer.js"
+timeout 60 gjs -m "$dest/consumer.js"
 
 cat > "$dest/consumer.vala" <<'VALA'
 int main () {
@@ -114,8 +105,8 @@ int main () {
     return rt.shutdown (-1) ? 0 : 1;
 }
 VALA
-valac "${vapidir_args[@]}" --pkg wsrt-1 -X -w -o "$dest/consumer-vala" "$dest/consumer.vala"
-env ${ld_path:+"LD_LIBRARY_PATH=$ld_path"} timeout 60 "$dest/consumer-vala"
+valac --pkg wsrt-1 -X -w -o "$dest/consumer-vala" "$dest/consumer.vala"
+timeout 60 "$dest/consumer-vala"
 
 # A native library of one's own for GJS, built outside wsrt's tree against
 # the installed prefix (examples/gjs-library): meson finds Ws-1.gir
@@ -125,8 +116,8 @@ cp -r "$here/../examples/gjs-library" "$example"
 meson setup "$example/_build" "$example" >/dev/null
 ninja -C "$example/_build" >/dev/null
 printf 'hello\n' > "$dest/hello.txt"
-out=$(cd "$example" && GI_TYPELIB_PATH="$example/_build${typelib_path:+:$typelib_path}" \
-      LD_LIBRARY_PATH="$example/_build${ld_path:+:$ld_path}" timeout 60 gjs -m digest.js "$dest/hello.txt")
+out=$(cd "$example" && GI_TYPELIB_PATH="$example/_build${GI_TYPELIB_PATH:+:$GI_TYPELIB_PATH}" \
+      LD_LIBRARY_PATH="$example/_build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" timeout 60 gjs -m digest.js "$dest/hello.txt")
 printf '%s\n' "$out"
 expected="$(sha256sum "$dest/hello.txt" | cut -d' ' -f1)  $dest/hello.txt"
 printf '%s\n' "$out" | grep -qxF "$expected"

@@ -76,7 +76,7 @@ test_keeps_workers (void)
       g_assert_true (p[i].same_thread);
     }
 
-  g_assert_true (ws_runtime_shutdown (rt, 5 * G_USEC_PER_SEC));
+  g_assert_true (ws_runtime_shutdown (rt, ws_test_timeout_usec ()));
   ws_test_gate_clear (&gate);
 }
 
@@ -119,7 +119,7 @@ test_nested (void)
   g_clear_object (&task);
   task = ws_runtime_spawn (rt, ws_test_count_poll, NULL, NULL);
   g_assert_true (ws_task_wait (task, NULL, NULL));
-  g_assert_true (ws_runtime_shutdown (rt, 5 * G_USEC_PER_SEC));
+  g_assert_true (ws_runtime_shutdown (rt, ws_test_timeout_usec ()));
 }
 
 /* A local task may not block its main loop: refused with

@@ -92,7 +92,7 @@ test_pool_cap (void)
       g_assert_true (ws_task_wait (t, NULL, NULL));
     }
   g_assert_cmpint (atomic_load (&ws_test_n_polled), ==, 512);
-  g_assert_true (ws_runtime_shutdown (rt, 5 * G_USEC_PER_SEC));
+  g_assert_true (ws_runtime_shutdown (rt, ws_test_timeout_usec ()));
 }
 
 static guint
@@ -256,8 +256,9 @@ test_spawn_starts_no_thread (void)
   g_assert_cmpint (atomic_load (&ws_test_n_polled), ==, N_SPAWNS);
 
   /* One thread was started (by the pool's thread, as it took the first
-   * job); the hook holds it, so the first thread ran every job. The
-   * started thread reaches its hook in its own time: wait for it. */
+   * job); the hook holds it, so the first thread ran every job. The new
+   * thread reaches the hook in its own time, perhaps after the last
+   * job ended. */
   ws_test_wait_until (atomic_load (&w.n_held) >= 1);
   g_assert_cmpint (atomic_load (&w.n_held), ==, 1);
   g_assert_cmpuint (blocking_threads (rt, NULL), ==, 2);
@@ -402,7 +403,8 @@ test_shutdown_timeout_with_stuck_job (void)
   start = g_get_monotonic_time ();
   g_assert_false (ws_runtime_shutdown (rt, 100 * 1000));
   took = g_get_monotonic_time () - start;
-  g_assert_cmpint (took, <, 5 * G_USEC_PER_SEC);
+  /* It returned: a shutdown that waited for the job would hang until the
+   * watchdog fired. */
   g_test_message ("shutdown with a stuck job returned FALSE after %" G_GINT64_FORMAT " us", took);
 
   atomic_store (&release_stuck, TRUE);

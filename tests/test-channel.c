@@ -892,7 +892,9 @@ test_wrong_kind (void)
   g_auto(GValue) set = G_VALUE_INIT;
   GValue *out;
   gpointer item = NULL;
-  Done d = { NULL, 0, TRUE };
+  /* The refused async calls call back (with an error that
+   * /channel/async-refused-calls-back checks): counted, not finished. */
+  Done d = { NULL, 0, FALSE };
 
   ws_test_on_context_init (&f, 1);
   w.pointers = ws_channel_new (1, NULL);
@@ -941,53 +943,32 @@ test_wrong_kind (void)
   ws_test_iterate_until (f.ctx, ws_task_is_finished (local));
   g_assert_true (w.polled);
 
+  ws_test_iterate_until (f.ctx, d.calls == 3);
   iterate_a_few (f.ctx);
-  g_assert_cmpuint (d.calls, ==, 0);
+  g_assert_cmpuint (d.calls, ==, 3);
   ws_channel_unref (w.pointers);
   ws_channel_unref (w.ints);
   ws_test_on_context_clear (&f);
 }
 
 /* An async receive cancelled from another thread ends once, cancelled,
- * and leaves nothing behind (the ASan build checks the leak); many
- * rounds, so the cancel meets the wait at every point. */
-typedef struct
-{
-  WsChannel *channel;
-  GError    *error;
-  gint       done;             /* atomic: the callback ran */
-  gint       released;         /* atomic: its dispatch has returned */
-} CrossCancel;
-
+ * and leaves nothing behind. */
 static void
 on_cross_cancel_received (GObject      *source,
                           GAsyncResult *result,
                           gpointer      data)
 {
-  CrossCancel *c = data;
+  WsTestCrossCancel *c = data;
 
-  g_assert_null (ws_channel_receive_finish (c->channel, result, &c->error));
-  g_atomic_int_set (&c->done, TRUE);
+  g_assert_null (ws_channel_receive_finish (c->awaitable, result, &c->error));
+  ws_test_cross_cancel_done (c);
 }
 
-/* Connected after the wait's own link: keeps the cancelling thread inside
- * g_cancellable_cancel () until the callback's dispatch has returned and
- * the wait has let go of what it held (at most 2 s): a GCancellableSource
- * disposed at that moment is what GLib 2.74 leaks. */
 static void
-hold_cancel (GCancellable *cancellable,
-             gpointer      data)
+start_receive (WsTestCrossCancel *c,
+               GCancellable      *cancellable)
 {
-  CrossCancel *c = data;
-
-  (void) ws_test_wait_until_for (g_atomic_int_get (&c->released), 2 * G_USEC_PER_SEC);
-}
-
-static gpointer
-cancel_in_thread (gpointer data)
-{
-  g_cancellable_cancel (data);
-  return NULL;
+  ws_channel_receive_async (c->awaitable, cancellable, on_cross_cancel_received, c);
 }
 
 static void
@@ -997,32 +978,61 @@ test_receive_async_cancel_from_thread (void)
   WsChannel *channel = ws_channel_new_for_type (4, G_TYPE_INT);
 
   g_main_context_push_thread_default (context);
-  for (guint i = 0; i < 200; i++)
-    {
-      g_autoptr(GCancellable) cancellable = g_cancellable_new ();
-      CrossCancel c = { channel, NULL, FALSE, FALSE };
-      GThread *canceller;
-
-      ws_channel_receive_async (channel, cancellable, on_cross_cancel_received, &c);
-      g_signal_connect (cancellable, "cancelled", G_CALLBACK (hold_cancel), &c);
-      canceller = g_thread_new ("canceller", cancel_in_thread, cancellable);
-      ws_test_iterate_until (context, g_atomic_int_get (&c.done));
-      while (g_main_context_iteration (context, FALSE))
-        ;
-      g_atomic_int_set (&c.released, TRUE);
-      g_thread_join (canceller);
-      g_assert_error (c.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
-      g_clear_error (&c.error);
-    }
-  while (g_main_context_iteration (context, FALSE))
-    ;
+  ws_test_cancel_waits_from_thread (channel, start_receive, 200);
   g_main_context_pop_thread_default (context);
   ws_channel_unref (channel);
+}
+
+/* A refused async call still calls back, with an error: an await of a
+ * send of the wrong type fails instead of hanging. */
+static void
+on_refused (GObject      *source,
+            GAsyncResult *result,
+            gpointer      data)
+{
+  WsTestCrossCancel *c = data;
+
+  if (g_async_result_is_tagged (result, ws_channel_send_async))
+    g_assert_false (ws_channel_send_finish (c->awaitable, result, &c->error));
+  else
+    g_assert_null (ws_channel_receive_finish (c->awaitable, result, &c->error));
+  ws_test_cross_cancel_done (c);
+}
+
+static void
+test_async_refused_calls_back (void)
+{
+  g_autoptr(GMainContext) context = g_main_context_new ();
+  WsChannel *uints = ws_channel_new_for_type (4, G_TYPE_UINT);
+  WsChannel *pointers = ws_channel_new (4, NULL);
+  WsTestCrossCancel send = { uints, NULL, FALSE, FALSE };
+  WsTestCrossCancel receive = { pointers, NULL, FALSE, FALSE };
+  GValue v = G_VALUE_INIT;
+
+  g_main_context_push_thread_default (context);
+  g_value_init (&v, G_TYPE_STRING);
+  g_value_set_static_string (&v, "not a uint");
+  WS_TEST_REFUSED (ws_channel_send_async,
+                   ws_channel_send_async (uints, &v, NULL, on_refused, &send));
+  WS_TEST_REFUSED (ws_channel_receive_async,
+                   ws_channel_receive_async (pointers, NULL, on_refused, &receive));
+  /* Never from inside the call. */
+  g_assert_false (send.done || receive.done);
+  ws_test_iterate_until (context, send.done && receive.done);
+  g_assert_error (send.error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+  g_assert_error (receive.error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&send.error);
+  g_clear_error (&receive.error);
+  g_value_unset (&v);
+  g_main_context_pop_thread_default (context);
+  ws_channel_unref (uints);
+  ws_channel_unref (pointers);
 }
 
 WS_TEST_MAIN ({ "/channel/mpmc", test_mpmc },
               { "/channel/receive-async-cancel-from-thread",
                 test_receive_async_cancel_from_thread },
+              { "/channel/async-refused-calls-back", test_async_refused_calls_back },
               { "/channel/back-pressure-and-close", test_back_pressure_and_close },
               { "/channel/typed-mpmc", test_typed_mpmc },
               { "/channel/typed-try", test_typed_try },

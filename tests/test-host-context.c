@@ -54,6 +54,37 @@ wait_at_gate (WsContext *cx,
   return WS_POLL_READY;
 }
 
+/* A runtime with one worker whose blocking pool is full: its one thread
+ * is held at @gate by @job, so a thread that leaves ws_block_in_place ()
+ * is not adopted. Open the gate and wait for @job before the shutdown. */
+static WsRuntime *
+full_blocking_pool_runtime_new (WsTestGate  *gate,
+                                WsTask     **job)
+{
+  g_autoptr(GError) error = NULL;
+  WsRuntime *rt = g_initable_new (WS_TYPE_RUNTIME, NULL, &error, "n-workers", 1,
+                                  "max-blocking-threads", 1, NULL);
+
+  g_assert_no_error (error);
+  ws_test_gate_init (gate);
+  *job = ws_runtime_spawn_blocking (rt, wait_at_gate, gate, NULL);
+  ws_test_gate_wait_for_waiters (gate, 1);
+  return rt;
+}
+
+static void
+full_blocking_pool_runtime_free (WsRuntime  *rt,
+                                 WsTestGate *gate,
+                                 WsTask     *job)
+{
+  ws_test_gate_open (gate);
+  g_assert_true (ws_task_wait (job, NULL, NULL));
+  g_object_unref (job);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_object_unref (rt);
+  ws_test_gate_clear (gate);
+}
+
 /* Only local tasks on the default runtime: no worker thread runs, so a
  * sleep bound to a worker's wheel would never fire. */
 static void
@@ -136,29 +167,19 @@ block_then_sleep (WsContext *cx,
 static void
 test_sleep_after_block_in_place_not_adopted (void)
 {
-  g_autoptr(WsRuntime) rt = NULL;
   g_autoptr(GError) error = NULL;
-  g_autoptr(WsTask) job = NULL;
   g_autoptr(WsTask) task = NULL;
   BlockThenSleep s = { NULL, FALSE };
   WsTestGate gate;
-
-  rt = g_initable_new (WS_TYPE_RUNTIME, NULL, &error, "n-workers", 1,
-                       "max-blocking-threads", 1, NULL);
-  g_assert_no_error (error);
-  ws_test_gate_init (&gate);
-  job = ws_runtime_spawn_blocking (rt, wait_at_gate, &gate, NULL);
-  ws_test_gate_wait_for_waiters (&gate, 1);
+  WsTask *job;
+  WsRuntime *rt = full_blocking_pool_runtime_new (&gate, &job);
 
   task = ws_runtime_spawn (rt, block_then_sleep, &s, NULL);
   g_assert_true (ws_task_wait (task, NULL, &error));
   g_assert_no_error (error);
 
-  ws_test_gate_open (&gate);
-  g_assert_true (ws_task_wait (job, NULL, NULL));
-  g_assert_true (ws_runtime_shutdown (rt, -1));
+  full_blocking_pool_runtime_free (rt, &gate, job);
   ws_sleep_unref (s.sleep);
-  ws_test_gate_clear (&gate);
 }
 
 /* ---- nested main loops --------------------------------------------------- */
@@ -611,31 +632,21 @@ block_then_call (WsContext *cx,
 static void
 test_gio_after_block_in_place_not_adopted (void)
 {
-  g_autoptr(WsRuntime) rt = NULL;
   g_autoptr(GError) error = NULL;
-  g_autoptr(WsTask) job = NULL;
   g_autoptr(WsTask) task = NULL;
   CallState *s = g_new0 (CallState, 1);
   WsTestGate gate;
+  WsTask *job;
+  WsRuntime *rt = full_blocking_pool_runtime_new (&gate, &job);
 
   s->blocked = TRUE;
   s->usec = 20 * 1000;
-  rt = g_initable_new (WS_TYPE_RUNTIME, NULL, &error, "n-workers", 1,
-                       "max-blocking-threads", 1, NULL);
-  g_assert_no_error (error);
-  ws_test_gate_init (&gate);
-  job = ws_runtime_spawn_blocking (rt, wait_at_gate, &gate, NULL);
-  ws_test_gate_wait_for_waiters (&gate, 1);
-
   task = ws_runtime_spawn (rt, block_then_call, s, call_state_free);
   g_assert_true (ws_task_wait (task, NULL, &error));
   g_assert_no_error (error);
   g_assert_true (g_value_get_boolean (ws_task_get_value (task)));
 
-  ws_test_gate_open (&gate);
-  g_assert_true (ws_task_wait (job, NULL, NULL));
-  g_assert_true (ws_runtime_shutdown (rt, -1));
-  ws_test_gate_clear (&gate);
+  full_blocking_pool_runtime_free (rt, &gate, job);
 }
 
 /* A GIO call in flight at shutdown: the task is cancelled, which cancels

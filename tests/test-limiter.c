@@ -878,46 +878,24 @@ test_refusals (void)
   ws_test_on_context_clear (&f);
 }
 
-/* An async wait cancelled from another thread ends once, cancelled,
- * and leaves nothing behind (the ASan build checks the leak); many
- * rounds, so the cancel meets the wait at every point. */
-typedef struct
-{
-  WsLimiter *limiter;
-  GError    *error;
-  gint       done;             /* atomic: the callback ran */
-  gint       released;         /* atomic: its dispatch has returned */
-} CrossCancel;
-
+/* An async wait for a permit cancelled from another thread ends once,
+ * cancelled, and leaves nothing behind; the permit stays where it was. */
 static void
 on_cross_cancel_acquired (GObject      *source,
                           GAsyncResult *result,
                           gpointer      data)
 {
-  CrossCancel *c = data;
+  WsTestCrossCancel *c = data;
 
-  g_assert_false (ws_limiter_acquire_finish (c->limiter, result, &c->error));
-  g_atomic_int_set (&c->done, TRUE);
+  g_assert_false (ws_limiter_acquire_finish (c->awaitable, result, &c->error));
+  ws_test_cross_cancel_done (c);
 }
 
-/* Connected after the wait's own link: keeps the cancelling thread inside
- * g_cancellable_cancel () until the callback's dispatch has returned and
- * the wait has let go of what it held (at most 2 s): a GCancellableSource
- * disposed at that moment is what GLib 2.74 leaks. */
 static void
-hold_cancel (GCancellable *cancellable,
-             gpointer      data)
+start_acquire (WsTestCrossCancel *c,
+               GCancellable      *cancellable)
 {
-  CrossCancel *c = data;
-
-  (void) ws_test_wait_until_for (g_atomic_int_get (&c->released), 2 * G_USEC_PER_SEC);
-}
-
-static gpointer
-cancel_in_thread (gpointer data)
-{
-  g_cancellable_cancel (data);
-  return NULL;
+  ws_limiter_acquire_async (c->awaitable, cancellable, on_cross_cancel_acquired, c);
 }
 
 static void
@@ -928,27 +906,9 @@ test_acquire_async_cancel_from_thread (void)
 
   g_assert_true (ws_limiter_try_acquire (limiter));
   g_main_context_push_thread_default (context);
-  for (guint i = 0; i < 200; i++)
-    {
-      g_autoptr(GCancellable) cancellable = g_cancellable_new ();
-      CrossCancel c = { limiter, NULL, FALSE, FALSE };
-      GThread *canceller;
-
-      ws_limiter_acquire_async (limiter, cancellable, on_cross_cancel_acquired, &c);
-      g_signal_connect (cancellable, "cancelled", G_CALLBACK (hold_cancel), &c);
-      canceller = g_thread_new ("canceller", cancel_in_thread, cancellable);
-      ws_test_iterate_until (context, g_atomic_int_get (&c.done));
-      while (g_main_context_iteration (context, FALSE))
-        ;
-      g_atomic_int_set (&c.released, TRUE);
-      g_thread_join (canceller);
-      g_assert_error (c.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
-      g_clear_error (&c.error);
-      /* The permit is still the test's: nothing was granted. */
-      g_assert_cmpuint (ws_limiter_get_available (limiter), ==, 0);
-    }
-  while (g_main_context_iteration (context, FALSE))
-    ;
+  ws_test_cancel_waits_from_thread (limiter, start_acquire, 200);
+  /* Nothing was granted: the permit is still the test's. */
+  g_assert_cmpuint (ws_limiter_get_available (limiter), ==, 0);
   g_main_context_pop_thread_default (context);
   ws_limiter_release (limiter);
   g_assert_cmpuint (ws_limiter_get_available (limiter), ==, 1);

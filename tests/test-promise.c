@@ -367,7 +367,7 @@ test_shutdown_pending (void)
       tasks[i] = ws_runtime_spawn_promise (rt, start_keep, &s[i], start_destroy);
       kept[i] = take_kept (&s[i]);
     }
-  g_assert_true (ws_runtime_shutdown (rt, 10 * G_USEC_PER_SEC));
+  g_assert_true (ws_runtime_shutdown (rt, ws_test_timeout_usec ()));
   for (guint i = 0; i < G_N_ELEMENTS (tasks); i++)
     {
       g_assert_false (ws_task_wait (tasks[i], NULL, &error));
@@ -624,7 +624,7 @@ test_shutdown_stops_work (void)
   for (guint i = 0; i < G_N_ELEMENTS (tasks); i++)
     tasks[i] = ws_runtime_spawn_promise (rt, start_hour_nap, (gpointer) &n_called, NULL);
   ws_test_wait_until (atomic_load (&n_called) == 100 * (gint) G_N_ELEMENTS (tasks));
-  g_assert_true (ws_runtime_shutdown (rt, 10 * G_USEC_PER_SEC));
+  g_assert_true (ws_runtime_shutdown (rt, ws_test_timeout_usec ()));
   g_assert_cmpint (atomic_load (&n_called), ==, 101 * (gint) G_N_ELEMENTS (tasks));
   for (guint i = 0; i < G_N_ELEMENTS (tasks); i++)
     {

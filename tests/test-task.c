@@ -35,7 +35,7 @@ probe_destroy (gpointer data)
 static void
 assert_no_live_tasks (void)
 {
-  g_assert_cmpint (ws_raw_task_get_n_live (), ==, 0);
+  ws_test_assert_n_live (0);
 }
 
 /* Wakes itself several times during its first poll, then returns PENDING;
@@ -120,7 +120,7 @@ test_wake_after_completion (void)
   g_assert_cmpint (atomic_load (&p.destroyed), ==, 1);
 
   /* The waker kept the task alive; the last unref frees it. */
-  g_assert_cmpint (ws_raw_task_get_n_live (), ==, 1);
+  ws_test_assert_n_live (1);
   ws_waker_unref (waker);
   g_clear_object (&task);
   g_clear_object (&rt);

@@ -1012,6 +1012,20 @@ on_cancelled (GCancellable *cancellable,
                            op->is_send ? "The send was cancelled" : "The receive was cancelled");
 }
 
+/* A refused async call still calls back, once, from the caller's context
+ * (after the critical that names the mistake): an await in Vala or GJS
+ * fails instead of hanging. The GTask has no operation as its data; the
+ * finish functions check for that first. */
+static void
+report_refused (GAsyncReadyCallback  callback,
+                gpointer             user_data,
+                gpointer             source_tag,
+                const char          *message)
+{
+  g_task_report_new_error (NULL, callback, user_data, source_tag,
+                           G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "%s", message);
+}
+
 /* Starts an async operation; for a send, @value is already checked. */
 static void
 op_start (WsChannel           *self,
@@ -1080,7 +1094,8 @@ op_start (WsChannel           *self,
  * channel took the item changes nothing: the send completes with %TRUE.
  *
  * A value of the wrong type is a programmer error: a critical naming both
- * types, and @callback is not called.
+ * types; @callback is still called, once, and the finish fails with
+ * %G_IO_ERROR_INVALID_ARGUMENT.
  */
 void
 ws_channel_send_async (WsChannel           *self,
@@ -1092,7 +1107,12 @@ ws_channel_send_async (WsChannel           *self,
   g_return_if_fail (self != NULL);
   g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
   if (refuse_value_in (self, value, G_STRFUNC))
-    return;
+    {
+      report_refused (callback, user_data, ws_channel_send_async,
+                      "The value cannot be sent on this channel: it is not set, not of "
+                      "the channel's item type, or the channel carries pointers");
+      return;
+    }
 
   op_start (self, value, cancellable, callback, user_data, ws_channel_send_async);
 }
@@ -1108,7 +1128,8 @@ ws_channel_send_async (WsChannel           *self,
  * Returns: %TRUE if the channel took the item; %FALSE with
  *   %WS_ERROR_CLOSED if the channel was closed first, or with
  *   %G_IO_ERROR_CANCELLED if the wait was cancelled first, and then the
- *   item was not sent
+ *   item was not sent; with %G_IO_ERROR_INVALID_ARGUMENT if the send was
+ *   refused (a critical said why)
  */
 gboolean
 ws_channel_send_finish (WsChannel     *self,
@@ -1123,6 +1144,8 @@ ws_channel_send_finish (WsChannel     *self,
   g_return_val_if_fail (g_async_result_is_tagged (result, ws_channel_send_async), FALSE);
 
   op = g_task_get_task_data (G_TASK (result));
+  if (op == NULL)
+    return g_task_propagate_boolean (G_TASK (result), error);   /* refused */
   g_return_val_if_fail (op->channel == self, FALSE);
 
   sent = g_task_propagate_boolean (G_TASK (result), error);
@@ -1157,7 +1180,12 @@ ws_channel_receive_async (WsChannel           *self,
   g_return_if_fail (self != NULL);
   g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
   if (refuse_value_call (self, G_STRFUNC))
-    return;
+    {
+      report_refused (callback, user_data, ws_channel_receive_async,
+                      "The channel carries pointers: receive with "
+                      "ws_channel_try_receive() or ws_channel_poll_receive()");
+      return;
+    }
 
   op_start (self, NULL, cancellable, callback, user_data, ws_channel_receive_async);
 }
@@ -1190,6 +1218,12 @@ ws_channel_receive_finish (WsChannel     *self,
   g_return_val_if_fail (g_async_result_is_tagged (result, ws_channel_receive_async), NULL);
 
   op = g_task_get_task_data (G_TASK (result));
+  if (op == NULL)
+    {
+      /* Refused: the GTask carries the error. */
+      (void) g_task_propagate_boolean (G_TASK (result), error);
+      return NULL;
+    }
   g_return_val_if_fail (op->channel == self, NULL);
 
   /* The item was moved in by the thread that completed the operation. */

@@ -423,6 +423,10 @@ ws_runtime_class_init (WsRuntimeClass *klass)
   (void) ws_error_quark ();
   g_type_ensure (G_TYPE_TASK);
   g_type_ensure (G_TYPE_CANCELLABLE);
+  /* The seconds timeouts' per-process perturbation (gmain.c's
+   * timer_perturb), computed by the first g_timeout_source_new_seconds;
+   * tasks on two workers made their first ones at once. */
+  g_source_unref (g_timeout_source_new_seconds (1));
 
   object_class->constructed = ws_runtime_constructed;
   object_class->dispose = ws_runtime_dispose;

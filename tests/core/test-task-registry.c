@@ -49,7 +49,7 @@ test_bind_and_remove (WsTestCoreFixture *f)
   ws_test_task_run (task);
   ws_test_probe_assert (&f->p, 1, 1);
   assert_counts (&f->host.registry, 0, 1);
-  g_assert_cmpint (ws_raw_task_get_n_live (), ==, live);
+  ws_test_assert_n_live (live);
 }
 
 /* A bound task that completes leaves the set by itself. */

@@ -70,6 +70,10 @@ struct _WsLocalExecutor
   WsTaskFifo     queue;           /* woken tasks, under the lock */
   gboolean       backlogged;      /* owner thread only: source demoted */
   _Atomic gboolean detached;      /* shut down: out of the table */
+  /* Closed, and every task bound before the close was found and
+   * cancelled (cancel_all took each shard lock after the close, so no
+   * bind is in flight): no task can join any more. */
+  _Atomic gboolean swept;
   _Atomic guint  dispatches;      /* see local_source_finalize */
 };
 
@@ -246,7 +250,8 @@ run_slice (WsLocalExecutor *self,
   return more;
 }
 
-/* Shutdown has begun (the set is closed) and @self has no task left:
+/* Shutdown has begun (the set is closed, @self is swept) and @self has no
+ * task left:
  * take it out of the set here, on its owner's dispatch, and drop the
  * set's reference. A shutdown that returned early (called from a task, a
  * blocking job, a local dispatch: the last WsRuntime reference dropped
@@ -260,6 +265,12 @@ retire_on_owner (WsLocalExecutor *self)
 {
   WsLocalExecutors *set = self->set;
   gboolean retired = FALSE;
+
+  /* Acquire: pairs with the release after cancel_all () in close. Before
+   * that, a spawn that found the executor open may still bind a task:
+   * the count read below would miss it. */
+  if (!atomic_load_explicit (&self->swept, memory_order_acquire))
+    return FALSE;
 
   ws_lock_lock (&set->lock);
   if (set->closed)
@@ -551,6 +562,8 @@ ws_local_executors_close (WsLocalExecutors *set)
 
       ws_task_registry_close (&self->registry);
       cancel_all (self);
+      /* Release: pairs with retire_on_owner's acquire. */
+      atomic_store_explicit (&self->swept, TRUE, memory_order_release);
       /* Every executor gets a dispatch from its owner, with tasks or
        * without: that dispatch retires it (see retire_on_owner). */
       g_source_set_ready_time (self->source, 0);
