@@ -223,9 +223,79 @@ test_default_runtime (void)
   g_assert_cmpuint (g_value_get_uint (ws_task_get_value (task)), ==, 7);
 }
 
+/* A task that a shutdown cancelled while it waited on a channel and a
+ * oneshot leaves its waker in both (nothing takes a waiter out until the
+ * next send or close): that must not keep the runtime, whose worker
+ * contexts go when the last reference to it does, while the channel and
+ * the oneshot live on. A source attached to the task's worker context
+ * tells when that context is freed. */
+typedef struct
+{
+  WsChannel *channel;
+  WsOneshot *shot;
+  gint       waiting;        /* atomic */
+  gint       context_freed;  /* atomic */
+} StaleWaiter;
+
+static gboolean
+never_dispatched (gpointer data)
+{
+  g_assert_not_reached ();
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+note_context_freed (gpointer data)
+{
+  g_atomic_int_set (&((StaleWaiter *) data)->context_freed, TRUE);
+}
+
+static WsPoll
+wait_on_both (WsContext *cx,
+              gpointer   data)
+{
+  StaleWaiter *w = data;
+  gpointer item = NULL;
+
+  if (ws_channel_poll_receive (w->channel, cx, &item, NULL) == WS_POLL_READY
+      || ws_oneshot_poll (w->shot, cx, &item, NULL) == WS_POLL_READY)
+    return WS_POLL_READY;
+  if (!g_atomic_int_get (&w->waiting))
+    {
+      GSource *marker = g_timeout_source_new_seconds (3600);
+
+      g_source_set_callback (marker, never_dispatched, w, note_context_freed);
+      g_source_attach (marker, g_main_context_get_thread_default ());
+      g_source_unref (marker);
+      g_atomic_int_set (&w->waiting, TRUE);
+    }
+  return WS_POLL_PENDING;
+}
+
+static void
+test_stale_waker_does_not_pin (void)
+{
+  StaleWaiter w = { ws_channel_new (1, NULL), ws_oneshot_new (NULL), FALSE, FALSE };
+  WsRuntime *rt = ws_runtime_new (1);
+
+  ws_runtime_spawn_detached (rt, wait_on_both, &w, NULL);
+  ws_test_wait_until (g_atomic_int_get (&w.waiting));
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_object_unref (rt);
+
+  /* The cancelled task's wakers are still in the channel and the
+   * oneshot; the runtime, and its worker's context, are gone all the
+   * same. */
+  ws_test_wait_until (g_atomic_int_get (&w.context_freed));
+
+  ws_channel_unref (w.channel);
+  ws_oneshot_unref (w.shot);
+}
+
 WS_TEST_MAIN ({ "/runtime/spawn-join-many", test_spawn_join_many },
               { "/runtime/shutdown-with-pending-tasks", test_shutdown_with_pending_tasks },
               { "/runtime/spawn-after-shutdown", test_spawn_after_shutdown },
               { "/runtime/release-from-worker", test_release_runtime_from_worker },
               { "/runtime/gio-in-task", test_gio_in_task },
-              { "/runtime/default", test_default_runtime })
+              { "/runtime/default", test_default_runtime },
+              { "/runtime/stale-waker-does-not-pin", test_stale_waker_does_not_pin })

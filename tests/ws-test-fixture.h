@@ -193,9 +193,8 @@ static inline void
 ws_test_host_init (WsTestHost *h,
                    gboolean    bind_on_pending)
 {
-  h->host.vtable = &ws_test_host_vtable;
-  h->host.registry = &h->registry;
-  h->host.bind_on_pending = bind_on_pending;
+  h->host = (WsTaskHost) { .vtable = &ws_test_host_vtable, .registry = &h->registry,
+                           .bind_on_pending = bind_on_pending };
   ws_task_registry_init (&h->registry);
   ws_lock_init (&h->lock);
   g_queue_init (&h->scheduled);

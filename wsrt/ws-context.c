@@ -219,7 +219,8 @@ typedef struct
 {
   WsCancelHook  hook;
   GCancellable *cancellable;
-  GMainContext *local_context;   /* a local task's; not a reference */
+  GMainContext *local_context;   /* a local task's (a reference): a cancel
+                                  * may come after the host is gone */
 } CancellableHook;
 
 static void
@@ -235,7 +236,10 @@ cancellable_hook_cancel (WsCancelHook *hook)
 static void
 cancellable_hook_free (WsCancelHook *hook)
 {
-  g_object_unref (((CancellableHook *) hook)->cancellable);
+  CancellableHook *h = (CancellableHook *) hook;
+
+  g_clear_pointer (&h->local_context, g_main_context_unref);
+  g_object_unref (h->cancellable);
   g_free (hook);
 }
 
@@ -281,9 +285,9 @@ ws_context_get_cancellable (WsContext *self)
   h->hook.cancel = cancellable_hook_cancel;
   h->hook.free = cancellable_hook_free;
   h->cancellable = g_cancellable_new ();
-  /* The task holds its host, which holds the context, as long as the
-   * hook lives (it is freed with the task). */
   h->local_context = ws_local_executor_get_host_context (self->task->host);
+  if (h->local_context != NULL)
+    g_main_context_ref (h->local_context);
   ws_raw_task_set_cancel_hook (self->task, &h->hook);
   return h->cancellable;
 }

@@ -68,6 +68,9 @@ struct _WsTask
   gpointer             own_wait_user_data;
   GMainContext        *own_wait_context;
   WsDelivery          *own_wait_delivery;
+  /* A local task's context (a reference), read at creation: once the task
+   * has ended its host may be gone (ws-raw-task.c, "Stale wakers"). */
+  GMainContext        *local_context;
 };
 
 static void async_result_iface_init (GAsyncResultIface *iface);
@@ -255,8 +258,10 @@ WsTask *
 ws_task_new_for_raw (WsRawTask *raw)
 {
   WsTask *self = g_object_new (WS_TYPE_TASK, NULL);
+  GMainContext *local_context = ws_local_executor_get_host_context (raw->host);
 
   self->raw = raw;
+  self->local_context = local_context != NULL ? g_main_context_ref (local_context) : NULL;
   return self;
 }
 
@@ -277,6 +282,7 @@ ws_task_finalize (GObject *object)
   ws_waker_list_clear (&self->waiters);
   ws_lock_clear (&self->lock);
   ws_cond_clear (&self->cond);
+  g_clear_pointer (&self->local_context, g_main_context_unref);
 
   G_OBJECT_CLASS (ws_task_parent_class)->finalize (object);
 }
@@ -517,7 +523,7 @@ ws_task_wait (WsTask        *self,
    * would wait forever. Refused whether the task has ended or not, so that
    * the mistake shows on the first run rather than when the timing
    * changes. */
-  local_context = ws_local_executor_get_host_context (self->raw->host);
+  local_context = self->local_context;
   if (local_context != NULL && g_main_context_is_owner (local_context))
     {
       g_set_error_literal (error, WS_ERROR, WS_ERROR_WOULD_BLOCK,

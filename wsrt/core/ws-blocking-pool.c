@@ -612,6 +612,10 @@ ws_blocking_pool_shutdown (WsBlockingPool *self,
   done = self->n_threads + self->n_exiting <= self_threads;
   ws_lock_unlock (&self->lock);
 
+  /* Every job has ended (its thread is gone): the ones that something
+   * still holds by a waker need not hold the pool (ws-raw-task.c). */
+  if (done && self_threads == 0)
+    ws_raw_task_release_zombies (&self->host);
   return done && self_threads == 0;
 }
 

@@ -157,8 +157,9 @@ ws_local_executor_is_current (void)
 
 /* The context whose iteration polls the tasks of @host if @host is a
  * local executor, NULL for any other host. The executor holds the context
- * until it is freed, and a task holds its host, so the context lives as
- * long as the caller's reference on the task. */
+ * until it is freed, and a task that has not ended holds its host, so
+ * the context lives as long as the caller's reference on such a task;
+ * an ended one may hold the dead host (ws-raw-task.c): ask before. */
 GMainContext *
 ws_local_executor_get_host_context (WsTaskHost *host)
 {
@@ -271,6 +272,15 @@ retire_on_owner (WsLocalExecutor *self)
    * the count read below would miss it. */
   if (!atomic_load_explicit (&self->swept, memory_order_acquire))
     return FALSE;
+  /* Not with queued instances left (of ended tasks: a slice may end
+   * before the queue is empty): the next dispatch pops them first. */
+  ws_lock_lock (&self->lock);
+  if (!ws_task_fifo_is_empty (&self->queue))
+    {
+      ws_lock_unlock (&self->lock);
+      return FALSE;
+    }
+  ws_lock_unlock (&self->lock);
 
   ws_lock_lock (&set->lock);
   if (set->closed)
@@ -290,9 +300,13 @@ retire_on_owner (WsLocalExecutor *self)
   ws_lock_unlock (&set->lock);
 
   /* GLib holds the source across this dispatch: the finalize, and with it
-   * the free, comes after the dispatch returns. */
+   * the free, comes after the dispatch returns. Every task has ended: the
+   * ones something still holds by a waker let go of us (ws-raw-task.c). */
   if (retired)
-    ws_local_executor_unref (self);
+    {
+      ws_raw_task_release_zombies (&self->host);
+      ws_local_executor_unref (self);
+    }
   return retired;
 }
 
@@ -326,7 +340,12 @@ local_source_dispatch (GSource     *source,
       ws_cond_broadcast (&set->cond);
       ws_lock_unlock (&set->lock);
       if (ws_task_registry_count (&self->registry) == 0)
-        ret = G_SOURCE_REMOVE;
+        {
+          /* On the owner, after every complete () it ran: see
+           * release_zombies_off_owner. */
+          ws_raw_task_release_zombies (&self->host);
+          ret = G_SOURCE_REMOVE;
+        }
     }
   if (ws_task_registry_count (&self->registry) == 0 && retire_on_owner (self))
     ret = G_SOURCE_REMOVE;
@@ -572,6 +591,24 @@ ws_local_executors_close (WsLocalExecutors *set)
   g_ptr_array_unref (execs);
 }
 
+/* A finished executor's zombies (ws-raw-task.c, "Stale wakers") are
+ * released only where no complete () of its tasks can still be running:
+ * the count drops at the start of complete (), and the zombie is noted at
+ * its end, on the owner, inside a dispatch. Where this thread can
+ * acquire the context, no dispatch runs; otherwise the owner's next
+ * dispatch of the detached executor releases them. */
+static void
+release_zombies_off_owner (WsLocalExecutor *self)
+{
+  if (g_main_context_acquire (self->context))
+    {
+      ws_raw_task_release_zombies (&self->host);
+      g_main_context_release (self->context);
+    }
+  else if (self->source != NULL)
+    g_source_set_ready_time (self->source, 0);
+}
+
 /* After close: moves every executor from the table to the list of
  * detached executors, and until @deadline (monotonic, -1: for
  * ever) runs the cancellations of those whose context this thread can
@@ -657,6 +694,8 @@ ws_local_executors_shutdown (WsLocalExecutors *set,
         }
       ws_lock_unlock (&set->lock);
 
+      for (guint i = 0; i < finished->len; i++)
+        release_zombies_off_owner (finished->pdata[i]);
       g_ptr_array_foreach (finished, (GFunc) ws_local_executor_unref, NULL);
       g_ptr_array_unref (finished);
       g_ptr_array_foreach (execs, (GFunc) ws_local_executor_unref, NULL);

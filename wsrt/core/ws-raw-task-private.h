@@ -123,6 +123,7 @@ struct _WsContext
 };
 
 void       ws_raw_task_init_globals      (void);
+void       ws_raw_task_release_zombies   (WsTaskHost     *host);
 WsRawTask *ws_raw_task_new               (WsTaskHost     *host,
                                           WsTaskFunc      func,
                                           gpointer        data,

@@ -29,7 +29,8 @@
  * for each queued (notified) instance, one for the join handle, one per
  * WsWaker reference. The task itself holds one reference on its host
  * from ws_raw_task_new () until dealloc (), so nothing a task does can
- * reach a freed host.
+ * reach a freed host; an ended task kept by a stale waker gives it back
+ * earlier ("Stale wakers" below).
  *
  * Counting: a task is counted alive by the spawner once its host has
  * accepted it (ws_raw_task_mark_counted) and uncounted by its host's
@@ -60,6 +61,24 @@
  * sees the other, so the hook runs. Running it twice is harmless (a
  * GCancellable cancels once). The hook is freed with the task's memory.
  *
+ * Stale wakers. A task that ends while something still holds its waker
+ * (a channel's or a oneshot's waiter list, a sleep, a GIO operation of a
+ * task that was cancelled) stays in memory until that holder lets go,
+ * and a task holds its host: the registration would pin the whole
+ * runtime for as long as the awaitable lives. So complete () notes such
+ * a task (more references than its poller's, its set's and its join
+ * handle's) as a zombie of its host, and the host, once every one of its
+ * tasks has ended (the worker pool's last sweep, the blocking pool's
+ * shutdown, a local executor's retirement), hands each zombie's host
+ * reference back with ws_raw_task_release_zombies (): the zombie's host
+ * becomes a dead host whose ref and unref do nothing. Nothing that an
+ * ended task can still meet reads its host but its dealloc: a wake or a
+ * cancel of an ended task changes nothing (COMPLETE), a join handle reads
+ * the outcome from the task's own memory, and no ended task is queued
+ * once its host's queues are drained. The zombie lock (one for all
+ * hosts: zombies are rare) orders the swap against the zombie's dealloc:
+ * whichever takes it first owns the host reference, and unlinks the task.
+ *
  * Nothing here completes or cancels a task from inside a schedule path:
  * schedule () only hands the task to its host, which queues it or, once
  * the host has ended, drops the queued reference of a task that has
@@ -71,6 +90,44 @@
 #include "ws-raw-task-private.h"
 #include "ws-task-allocator-private.h"
 #include "ws-chaos-private.h"
+#include "ws-lock-private.h"
+
+/* "Stale wakers" above. The value of `bound` that marks a zombie: set
+ * by complete () before its unref, read by dealloc () after the last. */
+#define WS_BOUND_ZOMBIE 2
+
+static WsLock zombie_lock = WS_LOCK_INIT;
+
+static void
+dead_host_schedule (WsTaskHost *host,
+                    WsRawTask  *task,
+                    gboolean    is_yield)
+{
+  /* An ended task is never scheduled; drop the reference all the same. */
+  ws_raw_task_unref (task);
+}
+
+static void
+dead_host_ref (WsTaskHost *host)
+{
+}
+
+static gboolean
+dead_host_bind (WsTaskHost *host,
+                WsRawTask  *task)
+{
+  return FALSE;
+}
+
+static const WsTaskHostVTable dead_host_class = {
+  .schedule = dead_host_schedule,
+  .ref = dead_host_ref,
+  .unref = dead_host_ref,
+  .bind = dead_host_bind,
+  .release = dead_host_bind,
+};
+
+static WsTaskHost dead_host = { .vtable = &dead_host_class };
 
 static void drop_stage   (WsRawTask *task);
 static void store_result (WsRawTask *task,
@@ -247,10 +304,35 @@ drop_stage (WsRawTask *task)
     }
 }
 
+/* A zombie is freed: take it off its host's list, unless the host gave
+ * the zombies back already. Returns the host whose reference the caller
+ * now drops (the dead host's is nothing). */
+static WsTaskHost *
+forget_zombie (WsRawTask *task)
+{
+  WsTaskHost *host;
+
+  ws_lock_lock (&zombie_lock);
+  host = task->host;
+  if (host != &dead_host)
+    {
+      if (task->registry_prev != NULL)
+        task->registry_prev->registry_next = task->registry_next;
+      else
+        host->zombies = task->registry_next;
+      if (task->registry_next != NULL)
+        task->registry_next->registry_prev = task->registry_prev;
+      task->registry_prev = task->registry_next = NULL;
+    }
+  ws_lock_unlock (&zombie_lock);
+  return host;
+}
+
 static void
 dealloc (WsRawTask *task)
 {
-  WsTaskHost *host = task->host;
+  WsTaskHost *host = G_UNLIKELY (task->bound == WS_BOUND_ZOMBIE) ? forget_zombie (task)
+                                                                  : task->host;
 
   /* Normally the stage was consumed by completion or by the join handle;
    * a task can only reach here with a live stage if it was never run,
@@ -318,6 +400,23 @@ store_result (WsRawTask *task,
   memset (&result->u, 0, sizeof result->u);
 }
 
+/* With RUNNING held, before the unref of complete (): @task goes on its
+ * host's zombie list. */
+static void
+hold_zombie (WsRawTask *task)
+{
+  WsTaskHost *host = task->host;
+
+  task->bound = WS_BOUND_ZOMBIE;
+  ws_lock_lock (&zombie_lock);
+  task->registry_prev = NULL;
+  task->registry_next = host->zombies;
+  if (host->zombies != NULL)
+    host->zombies->registry_prev = task;
+  host->zombies = task;
+  ws_lock_unlock (&zombie_lock);
+}
+
 /* Called with RUNNING held and the stage set to FINISHED. Drops the
  * reference of the poller. */
 static void
@@ -355,7 +454,45 @@ complete (WsRawTask *task)
       ws_waker_take_and_wake (waker);
     }
 
+  /* More references than the poller's, the set's and the join handle's:
+   * a waker is held somewhere ("Stale wakers"). The word read by the
+   * transition counts them all; a false alarm (a waker on its way to
+   * being dropped) costs a lock and nothing else. */
+  if G_UNLIKELY (ws_task_state_ref_count (prev)
+                 > n_unref + ((prev & WS_STATE_JOIN_INTEREST) != 0 ? 1 : 0))
+    hold_zombie (task);
+
   ws_raw_task_unref_n (task, n_unref);
+}
+
+/**
+ * ws_raw_task_release_zombies:
+ * @host: a host every one of whose tasks has ended
+ *
+ * Hands back the host reference of every zombie of @host ("Stale wakers"
+ * at the top of this file): from now on they hold the dead host, and
+ * @host may go while they stay. The caller holds @host across the call.
+ */
+void
+ws_raw_task_release_zombies (WsTaskHost *host)
+{
+  guint n = 0;
+
+  ws_lock_lock (&zombie_lock);
+  for (WsRawTask *t = host->zombies; t != NULL;)
+    {
+      WsRawTask *next = t->registry_next;
+
+      t->host = &dead_host;
+      t->registry_prev = t->registry_next = NULL;
+      t = next;
+      n++;
+    }
+  host->zombies = NULL;
+  ws_lock_unlock (&zombie_lock);
+
+  while (n-- > 0)
+    host->vtable->unref (host);
 }
 
 /* Runs the task's cancel hook, if a poll installed one. Called after the

@@ -78,6 +78,9 @@ struct _WsTaskHost
    * runtime, and its vtable's ref and unref are the two functions below.
    * NULL for a host with a count of its own (a local executor). */
   WsRuntimeRef          *runtime;
+  /* Ended tasks that something still holds by a waker (ws-raw-task.c,
+   * "Stale wakers"), under the task core's zombie lock. */
+  WsRawTask             *zombies;
 };
 
 static inline void

@@ -22,7 +22,11 @@
  *  (H) A task keeps its host alive: it holds a reference on it from
  *      ws_raw_task_new () to dealloc (), so a late wake, spawn or metric
  *      read never touches freed memory, whatever the owner of the runtime
- *      did meanwhile.
+ *      did meanwhile. One exception, which no late access can meet: an
+ *      ended task that a stale waker keeps (a zombie) gives its reference
+ *      back once every task of the host has ended (step 5 here), and
+ *      holds a dead host from then on (ws-raw-task.c, "Stale wakers";
+ *      models/zombie.pml).
  *  (T) Every thread that runs the runtime's code is known to shutdown:
  *      workers and a thread inside ws_block_in_place () (counted in
  *      n_running_threads until its poll returns), blocking threads (the
@@ -534,6 +538,10 @@ sweep (WsWorkerPool *self,
   ws_thread.runtime = self->runtime;
   final_sweep (self);
   ws_lock_unlock (&self->sweep_lock);
+  /* Every task of the pool has ended (step 5): the ones that something
+   * still holds by a waker need not hold the runtime (ws-raw-task.c,
+   * "Stale wakers"). */
+  ws_raw_task_release_zombies (&self->host);
   /* Outside the sweep lock: a drain may wait for GIO, and a shutdown
    * caller with a deadline must not wait behind a pool thread's drain
    * (each context is drained by whoever acquires it). */
