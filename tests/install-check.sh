@@ -37,7 +37,9 @@ else
   block=${block//\$HOME\/opt\/wsrt/$dest/prefix}
   block=${block//_build-prefix/$dest/build}
   printf 'install-check: running README.md'"'"'s block:\n%s\n' "$block"
-  (cd "$root" && eval "$block") > "$dest/install.log" 2>&1 || {
+  # A shell of its own with -e: on the left of ||, this one's set -e is
+  # off, and a failing step of the block must fail the check.
+  (cd "$root" && bash -e -c "$block") > "$dest/install.log" 2>&1 || {
     cat "$dest/install.log" >&2
     exit 1
   }
