@@ -630,30 +630,37 @@ ws_join_handle_deliver (WsRawTask        *task,
  * the id was stored found nothing to disconnect, and is seen here, which
  * runs the handler again (the wait decides once, so the second run does
  * nothing) and disconnects. A cancel after the store finds the id. The
- * handler holds a reference on the GTask until it is disconnected. */
-static void
-unref_task_closure (gpointer  data,
-                    GClosure *closure)
+ * handler's closure holds what @data_notify drops until it is
+ * disconnected. */
+gpointer
+ws_cancel_link_task_ref (GTask *task)
+{
+  return g_object_ref (task);
+}
+
+void
+ws_cancel_link_task_unref (gpointer  data,
+                           GClosure *closure)
 {
   g_object_unref (data);
 }
 
 void
 ws_cancel_link_connect (WsCancelLink    *link,
-                        GTask           *task,
-                        WsCancelledFunc  func)
+                        GCancellable    *cancellable,
+                        WsCancelledFunc  func,
+                        gpointer         data,
+                        GClosureNotify   data_notify)
 {
-  GCancellable *cancellable = g_task_get_cancellable (task);
   gulong id;
 
   link->cancellable = cancellable;
-  id = g_signal_connect_data (cancellable, "cancelled", G_CALLBACK (func),
-                              g_object_ref (task), unref_task_closure, 0);
+  id = g_signal_connect_data (cancellable, "cancelled", G_CALLBACK (func), data, data_notify, 0);
   /* seq_cst store, then the cancellable's flag: see above. */
   atomic_store_explicit (&link->id, id, memory_order_seq_cst);
   if (g_cancellable_is_cancelled (cancellable))
     {
-      func (cancellable, task);
+      func (cancellable, data);
       ws_cancel_link_disconnect (link);
     }
 }

@@ -974,8 +974,9 @@ op_try (ChannelOp *op)
  * for a cancellable cancelled already). */
 static void
 on_cancelled (GCancellable *cancellable,
-              GTask        *task)
+              gpointer      data)
 {
+  GTask *task = data;
   ChannelOp *op = g_task_get_task_data (task);
   WsChannel *self = op->channel;
   gboolean cancelled = FALSE;
@@ -1066,7 +1067,8 @@ op_start (WsChannel           *self,
   /* Connected before the first try, so whoever completes the operation
    * finds the link to disconnect. */
   if (cancellable != NULL)
-    ws_cancel_link_connect (&op->cancel, task, on_cancelled);
+    ws_cancel_link_connect (&op->cancel, cancellable, on_cancelled,
+                            ws_cancel_link_task_ref (task), ws_cancel_link_task_unref);
 
   /* A GTask returned in the iteration that made it calls back from an
    * idle source, never from inside this call. */

@@ -599,8 +599,9 @@ op_free (gpointer data)
  * acquire_async for a cancellable cancelled already). */
 static void
 on_cancelled (GCancellable *cancellable,
-              GTask        *task)
+              gpointer      data)
 {
+  GTask *task = data;
   AcquireOp *op = g_task_get_task_data (task);
   WsLimiter *self = op->waiter.limiter;
   WsWaker *waker = NULL;
@@ -684,7 +685,8 @@ ws_limiter_acquire_async (WsLimiter           *self,
   /* Connected before the waiter is queued, so a grant always finds the
    * link to disconnect. */
   if (cancellable != NULL)
-    ws_cancel_link_connect (&op->cancel, task, on_cancelled);
+    ws_cancel_link_connect (&op->cancel, cancellable, on_cancelled,
+                            ws_cancel_link_task_ref (task), ws_cancel_link_task_unref);
 
   ws_lock_lock (&self->lock);
   /* Relaxed: written under the lock only. Not NEW if the cancel link's

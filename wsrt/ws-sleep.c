@@ -50,7 +50,8 @@
  *     its sleep (kept until the wait is freed, so the wake can read the
  *     deadline) makes no cycle: the sleep is freed when the wait ends
  *     and nobody else holds it.
- *  A4 The cancel is a "cancelled" signal handler (g_signal_connect_data,
+ *  A4 The cancel is a "cancelled" signal handler, the cancel link that
+ *     channels and the limiter use too (WsCancelLink, ws-async-wait.c;
  *     the closure holding a reference on the wait), not a
  *     GCancellableSource: that is a GSource per wait on the caller's
  *     context again (10,000 waits with a promise's cancellable would put
@@ -80,6 +81,7 @@
 #include "ws-context-budget-private.h"
 #include "ws-time-private.h"
 #include "ws-timer-driver-private.h"
+#include "ws-async-wait-private.h"
 #include "ws-waker-private.h"
 #include "ws-error.h"
 
@@ -324,7 +326,7 @@ typedef struct
   gatomicrefcount  ref_count;     /* the starter's, the driver's, the handler's */
   _Atomic guint    n_armed;       /* the driver's references (A2) */
   _Atomic gboolean done;          /* A1 */
-  gulong _Atomic   cancelled_id;  /* taken by whoever disconnects (A4) */
+  WsCancelLink     cancel;        /* A4 */
   WsSleep         *sleep;         /* a reference, until freed (A3) */
   GTask           *task;          /* the winner of `done` completes it */
 } AsyncWait;
@@ -358,13 +360,9 @@ async_wait_complete (AsyncWait *self,
 {
   GTask *task = g_steal_pointer (&self->task);
   WsTimerDriver *driver;
-  gulong id;
 
-  /* Relaxed: the exchange decides who disconnects (the starter may race
-   * us, A4); the handler's memory is GLib's. */
-  id = atomic_exchange_explicit (&self->cancelled_id, 0, memory_order_relaxed);
-  if (id != 0)
-    g_signal_handler_disconnect (g_task_get_cancellable (task), id);
+  /* A4: whoever completes disconnects, the handler included. */
+  ws_cancel_link_disconnect (&self->cancel);
 
   /* A3, after `done` was set. Acquire: the binding's driver memory. */
   driver = atomic_load_explicit (&self->sleep->driver, memory_order_acquire);
@@ -500,7 +498,8 @@ wait_start (WsSleep             *sleep,
   self->waker.vtable = &async_wait_vtable;
   g_atomic_ref_count_init (&self->ref_count);           /* ours, until the end */
   atomic_init (&self->n_armed, 0);
-  atomic_init (&self->cancelled_id, 0);
+  self->cancel.cancellable = NULL;
+  atomic_init (&self->cancel.id, 0);
   self->sleep = ws_sleep_ref (sleep);
   self->task = g_task_new (NULL, cancellable, callback, user_data);
   /* Named before the tag, which would name it otherwise. */
@@ -515,22 +514,11 @@ wait_start (WsSleep             *sleep,
 
   if (cancellable != NULL)
     {
-      gulong id;
-
+      /* Connected before the timer is armed: only the handler can
+       * complete the wait before the link is in place (A4). */
       g_atomic_ref_count_inc (&self->ref_count);        /* the closure's */
-      id = g_signal_connect_data (cancellable, "cancelled", G_CALLBACK (async_wait_cancelled),
-                                  self, async_wait_unref_closure, 0);
-      /* seq_cst store, then seq_cst load of `done`: a completer that ran
-       * before the store found no id to disconnect, and then we see it
-       * done and disconnect ourselves (A4). */
-      atomic_store_explicit (&self->cancelled_id, id, memory_order_seq_cst);
-      if (atomic_load_explicit (&self->done, memory_order_seq_cst)
-          && (id = atomic_exchange_explicit (&self->cancelled_id, 0, memory_order_relaxed)) != 0)
-        g_signal_handler_disconnect (cancellable, id);
-      /* Connected first, then checked: a cancel in between runs the
-       * handler too, and A1 keeps one of the two. */
-      if (g_cancellable_is_cancelled (cancellable))
-        async_wait_cancelled (cancellable, self);
+      ws_cancel_link_connect (&self->cancel, cancellable, async_wait_cancelled, self,
+                              async_wait_unref_closure);
     }
 
   /* Deadline passed already, or the wheel is past its tick: complete
