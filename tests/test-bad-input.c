@@ -44,6 +44,12 @@ test_runtime_refusals (void)
   ws_test_n_refusals = 0;
 
   WS_TEST_REFUSED (ws_runtime_new, g_assert_null (ws_runtime_new (1025)));
+  /* The range, as g_initable_new says it. */
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL,
+                         "ws_runtime_new: n_workers must be between 0 (one per CPU) and 1024, "
+                         "not 100000");
+  g_assert_null (ws_runtime_new (100000));
+  g_test_assert_expected_messages ();
 
   /* Refused spawns free their user data: NULL runtime, then NULL func. */
   WS_TEST_REFUSED (ws_runtime_spawn, g_assert_null (ws_runtime_spawn (NULL, ws_test_ready, NULL, ws_test_count_destroy)));
@@ -136,8 +142,19 @@ in_poll_func (WsContext *cx,
   WS_TEST_REFUSED (ws_context_return_error, ws_context_return_error (cx, NULL));
   /* A second result is refused, and freed. */
   ws_context_return_pointer (cx, NULL, NULL);
-  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*exactly one result*");
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL,
+                         "ws_context_return_pointer: *already returned*exactly one result*");
   ws_context_return_pointer (cx, ip, ws_test_count_destroy);
+  g_test_assert_expected_messages ();
+  /* One critical, naming the call; the refused error is freed (the leak
+   * check of the ASan build). */
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL,
+                         "ws_context_return_error: *already returned*exactly one result*");
+  ws_context_return_error (cx, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_FAILED, "late"));
+  g_test_assert_expected_messages ();
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL,
+                         "ws_context_return_uint64: *already returned*");
+  ws_context_return_uint64 (cx, 7);
   g_test_assert_expected_messages ();
   return WS_POLL_READY;
 }

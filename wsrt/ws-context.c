@@ -49,13 +49,16 @@ G_DEFINE_BOXED_TYPE (WsContext, ws_context, ws_context_copy, ws_context_free)
  */
 G_DEFINE_BOXED_TYPE (WsWaker, ws_waker, ws_waker_ref, ws_waker_unref)
 
+/* A second result in one poll: a critical that names the public call
+ * (@strfunc) the program made. */
 static gboolean
-check_no_result (WsContext *self)
+check_no_result (WsContext  *self,
+                 const char *strfunc)
 {
   if G_UNLIKELY (self->result.kind != WS_RESULT_NONE)
     {
       g_critical ("%s: the task already returned a result this poll; "
-                  "a task returns exactly one result", G_STRFUNC);
+                  "a task returns exactly one result", strfunc);
       return FALSE;
     }
   return TRUE;
@@ -75,7 +78,7 @@ ws_context_return_pointer (WsContext      *self,
                            gpointer        result,
                            GDestroyNotify  result_destroy)
 {
-  if (self == NULL || self->task == NULL || !check_no_result (self))
+  if (self == NULL || self->task == NULL || !check_no_result (self, G_STRFUNC))
     {
       /* A refused call still frees what it was given. */
       if (result_destroy != NULL && result != NULL)
@@ -130,7 +133,7 @@ ws_context_return_value (WsContext    *self,
   g_return_if_fail (self != NULL && self->task != NULL);
   g_return_if_fail (G_IS_VALUE (value));
 
-  if (!check_no_result (self))
+  if (!check_no_result (self, G_STRFUNC))
     return;
 
   ws_result_set_value (&self->result, value);
@@ -153,7 +156,7 @@ ws_context_return_uint64 (WsContext *self,
 {
   g_return_if_fail (self != NULL && self->task != NULL);
 
-  if (!check_no_result (self))
+  if (!check_no_result (self, G_STRFUNC))
     return;
 
   self->result.kind = WS_RESULT_UINT64;
@@ -172,11 +175,18 @@ void
 ws_context_return_error (WsContext *self,
                          GError    *error)
 {
-  if (self == NULL || self->task == NULL || error == NULL || !check_no_result (self))
+  /* A refused call still frees what it was given; one critical each,
+   * naming what was wrong (checked before the error is freed). */
+  if (self == NULL || self->task == NULL)
     {
       g_clear_error (&error);
       g_return_if_fail (self != NULL && self->task != NULL);
-      g_return_if_fail (error != NULL);
+      return;
+    }
+  g_return_if_fail (error != NULL);
+  if (!check_no_result (self, G_STRFUNC))
+    {
+      g_clear_error (&error);
       return;
     }
 

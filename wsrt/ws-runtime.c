@@ -556,7 +556,12 @@ ws_runtime_new (guint n_workers)
   g_autoptr(GError) error = NULL;
   WsRuntime *self;
 
-  g_return_val_if_fail (n_workers <= MAX_WORKERS, NULL);
+  if G_UNLIKELY (n_workers > MAX_WORKERS)
+    {
+      g_critical ("%s: n_workers must be between 0 (one per CPU) and %u, not %u",
+                  G_STRFUNC, MAX_WORKERS, n_workers);
+      return NULL;
+    }
 
   self = g_initable_new (WS_TYPE_RUNTIME, NULL, &error, "n-workers", n_workers, NULL);
   if (self == NULL)
