@@ -341,6 +341,72 @@ test_bad_input (void)
   g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 1);
 }
 
+/* Two tasks awaiting one join handle: the second is reported (a critical
+ * naming ws_join_handle_into_task), and the first is woken, not left
+ * waiting for ever. */
+typedef struct
+{
+  WsJoinHandle *child;
+  gint          polls;       /* atomic */
+  gboolean      finishes;    /* takes the outcome once ready */
+  gint          done;        /* atomic */
+} SharedAwaiter;
+
+static WsPoll
+await_shared (WsContext *cx,
+              gpointer   data)
+{
+  SharedAwaiter *a = data;
+  gint polls = g_atomic_int_add (&a->polls, 1) + 1;
+
+  if (!a->finishes && polls > 1)
+    {
+      /* Woken by the second waiter's registration: stop waiting. */
+      g_atomic_int_set (&a->done, TRUE);
+      return WS_POLL_READY;
+    }
+  if (ws_join_handle_poll (a->child, cx) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+  g_assert_cmpuint (GPOINTER_TO_UINT (ws_join_handle_finish (a->child, NULL)), ==, 0);
+  g_atomic_int_set (&a->done, TRUE);
+  return WS_POLL_READY;
+}
+
+static WsPoll
+gate_then_ready (WsContext *cx,
+                 gpointer   data)
+{
+  ws_test_gate_wait (data);
+  return WS_POLL_READY;
+}
+
+static void
+test_two_waiters_reported (void)
+{
+  /* One worker for the child, held at the gate; one for the waiters. */
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  WsTestGate gate;
+  SharedAwaiter first = { NULL, 0, FALSE, FALSE };
+  SharedAwaiter second = { NULL, 0, TRUE, FALSE };
+
+  ws_test_gate_init (&gate);
+  first.child = second.child = ws_runtime_spawn_joinable (rt, gate_then_ready, &gate, NULL);
+  ws_test_gate_wait_for_waiters (&gate, 1);
+
+  ws_runtime_spawn_detached (rt, await_shared, &first, NULL);
+  ws_test_wait_until (g_atomic_int_get (&first.polls) == 1);
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL,
+                         "ws_join_handle_poll: another task is awaiting*ws_join_handle_into_task*");
+  ws_runtime_spawn_detached (rt, await_shared, &second, NULL);
+  ws_test_wait_until (g_atomic_int_get (&first.done));
+  g_test_assert_expected_messages ();
+
+  ws_test_gate_open (&gate);
+  ws_test_wait_until (g_atomic_int_get (&second.done));
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  ws_test_gate_clear (&gate);
+}
+
 WS_TEST_MAIN ({ "/join-handle/fork-join", test_fork_join },
               { "/join-handle/results", test_results },
               { "/join-handle/wrong-result-kind", test_wrong_result_kind },
@@ -349,4 +415,5 @@ WS_TEST_MAIN ({ "/join-handle/fork-join", test_fork_join },
               { "/join-handle/into-task", test_into_task },
               { "/join-handle/wait-on-worker", test_wait_on_worker },
               { "/join-handle/refused-after-shutdown", test_refused_after_shutdown },
-              { "/join-handle/bad-input", test_bad_input })
+              { "/join-handle/bad-input", test_bad_input },
+              { "/join-handle/two-waiters-reported", test_two_waiters_reported })

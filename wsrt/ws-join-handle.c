@@ -97,7 +97,10 @@ ws_context_spawn (WsContext      *context,
  * Awaits the task of @self from another task. Returns %WS_POLL_READY once
  * the task has ended; otherwise arranges for the awaiting task to be
  * woken when it ends and returns %WS_POLL_PENDING, which the awaiting task
- * returns in turn. Then take the outcome with
+ * returns in turn. A join handle has one waiter: a second task that
+ * awaits it is a programmer error (a critical; the first is woken, not
+ * left waiting); several waiters await a [class@Ws.Task] made with
+ * [method@Ws.JoinHandle.into_task]. Then take the outcome with
  * [method@Ws.JoinHandle.finish] or [method@Ws.JoinHandle.finish_uint64].
  *
  * Returns: %WS_POLL_READY if the task has ended
@@ -106,11 +109,19 @@ WsPoll
 ws_join_handle_poll (WsJoinHandle *self,
                      WsContext    *context)
 {
+  gboolean replaced_other = FALSE;
+  gboolean ready;
+
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
   g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
 
-  return ws_raw_task_try_read_output (RAW (self), &context->task->waker, NULL)
-         ? WS_POLL_READY : WS_POLL_PENDING;
+  ready = ws_raw_task_try_read_output_full (RAW (self), &context->task->waker, NULL,
+                                            &replaced_other);
+  if G_UNLIKELY (replaced_other)
+    g_critical ("%s: another task is awaiting this join handle; a join handle has one "
+                "waiter: for several, turn it into a WsTask with "
+                "ws_join_handle_into_task () and await that", G_STRFUNC);
+  return ready ? WS_POLL_READY : WS_POLL_PENDING;
 }
 
 /**

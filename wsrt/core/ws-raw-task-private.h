@@ -150,6 +150,10 @@ void       ws_raw_task_drop_queued       (WsRawTask      *task);
 gboolean   ws_raw_task_try_read_output   (WsRawTask      *task,
                                           WsWaker        *waker,
                                           WsResult       *out);
+gboolean   ws_raw_task_try_read_output_full (WsRawTask   *task,
+                                             WsWaker     *waker,
+                                             WsResult    *out,
+                                             gboolean    *replaced_other);
 void       ws_raw_task_drop_join_handle  (WsRawTask      *task);
 gboolean   ws_raw_task_is_complete       (WsRawTask      *task);
 

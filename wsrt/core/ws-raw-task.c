@@ -723,6 +723,30 @@ ws_raw_task_try_read_output (WsRawTask *task,
                              WsWaker   *waker,
                              WsResult  *out)
 {
+  return ws_raw_task_try_read_output_full (task, waker, out, NULL);
+}
+
+/* TRUE if @old, the waker a registration replaces, belongs to another
+ * task that has not ended: two tasks awaiting one join handle. */
+static gboolean
+is_other_live_task (WsWaker *old,
+                    WsWaker *waker)
+{
+  return old != waker && old->vtable == &task_waker_vtable
+         && waker->vtable == &task_waker_vtable
+         && !ws_raw_task_is_complete ((WsRawTask *) old);
+}
+
+/* ws_raw_task_try_read_output (), which also tells (@replaced_other) when
+ * @waker replaced the waker of another task that has not ended. That
+ * task is woken rather than left waiting for ever: it polls again and
+ * finds the handle taken, which its poller reports. */
+gboolean
+ws_raw_task_try_read_output_full (WsRawTask *task,
+                                  WsWaker   *waker,
+                                  WsResult  *out,
+                                  gboolean  *replaced_other)
+{
   guint64 cur;
 
   WS_CHAOS_POINT ();
@@ -736,10 +760,18 @@ ws_raw_task_try_read_output (WsRawTask *task,
         {
           /* Only after taking JOIN_WAKER back may we touch the field: until
            * then a completer may be taking it. */
+          WsWaker *old;
+
           if (!ws_task_state_unset_join_waker (&task->state))
             goto read;
-          task->join_waker->vtable->unref (task->join_waker);
-          task->join_waker = NULL;
+          old = g_steal_pointer (&task->join_waker);
+          if G_UNLIKELY (replaced_other != NULL && is_other_live_task (old, waker))
+            {
+              *replaced_other = TRUE;
+              ws_waker_take_and_wake (old);
+            }
+          else
+            old->vtable->unref (old);
         }
 
       registered = set_join_waker (task, waker);
