@@ -187,5 +187,51 @@ test_cleanup_locals (void)
   ws_test_on_context_clear (&f);
 }
 
+/* A state that was not zeroed (g_new instead of g_new0) holds a resume
+ * point the function never saved: a critical that says so, not a silent
+ * "success" that ran nothing. A finished coroutine polled again stays
+ * finished, quietly. */
+typedef struct
+{
+  WS_ASYNC_STATE;
+  guint body_runs;
+} Unzeroed;
+
+static WsPoll
+unzeroed_func (WsContext *cx,
+               gpointer   data)
+{
+  Unzeroed *s = data;
+
+  WS_ASYNC_BEGIN (s);
+  s->body_runs++;
+  WS_ASYNC_END (s);
+}
+
+static void
+test_unzeroed_state (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  Unzeroed garbage = { 0, 0 };
+  Unzeroed fine = { 0, 0 };
+  g_autoptr(WsTask) task = NULL;
+
+  garbage.ws_async_line_ = 0x5a5a5a5a;
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL,
+                         "unzeroed_func: *no resume point*(1515870810)*g_new0*");
+  task = ws_runtime_spawn (rt, unzeroed_func, &garbage, NULL);
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_test_assert_expected_messages ();
+  g_assert_cmpuint (garbage.body_runs, ==, 0);
+  g_clear_object (&task);
+
+  /* Run once, then polled again after its end: nothing, no critical. */
+  g_assert_cmpint (unzeroed_func (NULL, &fine), ==, WS_POLL_READY);
+  g_assert_cmpint (unzeroed_func (NULL, &fine), ==, WS_POLL_READY);
+  g_assert_cmpuint (fine.body_runs, ==, 1);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 WS_TEST_MAIN ({ "/async-macros/sleep-channel-task", test_sleep_channel_task },
-              { "/async-macros/cleanup-locals", test_cleanup_locals })
+              { "/async-macros/cleanup-locals", test_cleanup_locals },
+              { "/async-macros/unzeroed-state", test_unzeroed_state })

@@ -105,12 +105,25 @@ G_BEGIN_DECLS
  * A local declared after it with an initializer (a `g_autofree` or
  * `g_autoptr()` one above all) must not be in scope at a later await; with
  * GCC that is a compile error. See %WS_ASYNC_STATE for where to put it.
+ *
+ * The state must start zeroed (`g_new0`, `= { 0 }`) and belong to one
+ * task: a resume point the function never saved (a state from `g_new`)
+ * is a critical naming the function, and the task ends without running
+ * its body. A coroutine polled again after its end returns
+ * %WS_POLL_READY at once.
  */
 #define WS_ASYNC_BEGIN(state)                                   \
   _WS_ASYNC_CHECKS_PUSH                                         \
   switch ((state)->ws_async_line_)                              \
     {                                                           \
+    case -1:                                                    \
+      return WS_POLL_READY;                                     \
     default:                                                    \
+      g_critical ("%s: the coroutine state holds no resume "    \
+                  "point this function knows (%d): allocate "   \
+                  "the state zeroed (g_new0) and give each "    \
+                  "task its own",                               \
+                  G_STRFUNC, (state)->ws_async_line_);          \
       (state)->ws_async_line_ = -1;                             \
       return WS_POLL_READY;                                     \
     case 0:
