@@ -81,7 +81,11 @@ export async function result(task, cancellable = null) {
 /**
  * Runs a JavaScript function as a local task: @poll is called with the
  * task's Ws.Context on the main loop of @context (null: the thread-default
- * one) until it returns Ws.Poll.READY.
+ * one) until it returns Ws.Poll.READY. A @poll that throws fails the task
+ * with the exception's message (a GLib.Error as it is); one that returns
+ * anything but Ws.Poll.READY or Ws.Poll.PENDING fails it too. (A task
+ * spawned with runtime.spawn_local() directly fails with a generic
+ * Ws.Error.FAILED in both cases, and GJS logs the exception.)
  *
  * @param {Ws.Runtime} runtime - the runtime the task belongs to
  * @param {function(Ws.Context): Ws.Poll} poll - the poll function
@@ -89,7 +93,22 @@ export async function result(task, cancellable = null) {
  * @returns {Ws.Task} its join handle
  */
 export function spawnLocal(runtime, poll, context = null) {
-    return runtime.spawn_local(context, poll);
+    return runtime.spawn_local(context, cx => {
+        let ret;
+        try {
+            ret = poll(cx);
+        } catch (e) {
+            // The task fails with the exception's message.
+            cx.return_error(_toGError(e));
+            return Ws.Poll.READY;
+        }
+        if (ret !== Ws.Poll.READY && ret !== Ws.Poll.PENDING) {
+            cx.return_error(new GLib.Error(Ws.Error, Ws.Error.FAILED,
+                `the poll function returned ${ret}, not Ws.Poll.READY or Ws.Poll.PENDING`));
+            return Ws.Poll.READY;
+        }
+        return ret;
+    });
 }
 
 function _setResult(cx, value) {

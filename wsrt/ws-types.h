@@ -28,11 +28,15 @@ G_BEGIN_DECLS
  *   through the waker of its [struct@Ws.Context]
  *
  * What a [callback@Ws.TaskFunc] returns from one poll.
+ *
+ * No value is 0: a poll function that returns anything else (a binding
+ * returns 0 for a callback that threw, or returned nothing) fails its
+ * task with %WS_ERROR_FAILED instead of ending it as if it had succeeded.
  */
 typedef enum
 {
-  WS_POLL_READY,
-  WS_POLL_PENDING,
+  WS_POLL_READY = 1,
+  WS_POLL_PENDING = 2,
 } WsPoll;
 
 typedef struct _WsContext WsContext;

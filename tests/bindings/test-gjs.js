@@ -457,4 +457,26 @@ test('a typed channel: local tasks and main-loop async calls, ints and strings',
     await assertRejects(waiting, isClosed, 'closed while waiting');
 });
 
+test('a poll function that throws or returns nothing fails its task', async () => {
+    const isFailed = e => e instanceof GLib.Error &&
+        e.matches(Ws.Error, Ws.Error.FAILED);
+    const Wsrt = await import(GLib.filename_to_uri(GLib.getenv('WSRT_GJS_MODULE'), null));
+
+    // Through the helper module: the exception's message.
+    const threw = Wsrt.spawnLocal(rt, () => {
+        throw new Error('the scanner broke');
+    });
+    await assertRejects(Wsrt.result(threw),
+        e => isFailed(e) && e.message.includes('the scanner broke'), 'helper: threw');
+    const nothing = Wsrt.spawnLocal(rt, () => undefined);
+    await assertRejects(Wsrt.result(nothing),
+        e => isFailed(e) && e.message.includes('not Ws.Poll.READY'), 'helper: returned nothing');
+
+    // Directly: GJS logs the exception and the task fails, not succeeds.
+    const direct = rt.spawn_local(null, () => undefined);
+    await assertRejects(direct.wait_async(null),
+        e => isFailed(e) && e.message.includes('neither WS_POLL_READY nor WS_POLL_PENDING'),
+        'direct: returned nothing');
+});
+
 run();

@@ -91,6 +91,7 @@
 #include "ws-task-allocator-private.h"
 #include "ws-chaos-private.h"
 #include "ws-lock-private.h"
+#include "ws-error.h"
 
 /* "Stale wakers" above. The value of `bound` that marks a zombie: set
  * by complete () before its unref, read by dealloc () after the last. */
@@ -532,6 +533,22 @@ ws_raw_task_set_cancel_hook (WsRawTask    *task,
     hook->cancel (hook);
 }
 
+/* A poll function returned neither READY nor PENDING (WsPoll has no 0,
+ * which a binding returns for a callback that threw): the task fails,
+ * whatever result it set, rather than end as a success. */
+static WsPoll
+fail_invalid_poll (WsContext *cx,
+                   gint       poll)
+{
+  ws_result_clear (&cx->result);
+  cx->result.kind = WS_RESULT_ERROR;
+  cx->result.u.error = g_error_new (WS_ERROR, WS_ERROR_FAILED,
+                                    "The task's poll function returned %d, neither "
+                                    "WS_POLL_READY nor WS_POLL_PENDING (in JavaScript: "
+                                    "it threw, see the log, or returned nothing)", poll);
+  return WS_POLL_READY;
+}
+
 /* With RUNNING held: destroy the future and complete as cancelled. */
 static void
 cancel_task (WsRawTask *task)
@@ -583,6 +600,9 @@ ws_raw_task_run (WsRawTask *task,
   cx->task = NULL;
 
   WS_CHAOS_POINT ();
+
+  if G_UNLIKELY (poll != WS_POLL_READY && poll != WS_POLL_PENDING)
+    poll = fail_invalid_poll (cx, poll);
 
   if (poll == WS_POLL_READY)
     {
