@@ -96,11 +96,63 @@ ref_for_context (GMainContext *context,
   return (WsOwed *) source;
 }
 
+/* The last context a thread acquired a count on, and its count (a
+ * reference on the source, not the context): a GIO call per file must
+ * not walk the context's sources under a global lock each time. A hit
+ * needs the same context and a source not destroyed: a context's
+ * finalize destroys its sources before its address can be reused, so a
+ * live cached source means a live, identical context (as the delivery
+ * source's cache in ws-async-wait.c). */
+typedef struct
+{
+  GMainContext *context;      /* compared only */
+  WsOwed       *owed;         /* a reference */
+} OwedCache;
+
+static void
+owed_cache_free (gpointer data)
+{
+  OwedCache *cache = data;
+
+  if (cache->owed != NULL)
+    g_source_unref (&cache->owed->source);
+  g_free (cache);
+}
+
+static GPrivate owed_cache = G_PRIVATE_INIT (owed_cache_free);
+
+static WsOwed *
+ref_cached (GMainContext *context)
+{
+  OwedCache *cache = g_private_get (&owed_cache);
+  WsOwed *old;
+
+  if G_LIKELY (cache != NULL && cache->context == context
+               && !g_source_is_destroyed (&cache->owed->source))
+    {
+      g_source_ref (&cache->owed->source);
+      return cache->owed;
+    }
+  if (cache == NULL)
+    {
+      cache = g_new0 (OwedCache, 1);
+      g_private_set (&owed_cache, cache);
+    }
+  old = cache->owed;
+  cache->owed = ref_for_context (context, TRUE);
+  cache->context = context;
+  /* Last: this may finalize a source of a context that is gone. */
+  if (old != NULL)
+    g_source_unref (&old->source);
+  g_source_ref (&cache->owed->source);
+  return cache->owed;
+}
+
 /* One more completion owed to @context. Returns what to release. */
 WsOwed *
 ws_owed_acquire (GMainContext *context)
 {
-  WsOwed *self = ref_for_context (context, TRUE);
+  WsOwed *self = ref_cached (context);
 
   /* Relaxed: a count; the drain reads it after the completion's own
    * synchronisation (the context's lock) or after a wakeup. */
