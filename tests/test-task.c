@@ -608,7 +608,83 @@ test_cancellable_after_cancel (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* ws_task_wait_timeout_async: in time, the task's outcome; too late,
+ * G_IO_ERROR_TIMED_OUT and the task cancelled (the loser stops); the
+ * caller's cancel, G_IO_ERROR_CANCELLED and the task left running. */
+typedef struct
+{
+  GError   *error;
+  gboolean  ok;
+  gboolean  done;
+} TimeoutResult;
+
+static void
+on_wait_timeout (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      data)
+{
+  TimeoutResult *r = data;
+
+  g_assert_false (r->done);
+  r->ok = ws_task_wait_timeout_finish (WS_TASK (source), result, &r->error);
+  r->done = TRUE;
+}
+
+static WsPoll
+ready_with_seven (WsContext *cx,
+                  gpointer   data)
+{
+  return ws_test_return_int (cx, 7);
+}
+
+static void
+test_wait_timeout (void)
+{
+  WsTestOnContext f;
+  g_autoptr(WsTask) quick = NULL;
+  g_autoptr(WsTask) stuck = NULL;
+  g_autoptr(WsTask) cancelled = NULL;
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr(GError) error = NULL;
+  TimeoutResult a = { NULL }, b = { NULL }, c = { NULL };
+
+  ws_test_on_context_init (&f, 1);
+
+  /* In time: a generous timeout, which must not be what ends the wait. */
+  quick = ws_runtime_spawn (f.rt, ready_with_seven, NULL, NULL);
+  ws_task_wait_timeout_async (quick, G_MAXINT64, NULL, on_wait_timeout, &a);
+  ws_test_iterate_until (f.ctx, a.done);
+  g_assert_no_error (a.error);
+  g_assert_true (a.ok);
+  g_assert_cmpint (g_value_get_int (ws_task_get_value (quick)), ==, 7);
+
+  /* Too late: timed out, and the task is cancelled. */
+  stuck = ws_runtime_spawn (f.rt, ws_test_pending_forever, NULL, NULL);
+  ws_task_wait_timeout_async (stuck, 10 * 1000, NULL, on_wait_timeout, &b);
+  ws_test_iterate_until (f.ctx, b.done);
+  g_assert_error (b.error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT);
+  g_assert_false (b.ok);
+  /* It ends on its worker; nothing of it comes to this context. */
+  ws_test_wait_until (ws_task_is_finished (stuck));
+  g_assert_false (ws_task_wait (stuck, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+
+  /* The caller's cancel stops the wait, not the task. */
+  cancelled = ws_runtime_spawn (f.rt, ws_test_pending_forever, NULL, NULL);
+  ws_task_wait_timeout_async (cancelled, G_MAXINT64, cancellable, on_wait_timeout, &c);
+  g_cancellable_cancel (cancellable);
+  ws_test_iterate_until (f.ctx, c.done);
+  g_assert_error (c.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_false (ws_task_is_finished (cancelled));
+  ws_task_cancel (cancelled);
+
+  g_clear_error (&b.error);
+  g_clear_error (&c.error);
+  ws_test_on_context_clear (&f);
+}
+
 WS_TEST_MAIN ({ "/task/cancellable-of-pending-task", test_cancellable_of_pending_task },
+              { "/task/wait-timeout", test_wait_timeout },
               { "/task/cancellable-after-cancel", test_cancellable_after_cancel },
               { "/task/wake-during-poll", test_wake_during_poll },
               { "/task/wake-after-completion", test_wake_after_completion },

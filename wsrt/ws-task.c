@@ -15,6 +15,7 @@
 #include "ws-worker-private.h"
 #include "ws-local-executor-private.h"
 #include "ws-async-wait-private.h"
+#include "ws-sleep.h"
 
 /**
  * WsTask:
@@ -688,6 +689,197 @@ ws_task_wait_finish (WsTask        *self,
   ws_lock_unlock (&self->lock);
 
   return ret;
+}
+
+/* ---- a wait with a timeout ------------------------------------------- */
+
+/* The task's wait and a sleep race on the caller's context; both call
+ * back there, so the first callback decides, with no lock. The loser is
+ * stopped: a sleep that lost is cancelled; a task that lost is cancelled
+ * (its work stops) and its wait, cancelled too, is ignored. The caller's
+ * cancellable cancels both. */
+typedef struct
+{
+  GTask        *gtask;           /* the caller's; completed once */
+  WsTask       *task;            /* a reference */
+  GCancellable *wait_cancel;
+  GCancellable *sleep_cancel;
+  GCancellable *cancellable;     /* the caller's, or NULL */
+  gulong        cancel_handler;
+  guint         pending;         /* callbacks still to come */
+} TimeoutWait;
+
+static void
+timeout_wait_unref (TimeoutWait *w)
+{
+  if (--w->pending > 0)
+    return;
+  if (w->cancel_handler != 0)
+    g_cancellable_disconnect (w->cancellable, w->cancel_handler);
+  g_clear_object (&w->cancellable);
+  g_object_unref (w->wait_cancel);
+  g_object_unref (w->sleep_cancel);
+  g_object_unref (w->task);
+  g_free (w);
+}
+
+/* The first callback: completes the caller's GTask, which is then
+ * dropped. */
+static void
+timeout_wait_complete (TimeoutWait *w,
+                       GError      *error)
+{
+  GTask *gtask = g_steal_pointer (&w->gtask);
+
+  if (gtask == NULL)
+    {
+      g_clear_error (&error);
+      return;
+    }
+  if (error != NULL)
+    g_task_return_error (gtask, error);
+  else
+    g_task_return_boolean (gtask, TRUE);
+  g_object_unref (gtask);
+}
+
+static void
+on_timeout_task_done (GObject      *source,
+                      GAsyncResult *result,
+                      gpointer      data)
+{
+  TimeoutWait *w = data;
+  GError *error = NULL;
+
+  if (w->gtask != NULL)
+    {
+      (void) ws_task_wait_finish (w->task, result, &error);
+      g_cancellable_cancel (w->sleep_cancel);
+      timeout_wait_complete (w, error);
+    }
+  else
+    {
+      /* The sleep won, or the caller cancelled: nothing to say. */
+      (void) ws_task_wait_finish (w->task, result, NULL);
+    }
+  timeout_wait_unref (w);
+}
+
+static void
+on_timeout_sleep_done (GObject      *source,
+                       GAsyncResult *result,
+                       gpointer      data)
+{
+  TimeoutWait *w = data;
+  GError *error = NULL;
+
+  if (ws_sleep_for_finish (result, &error) && w->gtask != NULL)
+    {
+      /* The deadline came first: the task loses. */
+      ws_task_cancel (w->task);
+      g_cancellable_cancel (w->wait_cancel);
+      timeout_wait_complete (w, g_error_new (G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
+                                             "The task did not end within its timeout; "
+                                             "it was cancelled"));
+    }
+  else if (w->gtask != NULL && g_cancellable_is_cancelled (w->cancellable))
+    {
+      /* The caller cancelled: the wait, not the task. */
+      g_cancellable_cancel (w->wait_cancel);
+      timeout_wait_complete (w, g_steal_pointer (&error));
+    }
+  g_clear_error (&error);
+  timeout_wait_unref (w);
+}
+
+static void
+on_timeout_caller_cancelled (GCancellable *cancellable,
+                             gpointer      data)
+{
+  TimeoutWait *w = data;
+
+  /* Any thread: both waits call back on the caller's context. */
+  g_cancellable_cancel (w->sleep_cancel);
+}
+
+/**
+ * ws_task_wait_timeout_async:
+ * @self: a #WsTask
+ * @timeout_usec: how long to wait, in microseconds (%G_MAXINT64: for ever)
+ * @cancellable: (nullable): stops the wait (not the task)
+ * @callback: (scope async): called when the task has ended, the timeout
+ *   has passed, or the wait was cancelled
+ * @user_data: data for @callback
+ *
+ * Waits for the task for at most @timeout_usec without blocking: "this,
+ * or fail after N ms". If the timeout passes first, the task is cancelled
+ * (its work stops, its cancellable fires) and the wait fails with
+ * %G_IO_ERROR_TIMED_OUT. @callback runs exactly once, on the
+ * thread-default main context of the caller, never from inside this
+ * call; finish with [method@Ws.Task.wait_timeout_finish], then read the
+ * result as after [method@Ws.Task.wait_finish]. In Vala:
+ *
+ * ```vala
+ * yield task.wait_timeout_async (500 * TimeSpan.MILLISECOND);
+ * ```
+ */
+void
+ws_task_wait_timeout_async (WsTask              *self,
+                            gint64               timeout_usec,
+                            GCancellable        *cancellable,
+                            GAsyncReadyCallback  callback,
+                            gpointer             user_data)
+{
+  TimeoutWait *w;
+
+  g_return_if_fail (WS_IS_TASK (self));
+  g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
+
+  w = g_new0 (TimeoutWait, 1);
+  w->gtask = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (w->gtask, ws_task_wait_timeout_async);
+  /* Decided by our callbacks, not by GTask's own look at the cancellable. */
+  g_task_set_check_cancellable (w->gtask, FALSE);
+  w->task = g_object_ref (self);
+  w->wait_cancel = g_cancellable_new ();
+  w->sleep_cancel = g_cancellable_new ();
+  w->pending = 2;
+  if (cancellable != NULL)
+    {
+      w->cancellable = g_object_ref (cancellable);
+      w->cancel_handler = g_cancellable_connect (cancellable,
+                                                 G_CALLBACK (on_timeout_caller_cancelled),
+                                                 w, NULL);
+    }
+
+  ws_task_wait_async (self, w->wait_cancel, on_timeout_task_done, w);
+  ws_sleep_for_async (timeout_usec, w->sleep_cancel, on_timeout_sleep_done, w);
+}
+
+/**
+ * ws_task_wait_timeout_finish:
+ * @self: a #WsTask
+ * @result: the #GAsyncResult given to the callback
+ * @error: return location for a #GError
+ *
+ * Finishes [method@Ws.Task.wait_timeout_async].
+ *
+ * Returns: %TRUE if the task completed successfully in time; %FALSE with
+ *   the task's error, with %G_IO_ERROR_TIMED_OUT if the timeout passed
+ *   first (the task was then cancelled), or with %G_IO_ERROR_CANCELLED if
+ *   the task or the wait was cancelled
+ */
+gboolean
+ws_task_wait_timeout_finish (WsTask        *self,
+                             GAsyncResult  *result,
+                             GError       **error)
+{
+  g_return_val_if_fail (WS_IS_TASK (self), FALSE);
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == ws_task_wait_timeout_async,
+                        FALSE);
+
+  return g_task_propagate_boolean (G_TASK (result), error);
 }
 
 /* The critical of an accessor called on a task that returned the other

@@ -42,6 +42,16 @@ gboolean      ws_task_wait_finish       (WsTask               *self,
                                          GAsyncResult         *result,
                                          GError              **error);
 WS_AVAILABLE_IN_ALL
+void          ws_task_wait_timeout_async  (WsTask             *self,
+                                           gint64              timeout_usec,
+                                           GCancellable       *cancellable,
+                                           GAsyncReadyCallback callback,
+                                           gpointer            user_data);
+WS_AVAILABLE_IN_ALL
+gboolean      ws_task_wait_timeout_finish (WsTask             *self,
+                                           GAsyncResult       *result,
+                                           GError            **error);
+WS_AVAILABLE_IN_ALL
 const GValue *ws_task_get_value         (WsTask               *self);
 WS_AVAILABLE_IN_ALL
 gpointer      ws_task_propagate_pointer (WsTask               *self,

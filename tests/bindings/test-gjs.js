@@ -479,4 +479,19 @@ test('a poll function that throws or returns nothing fails its task', async () =
         'direct: returned nothing');
 });
 
+test('a wait with a timeout: in time, or TIMED_OUT and the task cancelled', async () => {
+    Gio._promisify(Ws.Task.prototype, 'wait_timeout_async', 'wait_timeout_finish');
+    const stuck = rt.spawn_local(null, () => Ws.Poll.PENDING);
+    await assertRejects(stuck.wait_timeout_async(10 * 1000, null),
+        e => e instanceof GLib.Error && e.matches(Gio.IOErrorEnum, Gio.IOErrorEnum.TIMED_OUT),
+        'timed out');
+    await assertRejects(stuck.wait_async(null), isCancelled, 'the loser was cancelled');
+    const quick = rt.spawn_local(null, cx => {
+        cx.return_value('in time');
+        return Ws.Poll.READY;
+    });
+    assertEqual(await quick.wait_timeout_async(3600 * 1000 * 1000, null), true, 'in time');
+    assertEqual(quick.get_value(), 'in time', 'its value');
+});
+
 run();

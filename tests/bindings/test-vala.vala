@@ -771,6 +771,55 @@ void test_promise_dropped () {
     assert_true (rt.shutdown (-1));
 }
 
+/* "This, or fail after N ms": a yield with a timeout cancels the task
+ * that did not make it, and one that makes it gives its value. */
+async void await_with_timeouts (Ws.Runtime rt, out bool timed_out, out bool stuck_cancelled,
+                                out uint64 value) {
+    timed_out = false;
+    var stuck = rt.spawn ((cx) => Ws.Poll.PENDING);
+    try {
+        yield stuck.wait_timeout_async (10 * TimeSpan.MILLISECOND);
+    } catch (IOError.TIMED_OUT e) {
+        timed_out = true;
+    } catch (Error e) {
+        assert_no_error (e);
+    }
+    stuck_cancelled = false;
+    try {
+        yield stuck.wait_async ();
+    } catch (IOError.CANCELLED e) {
+        stuck_cancelled = true;
+    } catch (Error e) {
+        assert_no_error (e);
+    }
+    var quick = rt.spawn ((cx) => {
+        cx.return_value ((uint64) 42);
+        return Ws.Poll.READY;
+    });
+    value = 0;
+    try {
+        yield quick.wait_timeout_async (int64.MAX);
+        value = quick.get_value ().get_uint64 ();
+    } catch (Error e) {
+        assert_no_error (e);
+    }
+}
+
+void test_wait_timeout () {
+    var rt = new Ws.Runtime (1);
+    bool done = false, timed_out = false, stuck_cancelled = false;
+    uint64 value = 0;
+    await_with_timeouts.begin (rt, (obj, res) => {
+        await_with_timeouts.end (res, out timed_out, out stuck_cancelled, out value);
+        done = true;
+    });
+    iterate_until (() => done);
+    assert_true (timed_out);
+    assert_true (stuck_cancelled);
+    assert_cmpuint ((uint) value, CompareOperator.EQ, 42);
+    assert_true (rt.shutdown (-1));
+}
+
 int main (string[] args) {
     Test.init (ref args);
     cases = new GenericArray<Case> ();
@@ -789,5 +838,6 @@ int main (string[] args) {
     add ("/vala/promise-yields", test_promise_yields);
     add ("/vala/promise-cancel-in-flight", test_promise_cancel_in_flight);
     add ("/vala/promise-dropped", test_promise_dropped);
+    add ("/vala/wait-timeout", test_wait_timeout);
     return Test.run ();
 }
