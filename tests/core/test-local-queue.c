@@ -110,6 +110,7 @@ typedef struct
   _Atomic guint8 *seen;
   _Atomic gboolean done;
   guint64         stolen;
+  _Atomic gboolean has_stolen;    /* the thief took something */
 } StressData;
 
 static inline void
@@ -136,6 +137,7 @@ stealer_thread (gpointer data)
       if (t != NULL)
         {
           d->stolen += n;
+          atomic_store (&d->has_stolen, TRUE);
           record (d, t);
           while ((t = ws_local_queue_pop (d->thief_queue)) != NULL)
             record (d, t);
@@ -173,6 +175,10 @@ test_stress_concurrent_steal (void)
             popped++;
           }
       g_assert_false (ws_local_queue_push_back_or_overflow (d.src, ws_test_fake_task (i), &inject));
+      /* Once, with tasks in the queue and the owner not popping: the
+       * thief takes part however the threads are scheduled. */
+      if (i == 128)
+        ws_test_wait_until (atomic_load (&d.has_stolen));
       if (i % 3 == 0 && (t = ws_local_queue_pop (d.src)) != NULL)
         {
           record (&d, t);
