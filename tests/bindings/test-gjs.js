@@ -494,4 +494,24 @@ test('a wait with a timeout: in time, or TIMED_OUT and the task cancelled', asyn
     assertEqual(quick.get_value(), 'in time', 'its value');
 });
 
+test('a send of the wrong type rejects instead of hanging', async () => {
+    const strings = Ws.Channel.new_for_type(1, GObject.TYPE_STRING);
+    // A number on a channel of strings: wsrt prints a critical naming
+    // both types, and the await rejects with INVALID_ARGUMENT.
+    const sent = new Promise((resolve, reject) => {
+        strings.send_async(3, null, (_source, res) => {
+            try {
+                resolve(strings.send_finish(res));
+            } catch (e) {
+                reject(e);
+            }
+        });
+    });
+    await assertRejects(sent,
+        e => e instanceof GLib.Error &&
+            e.matches(Gio.IOErrorEnum, Gio.IOErrorEnum.INVALID_ARGUMENT),
+        'refused');
+    assertEqual(strings.get_length(), 0, 'nothing went in');
+});
+
 run();
