@@ -438,9 +438,9 @@ on_iterate_cancelled (GCancellable *cancellable,
  * the application has not started iterating): the waiting thread takes
  * the context and iterates it until the task ends, or the wait is
  * cancelled, as a sync-over-async helper would. Nothing else would poll
- * the task. FALSE if another thread owns the context, which will poll
- * it: then the wait blocks. */
-static gboolean
+ * the task. A context that another thread owns is left to it: the wait
+ * then blocks. */
+static void
 iterate_local_context (WsTask       *self,
                        GMainContext *context,
                        GCancellable *cancellable)
@@ -448,7 +448,7 @@ iterate_local_context (WsTask       *self,
   gulong handler = 0;
 
   if (!g_main_context_acquire (context))
-    return FALSE;
+    return;
 
   if (cancellable != NULL)
     handler = g_cancellable_connect (cancellable, G_CALLBACK (on_iterate_cancelled),
@@ -459,7 +459,6 @@ iterate_local_context (WsTask       *self,
   if (handler != 0)
     g_cancellable_disconnect (cancellable, handler);
   g_main_context_release (context);
-  return TRUE;
 }
 
 /**
@@ -537,7 +536,7 @@ ws_task_wait (WsTask        *self,
     }
 
   if (local_context != NULL)
-    (void) iterate_local_context (self, local_context, cancellable);
+    iterate_local_context (self, local_context, cancellable);
 
   if (cancellable != NULL)
     handler = g_cancellable_connect (cancellable, G_CALLBACK (on_wait_cancelled), self, NULL);
