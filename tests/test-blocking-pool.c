@@ -8,7 +8,8 @@
  * time); idle threads leave after the keep-alive, down to the one the
  * pool keeps; shutdown gives up on a stuck job after its timeout and
  * cancels the queued ones; a job that returns PENDING keeps its thread
- * until woken.
+ * until woken; jobs that compute run on at most one thread per CPU,
+ * while jobs that block get the threads they wait for.
  */
 
 #include "config.h"
@@ -545,7 +546,118 @@ test_job_sees_shutdown (void)
   g_assert_true (ws_task_is_finished (task));
 }
 
+/* Jobs that compute run on one thread per CPU at most, however many are
+ * queued: more would only take CPU time from the thread that spawned
+ * them (a GTK main loop). Each job spins until its own thread has used
+ * 2 ms of CPU, so it is runnable throughout, on a loaded machine too.
+ * Under valgrind, threads wait for valgrind's one lock in turn (they are
+ * not runnable, so the pool rightly gives them company): there the
+ * bound is max-blocking-threads. */
+static _Atomic gint busy_now;
+static _Atomic gint busy_max;
+
+static WsPoll
+busy_job (WsContext *cx,
+          gpointer   data)
+{
+  gint now = atomic_fetch_add (&busy_now, 1) + 1;
+  gint max = atomic_load (&busy_max);
+  struct timespec start;
+  struct timespec ts;
+
+  while (now > max && !atomic_compare_exchange_weak (&busy_max, &max, now))
+    ;
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &start);
+  do
+    clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  while ((ts.tv_sec - start.tv_sec) * G_GINT64_CONSTANT (1000000000)
+         + (ts.tv_nsec - start.tv_nsec) < 2000000);
+  atomic_fetch_sub (&busy_now, 1);
+  atomic_fetch_add (&ws_test_n_polled, 1);
+  return WS_POLL_READY;
+}
+
+static void
+test_busy_jobs_one_thread_per_cpu (void)
+{
+  guint n_cpus = g_get_num_processors ();
+  guint n_jobs = 8 * n_cpus;
+  gboolean valgrind = g_getenv ("WS_TEST_VALGRIND") != NULL;
+  g_autoptr(WsRuntime) rt = ws_test_runtime_new ("n-workers", 1,
+                                                 "max-blocking-threads", 64,
+                                                 NULL);
+  g_autofree WsTask **jobs = g_new (WsTask *, n_jobs);
+  g_autoptr(WsMetrics) m = NULL;
+
+  atomic_store (&busy_now, 0);
+  atomic_store (&busy_max, 0);
+  ws_test_reset_counters ();
+  for (guint i = 0; i < n_jobs; i++)
+    jobs[i] = ws_runtime_spawn_blocking (rt, busy_job, NULL, NULL);
+  ws_test_wait_all (jobs, n_jobs);
+  g_assert_cmpint (atomic_load (&ws_test_n_polled), ==, n_jobs);
+  g_test_message ("%u CPUs: at most %d jobs at once", n_cpus, atomic_load (&busy_max));
+  g_assert_cmpint (atomic_load (&busy_max), <=, valgrind ? 64 : (gint) n_cpus);
+
+  /* The threads: one per CPU that ran jobs, and the standby. */
+  m = ws_runtime_get_metrics (rt);
+  g_assert_cmpuint (ws_metrics_get_blocking_threads (m), <=, valgrind ? 64 : n_cpus + 1);
+  g_assert_true (ws_runtime_shutdown (rt, ws_test_timeout_usec ()));
+}
+
+/* Jobs that block get company: 4 per CPU, and 2 more, each of which
+ * waits until all of them have started (a job that waits for another,
+ * as pipeline stages do), on a pool capped above their number. If the
+ * pool counted them as busy, all would wait for ever (the watchdog). */
+typedef struct
+{
+  WsLock  lock;
+  WsCond  cond;
+  guint   n_started;
+  guint   n_expected;
+} Rendezvous;
+
+static WsPoll
+rendezvous_job (WsContext *cx,
+                gpointer   data)
+{
+  Rendezvous *r = data;
+
+  ws_lock_lock (&r->lock);
+  if (++r->n_started == r->n_expected)
+    ws_cond_broadcast (&r->cond);
+  while (r->n_started < r->n_expected)
+    ws_cond_wait (&r->cond, &r->lock);
+  ws_lock_unlock (&r->lock);
+  atomic_fetch_add (&ws_test_n_polled, 1);
+  return WS_POLL_READY;
+}
+
+static void
+test_blocked_jobs_get_company (void)
+{
+  guint n_jobs = 4 * g_get_num_processors () + 2;
+  g_autoptr(WsRuntime) rt = ws_test_runtime_new ("n-workers", 1,
+                                                 "max-blocking-threads", n_jobs + 1,
+                                                 NULL);
+  g_autofree WsTask **jobs = g_new (WsTask *, n_jobs);
+  Rendezvous r = { .n_expected = n_jobs };
+
+  ws_lock_init (&r.lock);
+  ws_cond_init (&r.cond);
+  ws_test_reset_counters ();
+  for (guint i = 0; i < n_jobs; i++)
+    jobs[i] = ws_runtime_spawn_blocking (rt, rendezvous_job, &r, NULL);
+  ws_test_wait_all (jobs, n_jobs);
+  g_assert_cmpint (atomic_load (&ws_test_n_polled), ==, n_jobs);
+  g_assert_true (ws_runtime_shutdown (rt, ws_test_timeout_usec ()));
+  ws_lock_clear (&r.lock);
+  ws_cond_clear (&r.cond);
+}
+
 WS_TEST_MAIN ({ "/blocking-pool/spawn-blocking", test_spawn_blocking },
+              { "/blocking-pool/busy-jobs-one-thread-per-cpu", test_busy_jobs_one_thread_per_cpu },
+              { "/blocking-pool/blocked-jobs-get-company", test_blocked_jobs_get_company },
               { "/blocking-pool/job-sees-task-cancel", test_job_sees_task_cancel },
               { "/blocking-pool/job-sees-shutdown", test_job_sees_shutdown },
               { "/blocking-pool/cap", test_pool_cap },

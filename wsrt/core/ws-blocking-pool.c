@@ -29,6 +29,24 @@
  * itself, and if that fails too, cancels what is queued (nobody would
  * run it) rather than hang its waiters.
  *
+ * How many run at once. Threads that are blocked deserve company; threads
+ * that compute do not: on a laptop, a pool of threads all busy on a CPU
+ * would starve the GTK main loop that spawns the jobs and gain nothing.
+ * So a thread takes a queued job only while fewer than cpu_slots (the
+ * number of CPUs) of the running jobs are busy (admitted_locked): a job
+ * counts as busy when taken and until its thread's run meter
+ * (ws-run-meter.c) finds it runnable for under half of a 2 ms window,
+ * i.e. waiting on something. A thread that may not take the job yet is
+ * the standby, which looks again every window (so a job that blocks gets
+ * company within two windows); a second such thread waits listed idle,
+ * and a spawn wakes no idle thread while there is a standby. A burst of
+ * jobs that compute thus runs on cpu_slots threads plus the standby,
+ * however long the queue, while jobs that block (a disk, a socket, a
+ * lock, one job waiting for another) still grow the pool towards
+ * max-blocking-threads, one new thread per job found blocked. A job that
+ * spins waiting for a queued job counts as busy: with cpu_slots of them,
+ * the queue waits for them (doc/blocking.md says so).
+ *
  * Why no queued job is stranded. Call a thread available when it is
  * listed idle, woken by a schedule and not yet back at the queue, or
  * starting (counted in n_threads and n_starting, not yet in its loop).
@@ -36,8 +54,12 @@
  * thread is available, unless a thread could not be started:
  *   - the first thread is counted before it starts;
  *   - a thread stops being available only by taking a job, and then, if
- *     no thread is idle or starting, it starts one first (a woken thread
- *     that it does not see is itself available);
+ *     no thread is idle, standby or starting, it starts one first (a
+ *     woken thread that it does not see is itself available);
+ *   - the standby takes a job as soon as fewer than cpu_slots running
+ *     jobs are busy, and jobs that wait (for a queued job or anything
+ *     else) are found blocked within two windows; while it waits, a spawn
+ *     need not wake anyone;
  *   - an idle thread retires only while another one is listed idle (the
  *     last idle thread never retires while the pool is open), and a woken
  *     thread that finds the queue empty lists itself idle again;
@@ -49,13 +71,14 @@
  * that takes a job hands the rest of the queue to the thread it starts,
  * so every queued job has a thread that will take it or start one
  * (models/blocking-pool.pml checks it, and finds a stranded job when a
- * thread starts another only while more jobs are queued). If a
+ * thread starts another only while more jobs are queued, or when a
+ * thread that may not take a job waits idle instead of standing by). If a
  * start fails on a pool thread, the job stays queued for the threads
  * there are (the one that failed is one of them, and the next thread to
  * take a job tries again).
  *
  * Idle threads retire in two steps, decided under the lock by the idle
- * thread itself when its wait times out (wait_idle_locked):
+ * thread itself when its wait times out (wait_for_job_locked):
  *   - a thread idle for keep-alive / BLOCKING_SURPLUS_DIVISOR retires if
  *     BLOCKING_IDLE_SPARE other threads are idle: a burst's surplus goes
  *     within an eighth of the keep-alive (1.25 s by default) instead of
@@ -109,6 +132,7 @@
 
 #include "ws-blocking-pool-private.h"
 #include "ws-owed-private.h"
+#include "ws-run-meter-private.h"
 #include "ws-task-fifo-private.h"
 
 /* Idle threads that may stay for the whole keep-alive; the idle
@@ -135,6 +159,8 @@ struct _WsBlockingPool
   guint          n_exiting;      /* left the loop, stop hook not yet run */
   gboolean       closed;
   GHashTable    *pinned;         /* WsRawTask* -> BlockingSlot*: jobs being polled */
+  BlockingSlot  *standby;        /* waiting for a CPU slot, if a thread is */
+  guint          cpu_slots;      /* busy jobs that may run at once */
 };
 
 static void blocking_schedule (WsTaskHost *host,
@@ -166,6 +192,7 @@ ws_blocking_pool_new (const WsConfig *config,
   ws_lock_init (&self->lock);
   ws_cond_init (&self->exit_cond);
   self->pinned = g_hash_table_new (NULL, NULL);
+  self->cpu_slots = MAX (g_get_num_processors (), 1);
   return self;
 }
 
@@ -200,6 +227,7 @@ struct _BlockingSlot
   WsParker       parker;
   BlockingSlot  *next_idle;  /* in the pool's idle list, under its lock */
   gboolean       listed;     /* in the idle list */
+  WsRunMeter     meter;      /* is this thread's job busy or blocked? */
 };
 
 static void
@@ -217,19 +245,13 @@ wait_locked (WsBlockingPool *self,
     *notified = n;
 }
 
+/* @task was taken by take_job_locked (), which made it this slot's. */
 static void
 run_job (WsBlockingPool *self,
          BlockingSlot   *slot,
          WsContext      *cx,
          WsRawTask      *task)
 {
-  /* Our own reference, so that we can look at the task after the poll. */
-  ws_raw_task_ref (task);
-  ws_lock_lock (&self->lock);
-  slot->job = task;
-  g_hash_table_insert (self->pinned, task, slot);
-  ws_lock_unlock (&self->lock);
-
   for (;;)
     {
       cx->budget = self->config->budget;
@@ -274,25 +296,75 @@ deadline_after (gint64 start,
   return delay > G_MAXINT64 - start ? -1 : start + delay;
 }
 
-/* With the lock held: waits, listed idle, until a job is queued or the
- * pool closes (TRUE), or until this thread is to retire (FALSE): after
- * the grace if BLOCKING_IDLE_SPARE others are idle, after the keep-alive
- * if another one is. The last idle thread waits until woken. */
+/* With the lock held: whether a thread may take a queued job now. It may
+ * while fewer than cpu_slots of the running jobs are busy on a CPU (How
+ * many run at once, above). */
 static gboolean
-wait_idle_locked (WsBlockingPool *self,
-                  BlockingSlot   *slot)
+admitted_locked (WsBlockingPool *self)
+{
+  GHashTableIter iter;
+  gpointer value;
+  gint64 now;
+  guint n_busy = 0;
+
+  if (g_hash_table_size (self->pinned) < self->cpu_slots)
+    return TRUE;
+
+  now = g_get_monotonic_time ();
+  g_hash_table_iter_init (&iter, self->pinned);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    if (ws_run_meter_is_busy (&((BlockingSlot *) value)->meter, now)
+        && ++n_busy >= self->cpu_slots)
+      return FALSE;
+  return TRUE;
+}
+
+/* With the lock held: the standby waits a meter window, then looks
+ * again (it is woken early only by close). */
+static void
+wait_standby_locked (WsBlockingPool *self,
+                     BlockingSlot   *slot)
+{
+  self->standby = slot;
+  wait_locked (self, slot, g_get_monotonic_time () + WS_RUN_METER_WINDOW_USEC, NULL);
+  self->standby = NULL;
+}
+
+/* With the lock held: waits until this thread may take a queued job, or
+ * the pool closes (TRUE), or until this thread is to retire (FALSE).
+ * With a job queued, a thread that may not take it yet is the standby if
+ * there is none, and otherwise waits listed idle like a thread with
+ * nothing to do. Listed idle, it retires after the grace if
+ * BLOCKING_IDLE_SPARE others are idle, after the keep-alive if another
+ * one is; the last idle thread waits until woken. */
+static gboolean
+wait_for_job_locked (WsBlockingPool *self,
+                     BlockingSlot   *slot)
 {
   gint64 keep_alive = self->config->blocking_keep_alive;
   gint64 grace = keep_alive / BLOCKING_SURPLUS_DIVISOR;
   gint64 since = g_get_monotonic_time ();
 
-  while (ws_task_fifo_is_empty (&self->queue) && !self->closed)
+  while (!self->closed)
     {
-      gint64 idle_for = g_get_monotonic_time () - since;
+      gint64 idle_for;
       gint64 deadline;
       gboolean notified;
 
+      if (!ws_task_fifo_is_empty (&self->queue))
+        {
+          if (admitted_locked (self))
+            return TRUE;
+          if (self->standby == NULL)
+            {
+              wait_standby_locked (self, slot);
+              since = g_get_monotonic_time ();
+              continue;
+            }
+        }
+
       /* This thread is not listed here: n_idle counts the others. */
+      idle_for = g_get_monotonic_time () - since;
       if (idle_for >= grace && self->n_idle >= BLOCKING_IDLE_SPARE)
         return FALSE;
       if (idle_for >= keep_alive && self->n_idle > 0)
@@ -330,6 +402,25 @@ count_starting_locked (WsBlockingPool *self)
   self->n_starting++;
 }
 
+/* With the lock held: pops the next job and makes it this slot's, in the
+ * same hold as the admission that allowed it, so that two threads cannot
+ * both be admitted for the last CPU slot. The slot's reference lets
+ * run_job () look at the task after its poll. */
+static WsRawTask *
+take_job_locked (WsBlockingPool *self,
+                 BlockingSlot   *slot)
+{
+  WsRawTask *task = ws_task_fifo_pop (&self->queue);
+
+  if (task == NULL)
+    return NULL;
+  ws_raw_task_ref (task);
+  slot->job = task;
+  ws_run_meter_restart (&slot->meter);
+  g_hash_table_insert (self->pinned, task, slot);
+  return task;
+}
+
 /* With the lock held and n_threads already counting this thread. */
 static void
 thread_loop (WsBlockingPool *self)
@@ -345,6 +436,8 @@ thread_loop (WsBlockingPool *self)
       g_main_context_push_thread_default (slot.context);
     }
   ws_parker_init (&slot.parker, slot.context);
+  /* Under the lock, before anything can see the slot. */
+  ws_run_meter_init (&slot.meter);
   ws_thread.blocking_pool = self;
 
   for (;;)
@@ -352,16 +445,17 @@ thread_loop (WsBlockingPool *self)
       WsRawTask *task;
       gboolean start;
 
-      if (!wait_idle_locked (self, &slot))
+      if (!wait_for_job_locked (self, &slot))
         break;                  /* retired */
 
-      task = ws_task_fifo_pop (&self->queue);
+      task = take_job_locked (self, &slot);
       if (task == NULL)
         break;                  /* closed and drained */
 
       /* Before running the job, the next thread: the pool keeps one
        * available while it has room (see above). */
       start = !self->closed && self->n_idle == 0 && self->n_starting == 0
+              && self->standby == NULL
               && self->n_threads < self->config->max_blocking_threads;
       if (start)
         count_starting_locked (self);
@@ -381,6 +475,7 @@ thread_loop (WsBlockingPool *self)
   self->n_threads--;
   self->n_exiting++;
   ws_lock_unlock (&self->lock);
+  ws_run_meter_clear (&slot.meter);
 
   /* Iterate this thread's context until GIO owes it nothing: the
    * completions of calls made by the jobs it ran (ws-owed.c). */
@@ -535,8 +630,12 @@ blocking_schedule (WsTaskHost *host,
   ws_task_fifo_push (&self->queue, task);
 
   /* Never a thread started here while the pool has one: an idle thread
-   * takes the job, or one that is starting or running does (see above). */
-  if (self->idle != NULL)
+   * takes the job, or the standby, or one that is starting or running
+   * does (see above). While there is a standby, the job waits for a CPU
+   * slot like it: waking an idle thread would only make it wait too. */
+  if (self->standby != NULL)
+    ;
+  else if (self->idle != NULL)
     {
       BlockingSlot *idle = self->idle;
 
@@ -574,6 +673,8 @@ ws_blocking_pool_close (WsBlockingPool *self)
       unlist_idle_locked (self, idle);
       ws_parker_unpark (&idle->parker);
     }
+  if (self->standby != NULL)
+    ws_parker_unpark (&self->standby->parker);
   {
     GHashTableIter iter;
     gpointer value;

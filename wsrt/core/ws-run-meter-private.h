@@ -1,0 +1,34 @@
+/* ws-run-meter-private.h: is a thread using a CPU, or blocked?
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+
+#pragma once
+
+#include <time.h>
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* The shortest window a judgement is made over (see ws-run-meter.c). */
+#define WS_RUN_METER_WINDOW_USEC 2000
+
+typedef struct
+{
+  gint      fd;              /* the thread's schedstat, or -1 */
+  clockid_t cpu_clock;       /* the thread's CPU clock, if has_clock */
+  gboolean  has_clock;
+  gint64    since;           /* start of the current window, 0: none yet */
+  gint64    runnable_since;  /* runnable time at its start, in ns */
+  gboolean  busy;
+} WsRunMeter;
+
+void     ws_run_meter_init    (WsRunMeter *self);
+void     ws_run_meter_clear   (WsRunMeter *self);
+void     ws_run_meter_restart (WsRunMeter *self);
+gboolean ws_run_meter_is_busy (WsRunMeter *self,
+                               gint64      now);
+
+G_END_DECLS
