@@ -15,8 +15,8 @@
  * is none; otherwise it waits listed idle, as a thread with nothing to do
  * does, until woken, and retires only while another thread is listed
  * idle). Everything under the pool's lock is one atomic step here, as it
- * is one critical section in C. The pool's first thread starts with the
- * runtime (ws_blocking_pool_start).
+ * is one critical section in C. The pool's first thread is started by the
+ * first spawn, which finds none.
  *
  * The jobs: two, spawned one after the other from a foreign thread, on a
  * pool capped at two threads with one CPU slot; the first waits for the
@@ -179,11 +179,6 @@ init
 {
   atomic
   {
-    /* ws_blocking_pool_start: the first thread */
-    n_threads = 1;
-    n_starting = 1;
-    next_id = 1;
-    run Thread (1);
     run Spawner ()
   }
 }

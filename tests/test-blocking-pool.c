@@ -242,12 +242,21 @@ test_spawn_starts_no_thread (void)
 
   watch_init (&w);
   ws_test_reset_counters ();
-  rt = watched_runtime_new (&w, "n-workers", 1, NULL);
+  rt = watched_runtime_new (&w, "n-workers", 1, "blocking-keep-alive", (gint64) 20000, NULL);
 
-  /* The runtime's start started the pool's first thread; no spawn yet.
-   * Arm the hook once that thread and the worker have run it. */
+  /* The runtime started no thread; the first spawn starts the pool's
+   * first thread, which starts its reserve as it takes the job. The
+   * reserve retires after the keep-alive: then one idle thread is left,
+   * and no worker ever started (only blocking jobs here). */
+  g_assert_cmpint (atomic_load (&w.live), ==, 0);
+  {
+    g_autoptr(WsTask) first = ws_runtime_spawn_blocking (rt, ws_test_count_poll, NULL, NULL);
+
+    g_assert_true (ws_task_wait (first, NULL, NULL));
+  }
   ws_test_wait_until (blocking_threads (rt, &idle) == 1 && idle == 1
-                      && atomic_load (&w.live) == 2);
+                      && atomic_load (&w.live) == 1);
+  ws_test_reset_counters ();
   atomic_store (&w.armed, TRUE);
 
   for (guint i = 0; i < N_SPAWNS; i++)

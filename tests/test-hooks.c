@@ -47,6 +47,66 @@ name_func (WsContext *cx,
   return WS_POLL_READY;
 }
 
+/* A runtime starts what is used: nothing at g_initable_init(), no
+ * worker for an app that only runs blocking jobs (one blocking thread
+ * and its reserve), no blocking thread for one that only spawns tasks.
+ * A hook can be set until the first spawn, after g_initable_init(). */
+static _Atomic gint n_blocking_started;
+static _Atomic gint n_workers_started;
+
+static void
+on_start_by_name (gpointer data)
+{
+  g_autofree gchar *name = read_thread_name ();
+
+  if (g_str_has_suffix (name, "-blk"))
+    atomic_fetch_add (&n_blocking_started, 1);
+  else
+    atomic_fetch_add (&n_workers_started, 1);
+}
+
+static void
+test_start_what_is_used (void)
+{
+  for (guint kind = 0; kind < 2; kind++)
+    {
+      g_autoptr(WsRuntime) rt = ws_test_runtime_new ("n-workers", 2,
+                                                     "thread-name-prefix", "used",
+                                                     NULL);
+      g_autoptr(WsTask) task = NULL;
+      g_autoptr(WsMetrics) m = NULL;
+
+      atomic_store (&n_blocking_started, 0);
+      atomic_store (&n_workers_started, 0);
+      /* After g_initable_init(), before the first spawn: accepted. */
+      ws_runtime_set_on_thread_start (rt, on_start_by_name, NULL, NULL);
+      m = ws_runtime_get_metrics (rt);
+      g_assert_cmpuint (ws_metrics_get_blocking_threads (m), ==, 0);
+
+      if (kind == 0)
+        task = ws_runtime_spawn_blocking (rt, name_func, NULL, NULL);
+      else
+        task = ws_runtime_spawn (rt, name_func, NULL, NULL);
+      g_assert_true (ws_task_wait (task, NULL, NULL));
+      g_clear_pointer (&m, ws_metrics_unref);
+      m = ws_runtime_get_metrics (rt);
+      if (kind == 0)
+        {
+          g_assert_cmpint (atomic_load (&n_workers_started), ==, 0);
+          g_assert_cmpint (atomic_load (&n_blocking_started), >=, 1);
+          g_assert_cmpint (atomic_load (&n_blocking_started), <=, 2);
+        }
+      else
+        {
+          g_assert_cmpint (atomic_load (&n_blocking_started), ==, 0);
+          g_assert_cmpuint (ws_metrics_get_blocking_threads (m), ==, 0);
+        }
+      g_assert_true (ws_runtime_shutdown (rt, -1));
+      if (kind == 1)
+        g_assert_cmpint (atomic_load (&n_workers_started), ==, 2);
+    }
+}
+
 static void
 test_balance_and_names (void)
 {
@@ -89,6 +149,12 @@ test_balance_and_names (void)
           g_test_assert_expected_messages ();
           g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 1);
         }
+      else
+        {
+          /* The workers start with the first spawn onto them. */
+          task = ws_runtime_spawn (rt, ws_test_count_poll, NULL, NULL);
+          g_assert_true (ws_task_wait (task, NULL, NULL));
+        }
 
       g_assert_true (ws_runtime_shutdown (rt, -1));
     }
@@ -117,6 +183,13 @@ spawn_on_park (gpointer data)
     }
 }
 
+static WsPoll
+do_nothing (WsContext *cx,
+            gpointer   data)
+{
+  return WS_POLL_READY;
+}
+
 static void
 test_before_park_spawn (void)
 {
@@ -127,6 +200,8 @@ test_before_park_spawn (void)
   ws_test_reset_counters ();
   ws_runtime_set_before_park (rt, spawn_on_park, &p, NULL);
   g_assert_true (g_initable_init (G_INITABLE (rt), NULL, &error));
+  /* The worker starts with the first spawn (this task does not count). */
+  g_object_unref (ws_runtime_spawn (rt, do_nothing, NULL, NULL));
 
   /* The worker parks once it has nothing to do; the hook's task must run
    * although no one wakes the worker. */
@@ -135,9 +210,9 @@ test_before_park_spawn (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
-/* A blocking spawn on a runtime that was not started starts it: the
- * hooks, which blocking threads run too, cannot be changed under them any
- * more; a late set is refused and its data freed. */
+/* A blocking spawn starts the blocking pool, not the workers; the hooks,
+ * which blocking threads run too, cannot be changed under them any more;
+ * a late set is refused and its data freed. */
 static void
 test_blocking_spawn_freezes_hooks (void)
 {
@@ -158,5 +233,6 @@ test_blocking_spawn_freezes_hooks (void)
 }
 
 WS_TEST_MAIN ({ "/hooks/balance-and-names", test_balance_and_names },
+              { "/hooks/start-what-is-used", test_start_what_is_used },
               { "/hooks/before-park-spawn", test_before_park_spawn },
               { "/hooks/blocking-spawn-freezes-hooks", test_blocking_spawn_freezes_hooks })

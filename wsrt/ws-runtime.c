@@ -34,10 +34,10 @@
  * Configuration is through construct-only properties. `WsRuntime`
  * implements #GInitable: construct it with g_initable_new() to get a
  * #GError for an invalid configuration (%WS_ERROR_INVALID_CONFIG, naming
- * the property and its valid range; each property's doc gives the range),
- * or a worker thread that cannot be started. [ctor@Ws.Runtime.new] reports
- * such errors as criticals instead, and a runtime made with g_object_new()
- * alone replaces an invalid value by its default, with a critical.
+ * the property and its valid range; each property's doc gives the range).
+ * [ctor@Ws.Runtime.new] reports such errors as criticals instead, and a
+ * runtime made with g_object_new() alone replaces an invalid value by its
+ * default, with a critical.
  *
  * ```c
  * g_autoptr(GError) error = NULL;
@@ -46,6 +46,12 @@
  *                                           "thread-name-prefix", "thumbs",
  *                                           NULL);
  * ```
+ *
+ * No thread starts with the runtime: the workers start with the first
+ * spawn onto them, the blocking pool's first thread with the first
+ * blocking job, and local tasks need neither. A worker thread that cannot
+ * be started makes that first spawn return a cancelled task (with a
+ * warning) and shuts the runtime down.
  *
  * Disposing the runtime shuts it down and waits for its tasks; see
  * [method@Ws.Runtime.shutdown].
@@ -268,10 +274,10 @@ ws_runtime_initable_init (GInitable     *initable,
   if (!validate (self, error))
     return FALSE;
 
+  /* No thread starts here: the workers start with the first spawn onto
+   * them, the blocking pool with the first blocking job
+   * (ws-runtime-core.c), so an app starts only what it uses. */
   ensure_core (self);
-  if (!ws_runtime_core_start (self->core, error))
-    return FALSE;
-
   self->initialized = TRUE;
   return TRUE;
 }
@@ -544,11 +550,14 @@ ws_runtime_init (WsRuntime *self)
  * ws_runtime_new:
  * @n_workers: the number of worker threads; 0 for one per CPU
  *
- * Creates a runtime and starts its workers. Use g_initable_new() with
- * %WS_TYPE_RUNTIME to set other properties and get a #GError on failure.
+ * Creates a runtime. Its threads start when they are first needed: the
+ * workers with the first spawn onto them, the blocking pool's first
+ * thread with the first blocking job, so an app that only runs blocking
+ * jobs starts no worker. Use g_initable_new() with %WS_TYPE_RUNTIME to
+ * set other properties and get a #GError for an invalid one.
  *
  * Returns: (transfer full) (nullable): a new runtime, or %NULL (with a
- *   critical) if its threads could not be started
+ *   critical) if @n_workers is out of range
  */
 WsRuntime *
 ws_runtime_new (guint n_workers)
@@ -990,8 +999,8 @@ set_hook (WsRuntime      *self,
 
   if (!ws_runtime_core_set_hook (ensure_core (self), kind, func, user_data, destroy))
     g_critical ("%s: the runtime has already started its threads; set hooks "
-                "between g_object_new (WS_TYPE_RUNTIME, …) and "
-                "g_initable_init() or the first spawn", strfunc);
+                "before its first spawn (after g_object_new() or "
+                "g_initable_new())", strfunc);
 }
 
 /**
@@ -1003,8 +1012,9 @@ set_hook (WsRuntime      *self,
  *
  * Sets a function that runs on every worker and blocking thread when it
  * starts, on that thread. Hooks must be set before the runtime starts its
- * threads: create it with g_object_new(), set the hooks, then call
- * g_initable_init() (or spawn). Start and stop calls balance.
+ * threads, that is before its first spawn: create it with g_object_new()
+ * or g_initable_new(), set the hooks, then spawn. Start and stop calls
+ * balance.
  */
 void
 ws_runtime_set_on_thread_start (WsRuntime      *self,

@@ -3,36 +3,59 @@
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * One callback on the main loop spawns 10,000 blocking jobs (50 us of CPU
- * each) while a 1 ms timer runs on the same loop; the figure that matters
- * is the longest gap between two timer callbacks (the user report: 5,855
- * spawns from the GTK main thread froze it for 571 ms, because each spawn
- * that found no idle thread created one there). Printed per round:
+ * One callback on the main loop spawns N blocking jobs while a 1 ms timer
+ * runs on the same loop, and each job's completion comes back to that
+ * loop, as in a GTK app. The figure that matters is the longest gap
+ * between two timer callbacks: how long the UI froze. Printed per round:
  *  - the longest main-loop gap, and how long the spawning callback took;
- *  - the total time, from the first spawn to the end of the last job;
- *  - the peak number of blocking threads alive at once and the number
- *    started (wsrt: counted by the thread hooks, less the workers;
- *    GThreadPool: g_thread_pool_get_num_threads () sampled every tick).
- * Rounds alternate wsrt (a fresh runtime each round, 2 workers, the
- * default max-blocking-threads of 512) with the anchor: the same jobs
- * pushed with g_thread_pool_push () to a shared GThreadPool of at most
- * 512 threads. Medians are printed at the end.
+ *  - the total time, from the first spawn to the last completion;
+ *  - the peak number of threads the round added to the process (sampled
+ *    from /proc/self/status at every tick and after the spawns).
+ * The contenders, each round in a fresh process (fork) so that no pool's
+ * idle threads are counted against the next one, in turn:
+ *  - wsrt: ws_runtime_spawn_blocking () on a runtime of 2 workers and the
+ *    default max-blocking-threads, completions by ws_task_wait_async ();
+ *  - GTask: g_task_run_in_thread (), completions by its callback;
+ *  - GThreadPool: g_thread_pool_push () to a pool of at most 512 threads,
+ *    no completion (the pool alone, as a floor).
+ * Workloads:
+ *  - spin: 50 us of CPU per job;
+ *  - hash: the per-file hasher: N files of 4 KiB (made once, in a
+ *    temporary directory, before the rounds), each job reads one and
+ *    returns its SHA-256 as a string, which the completion frees.
  *
- *   bench-blocking-gap [ROUNDS]   (default 3)
+ *   bench-blocking-gap [ROUNDS [N_JOBS [spin|hash]]]   (3, 10000, spin)
+ *
+ * Medians over the rounds are printed at the end.
  */
 
 #include "config.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gio/gio.h>
+#include <glib/gstdio.h>
 
 #include "wsrt.h"
 #include "bench-util.h"
 
-#define N_JOBS      10000
 #define JOB_NS      50000
 #define N_WORKERS   2
 #define MAX_THREADS 512
+#define FILE_SIZE   4096
+
+typedef enum
+{
+  CONTENDER_WSRT,
+  CONTENDER_GTASK,
+  CONTENDER_GTHREADPOOL,
+  N_CONTENDERS
+} Contender;
+
+static const char *contender_names[] = { "wsrt", "GTask", "GThreadPool" };
 
 typedef struct
 {
@@ -40,65 +63,117 @@ typedef struct
   double spawn_ms;
   double total_ms;
   double peak;
-  double started;
 } Round;
+
+static guint n_jobs = 10000;
+static gboolean hash_mode;
+static char **paths;
 
 static GMainLoop *loop;
 static guint64 last_tick;
 static guint64 max_gap;
 static guint64 spawn_start;
 static guint64 spawn_ns;
-static _Atomic guint n_done;
-static _Atomic guint64 end_ns;
+static guint64 end_ns;
+static guint n_completed;
+static _Atomic guint n_done;      /* GThreadPool: no completion */
+static gint base_threads;
+static gint peak_threads;
 
-/* Runtime threads, from the hooks. */
-static _Atomic gint live;
-static _Atomic gint peak;
-static _Atomic gint started;
-
-/* GThreadPool's, sampled. */
-static GThreadPool *gpool;
-static guint gpool_peak;
-
-static void
-on_thread_start (gpointer data)
+static gint
+count_threads (void)
 {
-  gint now = atomic_fetch_add (&live, 1) + 1;
-  gint p = atomic_load (&peak);
+  g_autofree gchar *status = NULL;
+  const char *line;
 
-  atomic_fetch_add (&started, 1);
-  while (now > p && !atomic_compare_exchange_weak (&peak, &p, now))
-    ;
+  if (!g_file_get_contents ("/proc/self/status", &status, NULL, NULL))
+    return 0;
+  line = strstr (status, "\nThreads:");
+  return line != NULL ? atoi (line + strlen ("\nThreads:")) : 0;
 }
 
 static void
-on_thread_stop (gpointer data)
+sample_threads (void)
 {
-  atomic_fetch_sub (&live, 1);
+  peak_threads = MAX (peak_threads, count_threads ());
+}
+
+/* The job: 50 us of CPU, or one file hashed. */
+static gchar *
+job_body (guint index)
+{
+  g_autofree gchar *contents = NULL;
+  gsize length;
+
+  if (!hash_mode)
+    {
+      bench_spin_ns (JOB_NS);
+      return NULL;
+    }
+  if (!g_file_get_contents (paths[index], &contents, &length, NULL))
+    g_error ("could not read %s", paths[index]);
+  return g_compute_checksum_for_data (G_CHECKSUM_SHA256, (const guchar *) contents, length);
 }
 
 static void
-job_body (void)
+completed (gchar *result)
 {
-  bench_spin_ns (JOB_NS);
-  if (atomic_fetch_add (&n_done, 1) + 1 == N_JOBS)
-    atomic_store (&end_ns, bench_now_ns ());
+  g_free (result);
+  if (++n_completed == n_jobs)
+    {
+      end_ns = bench_now_ns ();
+      g_main_loop_quit (loop);
+    }
 }
 
 static WsPoll
-blocking_job (WsContext *cx,
-              gpointer   data)
+wsrt_job (WsContext *cx,
+          gpointer   data)
 {
-  job_body ();
+  ws_context_return_pointer (cx, job_body (GPOINTER_TO_UINT (data)), g_free);
   return WS_POLL_READY;
+}
+
+static void
+wsrt_done (GObject      *source,
+           GAsyncResult *result,
+           gpointer      data)
+{
+  WsTask *task = WS_TASK (source);
+
+  if (!ws_task_wait_finish (task, result, NULL))
+    g_error ("a job failed");
+  completed (ws_task_propagate_pointer (task, NULL));
+}
+
+static void
+gtask_job (GTask        *task,
+           gpointer      source,
+           gpointer      data,
+           GCancellable *cancellable)
+{
+  g_task_return_pointer (task, job_body (GPOINTER_TO_UINT (data)), g_free);
+}
+
+static void
+gtask_done (GObject      *source,
+            GAsyncResult *result,
+            gpointer      data)
+{
+  completed (g_task_propagate_pointer (G_TASK (result), NULL));
 }
 
 static void
 pool_job (gpointer data,
           gpointer user_data)
 {
-  job_body ();
+  g_free (job_body (GPOINTER_TO_UINT (data) - 1));
+  if (atomic_fetch_add (&n_done, 1) + 1 == n_jobs)
+    end_ns = bench_now_ns ();
 }
+
+static GThreadPool *gpool;
+static WsRuntime *rt;
 
 static gboolean
 on_tick (gpointer data)
@@ -107,9 +182,8 @@ on_tick (gpointer data)
 
   max_gap = MAX (max_gap, now - last_tick);
   last_tick = now;
-  if (gpool != NULL)
-    gpool_peak = MAX (gpool_peak, g_thread_pool_get_num_threads (gpool));
-  if (atomic_load (&n_done) == N_JOBS)
+  sample_threads ();
+  if (gpool != NULL && atomic_load (&n_done) == n_jobs)
     g_main_loop_quit (loop);
   return G_SOURCE_CONTINUE;
 }
@@ -117,95 +191,107 @@ on_tick (gpointer data)
 static gboolean
 spawn_all (gpointer data)
 {
-  WsRuntime *rt = data;
+  Contender who = GPOINTER_TO_UINT (data);
 
   spawn_start = bench_now_ns ();
-  for (guint i = 0; i < N_JOBS; i++)
+  for (guint i = 0; i < n_jobs; i++)
     {
-      if (rt != NULL)
-        g_object_unref (ws_runtime_spawn_blocking (rt, blocking_job, NULL, NULL));
-      else
-        g_thread_pool_push (gpool, GUINT_TO_POINTER (1), NULL);
+      switch (who)
+        {
+        case CONTENDER_WSRT:
+          {
+            g_autoptr(WsTask) task = ws_runtime_spawn_blocking (rt, wsrt_job,
+                                                                GUINT_TO_POINTER (i), NULL);
+
+            ws_task_wait_async (task, NULL, wsrt_done, NULL);
+          }
+          break;
+        case CONTENDER_GTASK:
+          {
+            g_autoptr(GTask) task = g_task_new (NULL, NULL, gtask_done, NULL);
+
+            g_task_set_task_data (task, GUINT_TO_POINTER (i), NULL);
+            g_task_run_in_thread (task, gtask_job);
+          }
+          break;
+        case CONTENDER_GTHREADPOOL:
+        case N_CONTENDERS:
+          g_thread_pool_push (gpool, GUINT_TO_POINTER (i + 1), NULL);
+          break;
+        }
     }
   spawn_ns = bench_now_ns () - spawn_start;
-  if (gpool != NULL)
-    gpool_peak = MAX (gpool_peak, g_thread_pool_get_num_threads (gpool));
+  sample_threads ();
   return G_SOURCE_REMOVE;
 }
 
-/* One round: @rt NULL runs the GThreadPool anchor. */
+/* One round, in a child process. */
 static Round
-run_round (WsRuntime *rt)
+run_round (Contender who)
 {
   guint tick;
   Round r;
 
+  base_threads = count_threads ();
+  peak_threads = base_threads;
+  if (who == CONTENDER_WSRT)
+    rt = ws_runtime_new (N_WORKERS);
+  else if (who == CONTENDER_GTHREADPOOL)
+    gpool = g_thread_pool_new (pool_job, NULL, MAX_THREADS, FALSE, NULL);
+
   loop = g_main_loop_new (NULL, FALSE);
-  max_gap = 0;
-  atomic_store (&n_done, 0);
-  atomic_store (&end_ns, 0);
   last_tick = bench_now_ns ();
   tick = g_timeout_add (1, on_tick, NULL);
   /* A few ticks first, so the gap is measured from a running timer. */
-  g_timeout_add (20, spawn_all, rt);
+  g_timeout_add (20, spawn_all, GUINT_TO_POINTER (who));
   g_main_loop_run (loop);
   g_source_remove (tick);
   g_main_loop_unref (loop);
 
   r.gap_ms = max_gap / 1e6;
   r.spawn_ms = spawn_ns / 1e6;
-  r.total_ms = (atomic_load (&end_ns) - spawn_start) / 1e6;
+  r.total_ms = (end_ns - spawn_start) / 1e6;
+  r.peak = peak_threads - base_threads;
   return r;
 }
 
 static Round
-round_wsrt (void)
+run_round_in_child (Contender who)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(WsRuntime) rt = g_object_new (WS_TYPE_RUNTIME, "n-workers", N_WORKERS, NULL);
+  int fds[2];
   Round r;
+  pid_t pid;
+  int status;
 
-  ws_runtime_set_on_thread_start (rt, on_thread_start, NULL, NULL);
-  ws_runtime_set_on_thread_stop (rt, on_thread_stop, NULL, NULL);
-  atomic_store (&live, 0);
-  atomic_store (&peak, 0);
-  atomic_store (&started, 0);
-  if (!g_initable_init (G_INITABLE (rt), NULL, &error))
-    g_error ("%s", error->message);
-
-  r = run_round (rt);
-  /* The hooks count the workers too. */
-  r.peak = atomic_load (&peak) - N_WORKERS;
-  r.started = atomic_load (&started) - N_WORKERS;
-  ws_runtime_shutdown (rt, -1);
-  return r;
-}
-
-static Round
-round_gthreadpool (void)
-{
-  Round r;
-
-  gpool = g_thread_pool_new (pool_job, NULL, MAX_THREADS, FALSE, NULL);
-  gpool_peak = 0;
-  r = run_round (NULL);
-  r.peak = gpool_peak;
-  r.started = -1;
-  g_thread_pool_free (gpool, FALSE, TRUE);
-  gpool = NULL;
+  if (pipe (fds) != 0)
+    g_error ("pipe failed");
+  fflush (stdout);
+  pid = fork ();
+  if (pid < 0)
+    g_error ("fork failed");
+  if (pid == 0)
+    {
+      close (fds[0]);
+      r = run_round (who);
+      if (write (fds[1], &r, sizeof r) != sizeof r)
+        _exit (1);
+      _exit (0);
+    }
+  close (fds[1]);
+  if (read (fds[0], &r, sizeof r) != sizeof r)
+    g_error ("the %s round failed", contender_names[who]);
+  close (fds[0]);
+  waitpid (pid, &status, 0);
   return r;
 }
 
 static void
-print_round (const char *name,
+print_round (const char  *name,
              const Round *r)
 {
   printf ("%-12s longest gap %8.1f ms   spawn callback %8.1f ms   total %8.1f ms   "
-          "peak threads %4.0f",
+          "peak threads %4.0f\n",
           name, r->gap_ms, r->spawn_ms, r->total_ms, r->peak);
-  if (r->started >= 0)
-    printf ("   started %4.0f", r->started);
-  printf ("\n");
   fflush (stdout);
 }
 
@@ -217,22 +303,51 @@ print_medians (const char *name,
   g_autofree double *v = g_new (double, n);
   Round m;
 
-  for (guint i = 0; i < n; i++)
-    v[i] = rounds[i].gap_ms;
-  m.gap_ms = bench_median (v, n);
-  for (guint i = 0; i < n; i++)
-    v[i] = rounds[i].spawn_ms;
-  m.spawn_ms = bench_median (v, n);
-  for (guint i = 0; i < n; i++)
-    v[i] = rounds[i].total_ms;
-  m.total_ms = bench_median (v, n);
-  for (guint i = 0; i < n; i++)
-    v[i] = rounds[i].peak;
-  m.peak = bench_median (v, n);
-  for (guint i = 0; i < n; i++)
-    v[i] = rounds[i].started;
-  m.started = bench_median (v, n);
+#define MEDIAN_OF(field) \
+  G_STMT_START { \
+    for (guint i = 0; i < n; i++) \
+      v[i] = rounds[i].field; \
+    m.field = bench_median (v, n); \
+  } G_STMT_END
+  MEDIAN_OF (gap_ms);
+  MEDIAN_OF (spawn_ms);
+  MEDIAN_OF (total_ms);
+  MEDIAN_OF (peak);
+#undef MEDIAN_OF
   print_round (name, &m);
+}
+
+/* The hasher's files, in a temporary directory removed at the end. */
+static gchar *
+make_files (void)
+{
+  g_autoptr(GError) error = NULL;
+  gchar *dir = g_dir_make_tmp ("wsrt-bench-XXXXXX", &error);
+  g_autoptr(GRand) rand = g_rand_new_with_seed (42);
+  guint32 block[FILE_SIZE / 4];
+
+  if (dir == NULL)
+    g_error ("%s", error->message);
+  paths = g_new0 (char *, n_jobs + 1);
+  for (guint i = 0; i < n_jobs; i++)
+    {
+      for (guint j = 0; j < G_N_ELEMENTS (block); j++)
+        block[j] = g_rand_int (rand);
+      paths[i] = g_strdup_printf ("%s/f%05u", dir, i);
+      if (!g_file_set_contents (paths[i], (const char *) block, sizeof block, &error))
+        g_error ("%s", error->message);
+    }
+  return dir;
+}
+
+static void
+remove_files (gchar *dir)
+{
+  for (guint i = 0; i < n_jobs; i++)
+    g_unlink (paths[i]);
+  g_rmdir (dir);
+  g_strfreev (paths);
+  g_free (dir);
 }
 
 int
@@ -240,24 +355,36 @@ main (int   argc,
       char *argv[])
 {
   guint n_rounds = argc > 1 ? (guint) g_ascii_strtoull (argv[1], NULL, 10) : 3;
-  g_autofree Round *wsrt = NULL;
-  g_autofree Round *anchor = NULL;
+  Round *rounds[N_CONTENDERS];
+  gchar *dir = NULL;
 
+  if (argc > 2)
+    n_jobs = MAX ((guint) g_ascii_strtoull (argv[2], NULL, 10), 1);
+  hash_mode = argc > 3 && g_str_equal (argv[3], "hash");
   n_rounds = MAX (n_rounds, 1);
-  wsrt = g_new (Round, n_rounds);
-  anchor = g_new (Round, n_rounds);
-  printf ("%u blocking jobs of %u us spawned from one main-loop callback, "
-          "1 ms timer on the same loop; %u rounds, alternating\n",
-          N_JOBS, JOB_NS / 1000, n_rounds);
+  if (hash_mode)
+    dir = make_files ();
+
+  printf ("%u blocking jobs (%s) spawned from one main-loop callback, completions on "
+          "that loop, a 1 ms timer on it; %u rounds, each contender in turn, each "
+          "round in a fresh process\n",
+          n_jobs, hash_mode ? "hash a 4 KiB file" : "50 us of CPU", n_rounds);
+  for (guint c = 0; c < N_CONTENDERS; c++)
+    rounds[c] = g_new (Round, n_rounds);
   for (guint i = 0; i < n_rounds; i++)
-    {
-      wsrt[i] = round_wsrt ();
-      print_round ("wsrt", &wsrt[i]);
-      anchor[i] = round_gthreadpool ();
-      print_round ("GThreadPool", &anchor[i]);
-    }
+    for (guint c = 0; c < N_CONTENDERS; c++)
+      {
+        rounds[c][i] = run_round_in_child (c);
+        print_round (contender_names[c], &rounds[c][i]);
+      }
   printf ("medians:\n");
-  print_medians ("wsrt", wsrt, n_rounds);
-  print_medians ("GThreadPool", anchor, n_rounds);
+  for (guint c = 0; c < N_CONTENDERS; c++)
+    {
+      print_medians (contender_names[c], rounds[c], n_rounds);
+      g_free (rounds[c]);
+    }
+
+  if (dir != NULL)
+    remove_files (dir);
   return 0;
 }

@@ -29,7 +29,6 @@ WsRawTask      *ws_blocking_pool_spawn        (WsBlockingPool *self,
                                                GDestroyNotify  destroy,
                                                gboolean        join_interest);
 WsTaskRegistry *ws_blocking_pool_get_registry (WsBlockingPool *self);
-void            ws_blocking_pool_start        (WsBlockingPool *self);
 void            ws_blocking_pool_close        (WsBlockingPool *self);
 gboolean        ws_blocking_pool_shutdown     (WsBlockingPool *self,
                                                gint64          deadline);

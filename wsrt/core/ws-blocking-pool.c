@@ -11,9 +11,8 @@
  * and wakes one idle thread if there is one (one eventfd write), so a
  * burst of spawns from a GTK main loop costs the pool a lock and a push
  * each. The
- * pool's first thread starts with the runtime (ws_blocking_pool_start,
- * from ws_runtime_core_start, on the thread that starts the runtime: the
- * first spawn from a runtime nobody started pays it). After that, a
+ * pool's first thread is started by the first spawn (an app that spawns
+ * no blocking job starts none). After that, a
  * thread is started only by a thread of the pool: one that takes a job
  * from the queue first starts one more thread when no thread is idle and
  * none is starting (n_starting) and n_threads < max. At most one thread
@@ -24,10 +23,10 @@
  * that the pool keeps a thread in reserve while it has room. Without that
  * reserve a job would wait behind running jobs with the pool below its
  * cap, for ever if the running job waits for it. The one exception: a
- * spawn that finds no thread at all (n_threads == 0: the first thread
- * could not be started, or a spawn raced the runtime's start) starts one
- * itself, and if that fails too, cancels what is queued (nobody would
- * run it) rather than hang its waiters.
+ * spawn that finds no thread at all (n_threads == 0: the first spawn, or
+ * the threads could not be started) starts one itself, and if
+ * that fails, cancels what is queued (nobody would run it) rather than
+ * hang its waiters.
  *
  * How many run at once. Threads that are blocked deserve company; threads
  * that compute do not: on a laptop, a pool of threads all busy on a CPU
@@ -552,24 +551,6 @@ start_thread (WsBlockingPool *self)
   ws_runtime_ref_release (self->runtime);
 }
 
-/* The pool's first thread, when the runtime starts (ws-runtime-core.c),
- * so that no spawn has to start one. Does nothing if the pool has a
- * thread or is closed. */
-void
-ws_blocking_pool_start (WsBlockingPool *self)
-{
-  gboolean start;
-
-  ws_lock_lock (&self->lock);
-  start = !self->closed && self->n_threads == 0;
-  if (start)
-    count_starting_locked (self);
-  ws_lock_unlock (&self->lock);
-
-  if (start)
-    start_thread (self);
-}
-
 /* A worker thread that gave its core away (ws_block_in_place) joins the
  * pool, with the context it took as its thread default
  * (ws_thread.adopted_context), unless the pool is full or closed. Called
@@ -644,8 +625,7 @@ blocking_schedule (WsTaskHost *host,
     }
   else if (self->n_threads == 0)
     {
-      /* The first thread could not be started, or this spawn raced the
-       * runtime's start. */
+      /* The first spawn, or the threads could not be started. */
       count_starting_locked (self);
       start = TRUE;
     }

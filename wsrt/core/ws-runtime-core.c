@@ -132,13 +132,7 @@ ws_runtime_core_start (WsRuntimeCore  *self,
                        GError        **error)
 {
   if (ws_worker_pool_start (self->pool, error))
-    {
-      /* The blocking pool's first thread, here rather than on a spawn
-       * (ws-blocking-pool.c); after the workers, so the hooks it runs are
-       * fixed. A second call finds it there. */
-      ws_blocking_pool_start (self->blocking);
-      return TRUE;
-    }
+    return TRUE;
   ws_runtime_core_shutdown (self, -1);
   return FALSE;
 }
@@ -184,16 +178,26 @@ ws_runtime_core_set_hook (WsRuntimeCore   *self,
   return TRUE;
 }
 
-/* A runtime nobody started starts on its first spawn (one that cannot
- * start its workers is shut down, and the spawn is refused). A blocking
- * spawn starts it too: blocking threads run the thread hooks, which can
- * be set until the workers start (ws-config-private.h), so no hook
- * changes under a thread that reads it. */
+/* What is used starts, when it is first used: the workers on the first
+ * spawn onto them, or the first timer a blocking job arms
+ * (ws_runtime_core_get_timer_context); the blocking pool's first thread
+ * on the first blocking spawn (ws-blocking-pool.c); local tasks start no
+ * thread. A runtime whose workers cannot start is shut down, and the
+ * spawn is refused. Either start fixes the hooks first
+ * (ws_worker_pool_fix_hooks): threads of both pools run them. */
 static inline void
 start_if_unstarted (WsRuntimeCore *self)
 {
   if G_UNLIKELY (!ws_worker_pool_has_started (self->pool))
-    ws_runtime_core_start (self, NULL);
+    {
+      GError *error = NULL;
+
+      if (!ws_runtime_core_start (self, &error))
+        {
+          g_warning ("wsrt: %s; the runtime is shut down", error->message);
+          g_error_free (error);
+        }
+    }
 }
 
 WsRawTask *
@@ -227,7 +231,7 @@ ws_runtime_core_spawn_blocking (WsRuntimeCore  *self,
                                 GDestroyNotify  destroy,
                                 gboolean        join_interest)
 {
-  start_if_unstarted (self);
+  ws_worker_pool_fix_hooks (self->pool);
   return ws_blocking_pool_spawn (self->blocking, func, data, destroy, join_interest);
 }
 
@@ -293,6 +297,8 @@ ws_runtime_core_get_current (void)
 GMainContext *
 ws_runtime_core_get_timer_context (WsRuntimeCore *self)
 {
+  /* A blocking job's timer is driven by the first worker: it runs. */
+  start_if_unstarted (self);
   return ws_worker_pool_get_context (self->pool, 0);
 }
 

@@ -55,6 +55,7 @@ struct _WsWorkerPool
 
   _Atomic gboolean   shutdown;        /* set once, before workers are woken */
   _Atomic gboolean   started_flag;    /* lock-free check for lazy start */
+  _Atomic gboolean   hooks_fixed;     /* a thread of the runtime may run them */
   _Atomic guint64    remote_schedules;
 
   WsLock             sweep_lock;      /* one last sweep at a time */
@@ -75,6 +76,7 @@ void          ws_worker_pool_free             (WsWorkerPool *self);
 gboolean      ws_worker_pool_start            (WsWorkerPool *self,
                                                GError      **error);
 gboolean      ws_worker_pool_has_started      (WsWorkerPool *self);
+void          ws_worker_pool_fix_hooks        (WsWorkerPool *self);
 gboolean      ws_worker_pool_run_unstarted    (WsWorkerPool *self,
                                                void        (*func) (gpointer),
                                                gpointer      data);

@@ -184,22 +184,40 @@ ws_worker_pool_free (WsWorkerPool *self)
   g_aligned_free (self);
 }
 
-/* Runs @func under the pool's lock if no worker has started, so that
- * what it writes (a hook) is ordered before every worker's reads by the
- * thread creation. Returns FALSE, without running it, once started. */
+/* The runtime's hooks (ws-config-private.h) are fixed from the moment a
+ * thread that runs them may start: the workers' start, or the first
+ * blocking spawn, whichever comes first (the two pools start apart). */
+void
+ws_worker_pool_fix_hooks (WsWorkerPool *self)
+{
+  /* Acquire: pairs with the release below; once fixed, nothing more. */
+  if G_LIKELY (atomic_load_explicit (&self->hooks_fixed, memory_order_acquire))
+    return;
+  ws_lock_lock (&self->lock);
+  /* Release: the caller starts a thread that reads the hooks after
+   * this; a later caller that sees the flag without the lock also sees
+   * the last hook written under it. */
+  atomic_store_explicit (&self->hooks_fixed, TRUE, memory_order_release);
+  ws_lock_unlock (&self->lock);
+}
+
+/* Runs @func under the pool's lock if the hooks are not fixed yet, so
+ * that what it writes (a hook) is ordered before every thread's reads by
+ * the thread creation. Returns FALSE, without running it, once fixed. */
 gboolean
 ws_worker_pool_run_unstarted (WsWorkerPool *self,
                               void        (*func) (gpointer),
                               gpointer      data)
 {
-  gboolean started;
+  gboolean fixed;
 
   ws_lock_lock (&self->lock);
-  started = self->started;
-  if (!started)
+  /* Relaxed: written under this lock only. */
+  fixed = atomic_load_explicit (&self->hooks_fixed, memory_order_relaxed);
+  if (!fixed)
     func (data);
   ws_lock_unlock (&self->lock);
-  return !started;
+  return !fixed;
 }
 
 gboolean
@@ -215,6 +233,8 @@ ws_worker_pool_start (WsWorkerPool *self,
       return TRUE;
     }
   self->started = TRUE;
+  /* Relaxed: under the lock, which run_unstarted takes too. */
+  atomic_store_explicit (&self->hooks_fixed, TRUE, memory_order_relaxed);
   /* Release: a spawner that sees the flag (acquire) sees the workers. */
   atomic_store_explicit (&self->started_flag, TRUE, memory_order_release);
 
