@@ -407,7 +407,69 @@ test_two_waiters_reported (void)
   ws_test_gate_clear (&gate);
 }
 
+/* A handle used after it ended is reported, not an abort on an internal
+ * assertion: finishing twice, freeing or cancelling after the finish, and
+ * finishing after freeing. Each time the handle's task memory has not
+ * been reused (no spawn on this thread in between). */
+static WsPoll
+return_seven (WsContext *cx,
+              gpointer   data)
+{
+  ws_context_return_uint64 (cx, 7);
+  return WS_POLL_READY;
+}
+
+static void
+test_used_after_end_reported (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+
+  for (guint misuse = 0; misuse < 5; misuse++)
+    {
+      WsJoinHandle *h = ws_runtime_spawn_joinable (rt, return_seven, NULL, NULL);
+      guint64 value = 0;
+      g_autoptr(GError) error = NULL;
+
+      g_assert_true (ws_join_handle_wait (h, NULL));
+      if (misuse < 4)
+        {
+          g_assert_true (ws_join_handle_finish_uint64 (h, &value, &error));
+          g_assert_no_error (error);
+          g_assert_cmpuint (value, ==, 7);
+        }
+      else
+        ws_join_handle_free (h);
+
+      g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*join handle already finished*");
+      switch (misuse)
+        {
+        case 0:
+          value = 1;
+          g_assert_false (ws_join_handle_finish_uint64 (h, &value, &error));
+          g_assert_no_error (error);
+          g_assert_cmpuint (value, ==, 0);
+          break;
+        case 1:
+          ws_join_handle_free (h);
+          break;
+        case 2:
+          ws_join_handle_cancel (h);
+          break;
+        case 3:
+          g_assert_null (ws_join_handle_into_task (h));
+          break;
+        default:
+          g_assert_null (ws_join_handle_finish (h, &error));
+          g_assert_no_error (error);
+          break;
+        }
+      g_test_assert_expected_messages ();
+    }
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 WS_TEST_MAIN ({ "/join-handle/fork-join", test_fork_join },
+              { "/join-handle/used-after-end-reported", test_used_after_end_reported },
               { "/join-handle/results", test_results },
               { "/join-handle/wrong-result-kind", test_wrong_result_kind },
               { "/join-handle/cancel", test_cancel },

@@ -695,7 +695,75 @@ test_bad_input (void)
   start_clear (&s);
 }
 
+/* The Timeout.add trap: code started as a promise on a worker attaches a
+ * timeout to the global default context, which no thread iterates. It
+ * would wait for ever; wsrt says so (a warning naming the trap). Then
+ * this thread iterates the default context, the timeout fires here, and
+ * the promise completes. A promise that attaches its timeout to the
+ * worker's thread-default context is not reported (a warning would
+ * abort the test). The worker's before-park hook tells when the poll
+ * that started the code is over, and with it the check. */
+static _Atomic gboolean trap_started;
+static _Atomic gboolean trap_parked;
+static _Atomic gboolean trap_fired;
+
+static void
+note_park (gpointer data)
+{
+  if (atomic_load (&trap_started))
+    atomic_store (&trap_parked, TRUE);
+}
+
+static gboolean
+complete_from_timeout (gpointer data)
+{
+  ws_promise_return_pointer (data, GINT_TO_POINTER (42), NULL);
+  atomic_store (&trap_fired, TRUE);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+start_with_timeout (WsPromise *promise,
+                    gpointer   data)
+{
+  gboolean on_default = GPOINTER_TO_INT (data);
+  GSource *source = g_timeout_source_new (10);
+
+  g_source_set_callback (source, complete_from_timeout, ws_promise_ref (promise),
+                         (GDestroyNotify) ws_promise_unref);
+  g_source_attach (source, on_default ? NULL : g_main_context_get_thread_default ());
+  g_source_unref (source);
+  atomic_store (&trap_started, TRUE);
+}
+
+static void
+test_timeout_add_trap_reported (void)
+{
+  for (gint on_default = 0; on_default < 2; on_default++)
+    {
+      g_autoptr(WsRuntime) rt = g_object_new (WS_TYPE_RUNTIME, "n-workers", 1, NULL);
+      g_autoptr(WsTask) task = NULL;
+
+      atomic_store (&trap_started, FALSE);
+      atomic_store (&trap_parked, FALSE);
+      atomic_store (&trap_fired, FALSE);
+      ws_runtime_set_before_park (rt, note_park, NULL, NULL);
+      if (on_default)
+        g_test_expect_message ("Wsrt", G_LOG_LEVEL_WARNING, "*Timeout.add trap*");
+      task = ws_runtime_spawn_promise (rt, start_with_timeout, GINT_TO_POINTER (on_default), NULL);
+      /* Nobody iterates the default context until the check is over. */
+      ws_test_wait_until (atomic_load (&trap_parked));
+      g_test_assert_expected_messages ();
+      if (on_default)
+        ws_test_iterate_until (NULL, atomic_load (&trap_fired));
+      g_assert_true (ws_task_wait (task, NULL, NULL));
+      g_assert_cmpint (GPOINTER_TO_INT (ws_task_propagate_pointer (task, NULL)), ==, 42);
+      g_assert_true (ws_runtime_shutdown (rt, -1));
+    }
+}
+
 WS_TEST_MAIN ({ "/promise/return-value", test_return_value },
+              { "/promise/timeout-add-trap-reported", test_timeout_add_trap_reported },
               { "/promise/error-and-pointer", test_error_and_pointer },
               { "/promise/dropped", test_dropped },
               { "/promise/cancel-in-flight", test_cancel_in_flight },

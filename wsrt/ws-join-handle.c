@@ -27,6 +27,29 @@
 
 #define RAW(h) ((WsRawTask *) (h))
 
+/* A handle used after it ended: a programmer error, reported where it can
+ * be seen (ws_raw_task_has_join_handle ()), before anything touches the
+ * task. */
+#define return_val_if_ended(self, val) \
+  G_STMT_START \
+  { \
+    if G_UNLIKELY (!ws_raw_task_has_join_handle (RAW (self))) \
+      { \
+        handle_ended (G_STRFUNC); \
+        return val; \
+      } \
+  } \
+  G_STMT_END
+
+static void
+handle_ended (const char *strfunc)
+{
+  g_critical ("%s: join handle already finished: a handle is ended once, by "
+              "ws_join_handle_finish(), ws_join_handle_finish_uint64(), "
+              "ws_join_handle_into_task() or ws_join_handle_free(), and not "
+              "used after that", strfunc);
+}
+
 /**
  * WsJoinHandle:
  *
@@ -114,6 +137,7 @@ ws_join_handle_poll (WsJoinHandle *self,
 
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
   g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  return_val_if_ended (self, WS_POLL_READY);
 
   ready = ws_raw_task_try_read_output_full (RAW (self), &context->task->waker, NULL,
                                             &replaced_other);
@@ -138,6 +162,7 @@ gboolean
 ws_join_handle_is_finished (WsJoinHandle *self)
 {
   g_return_val_if_fail (self != NULL, FALSE);
+  return_val_if_ended (self, TRUE);
 
   return ws_raw_task_is_complete (RAW (self));
 }
@@ -213,6 +238,7 @@ ws_join_handle_wait (WsJoinHandle  *self,
 
   g_return_val_if_fail (self != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  return_val_if_ended (self, TRUE);
 
   if (ws_raw_task_is_complete (RAW (self)))
     return TRUE;
@@ -253,6 +279,7 @@ void
 ws_join_handle_cancel (WsJoinHandle *self)
 {
   g_return_if_fail (self != NULL);
+  return_val_if_ended (self, );
 
   ws_raw_task_cancel (RAW (self));
 }
@@ -337,6 +364,16 @@ wrong_result_kind (const char   *strfunc,
  * same. So is calling it on a task that returned an integer or a value
  * (a critical naming the function that takes it; the result is freed).
  *
+ * A handle is ended once. Using it after it ended (finishing it twice,
+ * say) is a programmer error, reported by a critical ("join handle
+ * already finished") while the task's memory has not been reused: always
+ * in an ASan build while the memory is in ASan's quarantine, and in
+ * other builds until the next spawn on this thread takes that memory for
+ * a new task. After that nothing can tell, as for any pointer used after
+ * it was freed; in particular a handle turned into a [class@Ws.Task]
+ * with [method@Ws.JoinHandle.into_task] looks alive as long as the
+ * #WsTask is.
+ *
  * Returns: (transfer full) (nullable): the pointer the task returned with
  *   [method@Ws.Context.return_pointer], now the caller's (its destroy
  *   notify does not run); %NULL if it returned no result (or another
@@ -352,6 +389,7 @@ ws_join_handle_finish (WsJoinHandle  *self,
 
   g_return_val_if_fail (self != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+  return_val_if_ended (self, NULL);
 
   if (take_outcome (self, &r, error))
     {
@@ -395,6 +433,7 @@ ws_join_handle_finish_uint64 (WsJoinHandle  *self,
     *value = 0;
   g_return_val_if_fail (self != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  return_val_if_ended (self, FALSE);
 
   ok = take_outcome (self, &r, error);
   if (ok && r.kind == WS_RESULT_UINT64 && value != NULL)
@@ -422,6 +461,7 @@ WsTask *
 ws_join_handle_into_task (WsJoinHandle *self)
 {
   g_return_val_if_fail (self != NULL, NULL);
+  return_val_if_ended (self, NULL);
 
   return ws_task_new_for_raw (RAW (self));
 }
@@ -438,6 +478,7 @@ void
 ws_join_handle_free (WsJoinHandle *self)
 {
   g_return_if_fail (self != NULL);
+  return_val_if_ended (self, );
 
   ws_raw_task_drop_join_handle (RAW (self));
 }

@@ -155,6 +155,7 @@ gboolean   ws_raw_task_try_read_output_full (WsRawTask   *task,
                                              WsResult    *out,
                                              gboolean    *replaced_other);
 void       ws_raw_task_drop_join_handle  (WsRawTask      *task);
+gboolean   ws_raw_task_has_join_handle   (WsRawTask      *task);
 gboolean   ws_raw_task_is_complete       (WsRawTask      *task);
 
 /* Live task count, for tests and leak checks: counted only with

@@ -87,6 +87,14 @@
 
 #include "config.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+# include <sanitizer/asan_interface.h>
+#elif defined(__has_feature)
+# if __has_feature(address_sanitizer)
+#  include <sanitizer/asan_interface.h>
+# endif
+#endif
+
 #include "ws-raw-task-private.h"
 #include "ws-task-allocator-private.h"
 #include "ws-chaos-private.h"
@@ -807,6 +815,36 @@ read:
   if (out != NULL)
     take_output (task, out);
   return TRUE;
+}
+
+/* Whether @task may still be the task of a live join handle. Until it
+ * ends, a handle holds a reference and the task's JOIN_INTEREST, and
+ * once the task is complete its outcome waits in the stage (FINISHED)
+ * for the handle: the handle's finish or free is what consumes it. So a
+ * handle used after it ended (finished twice, say) finds a complete task
+ * whose stage is CONSUMED, alive or in a thread's cache of freed tasks
+ * (the fields stay until the memory is taken for a new task), or, in an
+ * ASan build, poisoned memory. Once the memory is another task's,
+ * nothing can tell (doc: ws_join_handle_finish). Acquire: pairs with
+ * complete()'s release, so the stage is the completer's. */
+gboolean
+ws_raw_task_has_join_handle (WsRawTask *task)
+{
+  guint64 cur;
+
+#if defined(__SANITIZE_ADDRESS__)
+  if (__asan_address_is_poisoned (&task->state))
+    return FALSE;
+#elif defined(__has_feature)
+# if __has_feature(address_sanitizer)
+  if (__asan_address_is_poisoned (&task->state))
+    return FALSE;
+# endif
+#endif
+  cur = ws_task_state_load (&task->state, memory_order_acquire);
+  if (!(cur & WS_STATE_JOIN_INTEREST) || ws_task_state_ref_count (cur) == 0)
+    return FALSE;
+  return !(cur & WS_STATE_COMPLETE) || task->stage == WS_STAGE_FINISHED;
 }
 
 /* The join handle goes away. */

@@ -21,7 +21,7 @@ typedef struct
   clockid_t cpu_clock;       /* the thread's CPU clock, if has_clock */
   gboolean  has_clock;
   gint64    since;           /* start of the current window, 0: none yet */
-  gint64    runnable_since;  /* runnable time at its start, in ns */
+  gint64    runnable_since;  /* CPU time at its start, in ns (no /proc) */
   gboolean  busy;
 } WsRunMeter;
 

@@ -7,24 +7,27 @@
  * jobs are blocked (ws-blocking-pool.c, "How many run at once"), so it
  * needs to tell a job that waits (on a disk, a socket, a lock, a sleep)
  * from one that computes. A meter answers that for one thread, asked
- * from another: the thread is busy if it was runnable for at least half
- * of the last window of at least WS_RUN_METER_WINDOW_USEC.
+ * from another: the thread is busy if it is runnable (on a CPU or
+ * waiting for one), blocked otherwise.
  *
- * Runnable means running or waiting for a CPU. On Linux the thread's
- * schedstat (/proc/thread-self/schedstat: time on a CPU, time waiting in
- * a run queue) gives both, so a job that computes counts as busy however
- * loaded the machine is: on a CPU or queued for one, it is not blocked.
- * Without it, the thread's CPU clock gives the time on a CPU only, so on
- * a loaded machine a computing thread that gets under half a CPU counts
- * as blocked (the pool then grows as if it were). Without either, every
- * thread counts as blocked: the pool grows while jobs are queued, to
- * max-blocking-threads.
+ * On Linux the thread's state in /proc/thread-self/stat ('R' runnable,
+ * 'S' or 'D' waiting) is the answer, the same however loaded the
+ * machine is: a job that computes is runnable, whether it has a CPU or
+ * queues for one. The scheduler's time counters would not do: a
+ * thread's CPU time in schedstat advances only at a tick, and its run
+ * queue wait only when it is given a CPU, so over a few milliseconds a
+ * computing thread can look idle. Without /proc, the thread's CPU clock
+ * (exact) over a window of WS_RUN_METER_WINDOW_USEC says busy when the
+ * thread had at least half a CPU: on a loaded machine a computing thread
+ * that gets less counts as blocked (the pool then grows as if it were).
+ * Without either, every thread counts as blocked: the pool grows while
+ * jobs are queued, to max-blocking-threads.
  *
- * A meter is written only under the pool's lock (its owner opens it
- * before it is listed anywhere), so no atomics. A window starts when a
- * thread takes a job (ws_run_meter_restart): a job that has not been
- * watched for a whole window yet counts as busy, so a burst of jobs that
- * compute never finds a thread it would have to share a CPU with.
+ * One look per window at most: a meter asked again within
+ * WS_RUN_METER_WINDOW_USEC answers what it saw. A meter is written only
+ * under the pool's lock (its owner opens it before it is listed
+ * anywhere), so no atomics. A job counts as busy until its first look
+ * (ws_run_meter_restart).
  */
 
 #include "config.h"
@@ -32,6 +35,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "ws-run-meter-private.h"
@@ -43,7 +47,7 @@ ws_run_meter_init (WsRunMeter *self)
   self->fd = -1;
   self->has_clock = FALSE;
 #ifdef __linux__
-  self->fd = open ("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+  self->fd = open ("/proc/thread-self/stat", O_RDONLY | O_CLOEXEC);
 #endif
 #if defined(_POSIX_THREAD_CPUTIME) && _POSIX_THREAD_CPUTIME >= 0
   if (self->fd < 0)
@@ -68,59 +72,64 @@ ws_run_meter_restart (WsRunMeter *self)
   self->busy = TRUE;
 }
 
-/* The thread's runnable time in ns, or -1 if it cannot be known. */
-static gint64
-read_runnable_ns (WsRunMeter *self)
+/* The state letter of /proc/thread-self/stat ("tid (comm) S ..."; comm
+ * may hold spaces and parentheses, so after the last ')'), or 0. */
+static char
+read_state (gint fd)
 {
-  if (self->fd >= 0)
-    {
-      char buf[96];
-      ssize_t n;
-      guint64 on_cpu;
-      guint64 queued;
-      char *end;
+  char buf[512];
+  ssize_t n;
+  char *paren;
 
-      do
-        n = pread (self->fd, buf, sizeof buf - 1, 0);
-      while (n < 0 && errno == EINTR);
-      if (n <= 0)
-        return -1;
-      buf[n] = '\0';
-      on_cpu = g_ascii_strtoull (buf, &end, 10);
-      queued = g_ascii_strtoull (end, NULL, 10);
-      return (gint64) MIN (on_cpu + queued, (guint64) G_MAXINT64);
-    }
-
-  if (self->has_clock)
-    {
-      struct timespec ts;
-
-      if (clock_gettime (self->cpu_clock, &ts) == 0)
-        return (gint64) ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
-    }
-
-  return -1;
+  do
+    n = pread (fd, buf, sizeof buf - 1, 0);
+  while (n < 0 && errno == EINTR);
+  if (n <= 0)
+    return 0;
+  buf[n] = '\0';
+  paren = strrchr (buf, ')');
+  return paren != NULL && paren[1] == ' ' ? paren[2] : 0;
 }
 
-/* Whether the thread was runnable for at least half of its last whole
- * window; a new window starts when the current one is at least
- * WS_RUN_METER_WINDOW_USEC long. @now is g_get_monotonic_time (). */
+/* The thread's CPU time in ns, or -1. */
+static gint64
+read_cpu_ns (WsRunMeter *self)
+{
+  struct timespec ts;
+
+  if (!self->has_clock || clock_gettime (self->cpu_clock, &ts) != 0)
+    return -1;
+  return (gint64) ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
+}
+
+/* Whether the thread is runnable (see above). @now is
+ * g_get_monotonic_time (). */
 gboolean
 ws_run_meter_is_busy (WsRunMeter *self,
                       gint64      now)
 {
-  gint64 runnable;
+  gint64 cpu;
 
   if (self->since != 0 && now - self->since < WS_RUN_METER_WINDOW_USEC)
     return self->busy;
 
-  runnable = read_runnable_ns (self);
-  if (runnable < 0)
+  if (self->fd >= 0)
+    {
+      char state = read_state (self->fd);
+
+      /* Unknown reads as blocked: the pool then errs towards a thread. */
+      self->busy = state == 'R';
+      self->since = now;
+      return self->busy;
+    }
+
+  cpu = read_cpu_ns (self);
+  if (cpu < 0)
     self->busy = FALSE;
   else if (self->since != 0)
-    self->busy = (runnable - self->runnable_since) * 2 >= (now - self->since) * 1000;
+    self->busy = (cpu - self->runnable_since) * 2 >= (now - self->since) * 1000;
   /* else: the first look; the job stays presumed busy for a window. */
   self->since = now;
-  self->runnable_since = runnable;
+  self->runnable_since = cpu;
   return self->busy;
 }
