@@ -279,6 +279,8 @@ test_awaitable_refusals (void)
   WS_TEST_REFUSED (ws_sleep_reset, ws_sleep_reset (NULL, 0));
   WS_TEST_REFUSED (ws_sleep_poll, g_assert_cmpint (ws_sleep_poll (NULL, NULL), ==, WS_POLL_READY));
   WS_TEST_REFUSED (ws_sleep_poll, g_assert_cmpint (ws_sleep_poll (sl, NULL), ==, WS_POLL_READY));
+  WS_TEST_REFUSED (ws_sleep_race,
+                   g_assert_cmpint (ws_sleep_race (sl, NULL, WS_POLL_PENDING, NULL), ==, WS_POLL_READY));
 
   WS_TEST_REFUSED (ws_async_op_ref, g_assert_null (ws_async_op_ref (NULL)));
   WS_TEST_REFUSED (ws_async_op_unref, ws_async_op_unref (NULL));

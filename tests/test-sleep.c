@@ -997,7 +997,102 @@ test_many_in_deadline_order (void)
   ws_test_sleepers_free (m);
 }
 
+/* ws_sleep_race: a task awaits a child with a deadline. A child that
+ * never ends loses (a 20 ms deadline): the race reports the timeout, the
+ * parent cancels it, and its destroy notify runs. A child that ends at
+ * once wins (a deadline an hour away, so that a loaded machine cannot
+ * make it lose): no timeout, and its result is read. A NULL deadline
+ * never times out. */
+typedef struct
+{
+  WsSleep      *deadline;
+  WsJoinHandle *child;
+  gboolean      child_forever;
+  gboolean      timed_out;
+  guint64       value;
+} Racer;
+
+static WsPoll
+never_ends (WsContext *cx,
+            gpointer   data)
+{
+  return WS_POLL_PENDING;       /* no waker: only a cancel ends it */
+}
+
+static WsPoll
+ends_at_once (WsContext *cx,
+              gpointer   data)
+{
+  ws_context_return_uint64 (cx, 42);
+  return WS_POLL_READY;
+}
+
+static WsPoll
+race_child (WsContext *cx,
+            gpointer   data)
+{
+  Racer *r = data;
+
+  if (r->child == NULL)
+    r->child = ws_context_spawn (cx, r->child_forever ? never_ends : ends_at_once,
+                                 NULL, ws_test_count_destroy);
+  if (ws_sleep_race (r->deadline, cx, ws_join_handle_poll (r->child, cx),
+                     &r->timed_out) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+  if (r->timed_out)
+    {
+      ws_join_handle_cancel (r->child);
+      ws_join_handle_free (r->child);
+    }
+  else
+    g_assert_true (ws_join_handle_finish_uint64 (r->child, &r->value, NULL));
+  r->child = NULL;
+  return WS_POLL_READY;
+}
+
+static void
+test_race (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+
+  for (guint forever = 0; forever < 2; forever++)
+    {
+      Racer r = { .child_forever = forever };
+      g_autoptr(WsTask) task = NULL;
+      gint64 start = g_get_monotonic_time ();
+
+      ws_test_reset_counters ();
+      r.deadline = ws_sleep_new (forever ? 20 * G_TIME_SPAN_MILLISECOND : G_TIME_SPAN_HOUR);
+      task = ws_runtime_spawn (rt, race_child, &r, NULL);
+      g_assert_true (ws_task_wait (task, NULL, NULL));
+      g_assert_cmpint (r.timed_out, ==, forever);
+      if (forever)
+        {
+          /* Never before the deadline; the loser was cancelled. */
+          g_assert_cmpint (g_get_monotonic_time () - start, >=, 20 * G_TIME_SPAN_MILLISECOND);
+          ws_test_wait_until (atomic_load (&ws_test_n_destroyed) == 1);
+        }
+      else
+        {
+          g_assert_cmpuint (r.value, ==, 42);
+        }
+      ws_sleep_unref (r.deadline);
+    }
+
+  /* No deadline: the operation decides alone. */
+  {
+    Racer r = { .child_forever = FALSE };
+    g_autoptr(WsTask) task = ws_runtime_spawn (rt, race_child, &r, NULL);
+
+    g_assert_true (ws_task_wait (task, NULL, NULL));
+    g_assert_false (r.timed_out);
+    g_assert_cmpuint (r.value, ==, 42);
+  }
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 WS_TEST_MAIN ({ "/sleep/in-deadline-order", test_in_deadline_order },
+              { "/sleep/race", test_race },
               { "/sleep/reset-earlier-from-another-thread", test_reset_earlier_from_another_thread },
               { "/sleep/reset-later-then-earlier", test_reset_later_then_earlier },
               { "/sleep/reset-to-past-from-another-thread", test_reset_to_past_from_another_thread },

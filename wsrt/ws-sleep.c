@@ -318,6 +318,67 @@ ws_sleep_poll (WsSleep   *self,
          ? WS_POLL_PENDING : WS_POLL_READY;
 }
 
+/**
+ * ws_sleep_race:
+ * @self: (nullable): the deadline; %NULL for none
+ * @context: the context of the task that awaits
+ * @poll: what the awaited operation's poll function returned in this poll
+ *   of the task
+ * @timed_out: (out) (optional): %TRUE when the deadline came first
+ *
+ * "This, or give up at the deadline" for any awaitable, in a poll
+ * function or a fiber (tokio's `timeout`, libdex's
+ * `dex_future_with_timeout`): pass the result of the awaited poll
+ * function, called in the same poll, and @self, made once with
+ * [ctor@Ws.Sleep.new] and kept in the task's state.
+ *
+ * ```c
+ * if (ws_sleep_race (st->deadline, cx, ws_join_handle_poll (st->child, cx),
+ *                    &timed_out) == WS_POLL_PENDING)
+ *   return WS_POLL_PENDING;
+ * if (timed_out)
+ *   ws_join_handle_cancel (st->child);      // the loser: cancel it
+ * ```
+ *
+ * When @poll is %WS_POLL_READY the operation won: the sleep's timer is
+ * disarmed, so it wakes nobody later. Otherwise the sleep is polled: once
+ * its deadline has passed, the result is %WS_POLL_READY with @timed_out
+ * set, and the operation is the loser, for the caller to cancel (its
+ * cancel call: [method@Ws.JoinHandle.cancel], [method@Ws.Task.cancel], a
+ * #GCancellable) or drop. While neither is ready both are armed, so
+ * whichever comes first wakes the task.
+ *
+ * Returns: %WS_POLL_READY when the operation is ready or the deadline
+ *   has passed; %WS_POLL_PENDING otherwise
+ */
+WsPoll
+ws_sleep_race (WsSleep   *self,
+               WsContext *context,
+               WsPoll     poll,
+               gboolean  *timed_out)
+{
+  if (timed_out != NULL)
+    *timed_out = FALSE;
+  g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  g_return_val_if_fail (poll == WS_POLL_READY || poll == WS_POLL_PENDING, WS_POLL_READY);
+
+  if (poll == WS_POLL_READY)
+    {
+      WsTimerDriver *driver = self != NULL
+                              ? atomic_load_explicit (&self->driver, memory_order_acquire)
+                              : NULL;
+
+      if (driver != NULL)
+        ws_timer_driver_disarm (driver, &self->timer);
+      return WS_POLL_READY;
+    }
+  if (self == NULL || ws_sleep_poll (self, context) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+  if (timed_out != NULL)
+    *timed_out = TRUE;
+  return WS_POLL_READY;
+}
+
 /* ---- waiting on a main context (A1-A5 in the opening comment) ------------ */
 
 typedef struct

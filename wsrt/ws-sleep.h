@@ -39,6 +39,11 @@ WS_AVAILABLE_IN_ALL
 WsPoll   ws_sleep_poll         (WsSleep              *self,
                                 WsContext            *context);
 WS_AVAILABLE_IN_ALL
+WsPoll   ws_sleep_race         (WsSleep              *self,
+                                WsContext            *context,
+                                WsPoll                poll,
+                                gboolean             *timed_out);
+WS_AVAILABLE_IN_ALL
 void     ws_sleep_wait_async   (WsSleep              *self,
                                 GCancellable         *cancellable,
                                 GAsyncReadyCallback   callback,

@@ -820,6 +820,82 @@ void test_wait_timeout () {
     assert_true (rt.shutdown (-1));
 }
 
+/* Mistakes are reported, never a silent hang: a send of the wrong type
+ * on a typed channel completes with INVALID_ARGUMENT (after a critical
+ * naming both types); a second result in one poll is a critical naming
+ * the call; Timeout.add () in a promise on a worker, with nobody
+ * iterating the default context, is a warning naming the trap. */
+async void send_wrong_type (Ws.Channel ch) throws Error {
+    yield ch.send_async (42);               // an int on a channel of uint
+}
+
+void test_channel_wrong_type_errors () {
+    var ch = new Ws.Channel.for_type (1, typeof (uint));
+    bool done = false;
+    Error? error = null;
+    Test.expect_message ("Wsrt", LogLevelFlags.LEVEL_CRITICAL, "*ws_channel_send_async*gint*guint*");
+    send_wrong_type.begin (ch, (obj, res) => {
+        try {
+            send_wrong_type.end (res);
+        } catch (Error e) {
+            error = e;
+        }
+        done = true;
+    });
+    iterate_until (() => done);
+    Test.assert_expected_messages ();
+    assert_true (error != null);
+    assert_error (error, IOError.quark (), IOError.INVALID_ARGUMENT);
+    assert_cmpuint (ch.get_length (), CompareOperator.EQ, 0);
+}
+
+void test_second_result_names_the_call () {
+    var rt = new Ws.Runtime (1);
+    Test.expect_message ("Wsrt", LogLevelFlags.LEVEL_CRITICAL,
+                         "ws_context_return_error: the task already returned a result*");
+    var task = rt.spawn ((cx) => {
+        cx.return_value ("first");
+        cx.return_error (new IOError.FAILED ("second"));
+        return Ws.Poll.READY;
+    });
+    try {
+        task.wait ();
+    } catch (Error e) {
+        assert_no_error (e);
+    }
+    Test.assert_expected_messages ();
+    assert_cmpstr (task.get_value ().get_string (), CompareOperator.EQ, "first");
+    assert_true (rt.shutdown (-1));
+}
+
+static int trap_started;
+static int trap_resumed;
+
+async void complete_after_timeout_add (Ws.Promise promise) {
+    Timeout.add (10, complete_after_timeout_add.callback);   // the trap
+    AtomicInt.set (ref trap_started, 1);
+    yield;
+    AtomicInt.set (ref trap_resumed, 1);
+    promise.return_value ("resumed");
+}
+
+void test_timeout_add_trap_reported () {
+    var rt = new Ws.Runtime (1);
+    AtomicInt.set (ref trap_started, 0);
+    AtomicInt.set (ref trap_resumed, 0);
+    Test.expect_message ("Wsrt", LogLevelFlags.LEVEL_WARNING, "*Timeout.add trap*");
+    var task = rt.spawn_promise ((promise) => complete_after_timeout_add.begin (promise));
+    while (AtomicInt.get (ref trap_started) == 0)
+        Thread.usleep (1000);
+    /* Shutdown waits for the worker's poll, and with it for the check;
+     * the task, which nothing would have completed, ends cancelled. */
+    assert_true (rt.shutdown (-1));
+    Test.assert_expected_messages ();
+    assert_true (task.is_finished ());
+    /* The method resumes where the default context runs: here. */
+    iterate_until (() => AtomicInt.get (ref trap_resumed) == 1);
+}
+
 int main (string[] args) {
     Test.init (ref args);
     cases = new GenericArray<Case> ();
@@ -839,5 +915,8 @@ int main (string[] args) {
     add ("/vala/promise-cancel-in-flight", test_promise_cancel_in_flight);
     add ("/vala/promise-dropped", test_promise_dropped);
     add ("/vala/wait-timeout", test_wait_timeout);
+    add ("/vala/channel-wrong-type-errors", test_channel_wrong_type_errors);
+    add ("/vala/second-result-names-the-call", test_second_result_names_the_call);
+    add ("/vala/timeout-add-trap-reported", test_timeout_add_trap_reported);
     return Test.run ();
 }
