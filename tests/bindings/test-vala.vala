@@ -896,6 +896,46 @@ void test_timeout_add_trap_reported () {
     iterate_until (() => AtomicInt.get (ref trap_resumed) == 1);
 }
 
+/* Two tasks awaiting one join handle: the second registration is a
+ * critical naming ws_join_handle_into_task (the way to have several
+ * waiters), and the first waiter is woken, not left waiting for ever. */
+static int child_release;
+static int first_polls;
+
+void test_join_handle_two_waiters_reported () {
+    var rt = new Ws.Runtime (2);
+    AtomicInt.set (ref child_release, 0);
+    AtomicInt.set (ref first_polls, 0);
+    var child = rt.spawn_joinable ((cx) => {
+        while (AtomicInt.get (ref child_release) == 0)
+            Thread.usleep (1000);
+        return Ws.Poll.READY;
+    });
+    var first = rt.spawn ((cx) => {
+        if (AtomicInt.add (ref first_polls, 1) > 0)
+            return Ws.Poll.READY;           // woken by the second waiter
+        return child.poll (cx);
+    });
+    while (AtomicInt.get (ref first_polls) == 0)
+        Thread.usleep (1000);
+    Test.expect_message ("Wsrt", LogLevelFlags.LEVEL_CRITICAL, "*ws_join_handle_into_task*");
+    var second = rt.spawn ((cx) => child.poll (cx));
+    try {
+        first.wait ();
+    } catch (Error e) {
+        assert_no_error (e);
+    }
+    Test.assert_expected_messages ();
+    AtomicInt.set (ref child_release, 1);
+    try {
+        second.wait ();
+        ((owned) child).finish ();
+    } catch (Error e) {
+        assert_no_error (e);
+    }
+    assert_true (rt.shutdown (-1));
+}
+
 int main (string[] args) {
     Test.init (ref args);
     cases = new GenericArray<Case> ();
@@ -918,5 +958,6 @@ int main (string[] args) {
     add ("/vala/channel-wrong-type-errors", test_channel_wrong_type_errors);
     add ("/vala/second-result-names-the-call", test_second_result_names_the_call);
     add ("/vala/timeout-add-trap-reported", test_timeout_add_trap_reported);
+    add ("/vala/join-handle-two-waiters-reported", test_join_handle_two_waiters_reported);
     return Test.run ();
 }
