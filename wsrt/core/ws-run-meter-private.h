@@ -29,6 +29,7 @@ void     ws_run_meter_init    (WsRunMeter *self);
 void     ws_run_meter_clear   (WsRunMeter *self);
 void     ws_run_meter_restart (WsRunMeter *self);
 gboolean ws_run_meter_is_busy (WsRunMeter *self,
-                               gint64      now);
+                               gint64      now,
+                               gint64      window);
 
 G_END_DECLS

@@ -23,8 +23,9 @@
  * Without either, every thread counts as blocked: the pool grows while
  * jobs are queued, to max-blocking-threads.
  *
- * One look per window at most: a meter asked again within
- * WS_RUN_METER_WINDOW_USEC answers what it saw. A meter is written only
+ * One look per window at most: a meter asked again within its window (at
+ * least WS_RUN_METER_WINDOW_USEC; the pool widens it when many jobs run,
+ * so that its looks stay a few per millisecond) answers what it saw. A meter is written only
  * under the pool's lock (its owner opens it before it is listed
  * anywhere), so no atomics. A job counts as busy until its first look
  * (ws_run_meter_restart).
@@ -102,15 +103,18 @@ read_cpu_ns (WsRunMeter *self)
   return (gint64) ts.tv_sec * G_GINT64_CONSTANT (1000000000) + ts.tv_nsec;
 }
 
-/* Whether the thread is runnable (see above). @now is
+/* Whether the thread is runnable (see above), as seen at most once per
+ * @window (at least WS_RUN_METER_WINDOW_USEC). @now is
  * g_get_monotonic_time (). */
 gboolean
 ws_run_meter_is_busy (WsRunMeter *self,
-                      gint64      now)
+                      gint64      now,
+                      gint64      window)
 {
   gint64 cpu;
 
-  if (self->since != 0 && now - self->since < WS_RUN_METER_WINDOW_USEC)
+  window = MAX (window, WS_RUN_METER_WINDOW_USEC);
+  if (self->since != 0 && now - self->since < window)
     return self->busy;
 
   if (self->fd >= 0)
