@@ -42,6 +42,18 @@ test_spawn_blocking (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* Counts one more in @now and raises @max to it. */
+static void
+count_in (_Atomic gint *now,
+          _Atomic gint *max)
+{
+  gint n = atomic_fetch_add (now, 1) + 1;
+  gint m = atomic_load (max);
+
+  while (n > m && !atomic_compare_exchange_weak (max, &m, n))
+    ;
+}
+
 /* A pool capped at 3 threads runs 12 jobs, never more than 3 at once. */
 static _Atomic gint running_now;
 static _Atomic gint running_max;
@@ -50,11 +62,7 @@ static WsPoll
 capped_job (WsContext *cx,
             gpointer   data)
 {
-  gint now = atomic_fetch_add (&running_now, 1) + 1;
-  gint max = atomic_load (&running_max);
-
-  while (now > max && !atomic_compare_exchange_weak (&running_max, &max, now))
-    ;
+  count_in (&running_now, &running_max);
   g_usleep (5000);
   atomic_fetch_sub (&running_now, 1);
   atomic_fetch_add (&ws_test_n_polled, 1);
@@ -176,11 +184,8 @@ static void
 watch_start (gpointer data)
 {
   ThreadWatch *w = data;
-  gint live = atomic_fetch_add (&w->live, 1) + 1;
-  gint peak = atomic_load (&w->peak);
 
-  while (live > peak && !atomic_compare_exchange_weak (&w->peak, &peak, live))
-    ;
+  count_in (&w->live, &w->peak);
   if (atomic_load (&w->armed))
     {
       atomic_fetch_add (&w->n_held, 1);
@@ -569,13 +574,10 @@ static WsPoll
 busy_job (WsContext *cx,
           gpointer   data)
 {
-  gint now = atomic_fetch_add (&busy_now, 1) + 1;
-  gint max = atomic_load (&busy_max);
   struct timespec start;
   struct timespec ts;
 
-  while (now > max && !atomic_compare_exchange_weak (&busy_max, &max, now))
-    ;
+  count_in (&busy_now, &busy_max);
   clock_gettime (CLOCK_THREAD_CPUTIME_ID, &start);
   do
     clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
