@@ -39,17 +39,19 @@
  * the job yet is the standby, which looks again every window (so a job
  * that blocks gets company within a window); a second such thread waits
  * listed idle, and a spawn wakes no idle thread while there is a standby.
- * A burst of
- * jobs that compute thus runs on cpu_slots threads plus the standby,
- * however long the queue, while jobs that block (a disk, a socket, a
- * lock, one job waiting for another) still grow the pool towards
- * max-blocking-threads, one new thread per job found blocked. A job that
- * spins waiting for a queued job counts as busy: with cpu_slots of them,
- * the queue waits for them (doc/blocking.md says so).
+ * A burst of jobs that compute thus runs on cpu_slots threads plus the
+ * standby (and at most one idle thread, left when the standby took a job
+ * as another thread came back from one), however long the queue, while
+ * jobs that block (a disk, a socket, a lock, one job waiting for
+ * another) still grow the pool towards max-blocking-threads, one new
+ * thread per job found blocked. A job that spins waiting for a queued job
+ * counts as busy: with cpu_slots of them, the queue waits for them
+ * (doc/blocking.md says so).
  *
  * Why no queued job is stranded. Call a thread available when it is
- * listed idle, woken by a schedule and not yet back at the queue, or
- * starting (counted in n_threads and n_starting, not yet in its loop).
+ * listed idle, woken by a schedule and not yet back at the queue, the
+ * standby, or starting (counted in n_threads and n_starting, not yet in
+ * its loop).
  * While the pool is open and has room (n_threads < max), at least one
  * thread is available, unless a thread could not be started:
  *   - the first thread is counted before it starts;
@@ -65,8 +67,9 @@
  *     thread that finds the queue empty lists itself idle again;
  *   - a thread leaves the pool only by retiring (or at close), so a full
  *     pool does not turn into one with room and nobody available.
- * A push wakes a listed idle thread if there is one; otherwise an
- * available thread is on its way to the queue, or the pool is full and
+ * A push wakes a listed idle thread if there is one and no standby;
+ * otherwise an available thread is on its way to the queue or standing
+ * by, or the pool is full and
  * the job waits for a running job to end (as at the cap before). A thread
  * that takes a job hands the rest of the queue to the thread it starts,
  * so every queued job has a thread that will take it or start one
