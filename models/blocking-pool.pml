@@ -28,7 +28,13 @@
  * grace and its keep-alive, but a job that waits for those has waited
  * seconds, so the model does not count them as progress.
  *
- * Property: when nothing can move any more, both jobs have run.
+ * Scenario -DIDLE_START: two threads are listed idle from an earlier
+ * burst, the cap is 3, and jobs 1 and 2 each wait for job 3. It is where
+ * the standby's end matters: a spawn that found a standby woke nobody,
+ * so the standby, when it takes a job and starts no thread, wakes a
+ * listed idle thread for the jobs still queued (thread_loop).
+ *
+ * Property: when nothing can move any more, every job has run.
  *
  * -DBROKEN_ONLY_WHEN_QUEUED (a thread that takes a job starts another
  * only if more jobs are still queued) gives the counterexample: the
@@ -38,33 +44,65 @@
  * like the others, so nobody looks again when a busy job blocks) gives
  * one too: job 1 was busy when the second thread looked, then blocked
  * waiting for job 2, which nobody takes.
+ * -DIDLE_START -DBROKEN_NO_HANDOFF (the standby takes a job without
+ * waking an idle thread) gives one: job 3 stays queued behind jobs 1 and
+ * 2, which wait for it, with an idle thread asleep and room in the pool.
  */
 
+#ifdef IDLE_START
+#define MAX_THREADS 3
+#define N_JOBS      3
+#else
 #define MAX_THREADS 2
+#define N_JOBS      2
+#endif
 #define CPU_SLOTS   1
+#define N_IDS       (MAX_THREADS + 3)
 
-chan queue = [2] of { byte };
+chan queue = [N_JOBS] of { byte };
 byte n_threads = 0;
 byte n_idle = 0;
 byte n_starting = 0;
-bool woken[MAX_THREADS + 1];   /* a listed idle thread was unlisted by a spawn */
-bool listed[MAX_THREADS + 1];
-bool job1_done = false;
-bool job2_done = false;
+bool woken[N_IDS];             /* a listed idle thread was unlisted by a wake */
+bool listed[N_IDS];
 byte next_id = 0;
-bool busy[3];                  /* a running job's meter says busy */
-bool job1_waiting = false;
+bool done[N_JOBS + 1];
+bool busy[N_JOBS + 1];         /* a running job's meter says busy */
+bool waiting[N_JOBS + 1];      /* a job that waits for the last one */
 byte standby = 0;              /* the standby thread, 0: none */
 
+#ifdef IDLE_START
+#define N_BUSY     (busy[1] + busy[2] + busy[3])
+#define ALL_DONE   (done[1] && done[2] && done[3])
+#else
 #define N_BUSY     (busy[1] + busy[2])
+#define ALL_DONE   (done[1] && done[2])
+#endif
 #define ADMITTED   (N_BUSY < CPU_SLOTS)
 
-proctype Thread (byte me)
+/* Unlists and wakes the first listed idle thread (a spawn's wake, and
+ * the standby's hand-off). */
+inline wake_idle ()
+{
+  byte w = 0;
+  do
+  :: w < N_IDS && listed[w] -> break
+  :: w < N_IDS && !listed[w] -> w++
+  od;
+  listed[w] = false;
+  woken[w] = true;
+  n_idle--
+}
+
+proctype Thread (byte me; bool idle_first)
 {
   byte job;
   bool start;
 
-  atomic { n_starting-- };
+  if
+  :: idle_first -> goto idle_wait     /* listed idle by init */
+  :: else -> atomic { n_starting-- }
+  fi;
 
   do
   :: /* wait_for_job_locked, then take a job (one critical section each) */
@@ -87,26 +125,28 @@ proctype Thread (byte me)
           if
 #ifndef BROKEN_NO_STANDBY
           :: len (queue) > 0 && (ADMITTED || standby == 0) -> skip   /* look again */
-#else
-          :: len (queue) > 0 && ADMITTED -> skip
-#endif
-#ifndef BROKEN_NO_STANDBY
           :: !(len (queue) > 0 && (ADMITTED || standby == 0)) && n_idle > 0 ->
 #else
+          :: len (queue) > 0 && ADMITTED -> skip
           :: !(len (queue) > 0 && ADMITTED) && n_idle > 0 ->
 #endif
              n_threads--;
              goto retired
-          :: else ->
+#ifndef BROKEN_NO_STANDBY
+          :: !(len (queue) > 0 && (ADMITTED || standby == 0)) ->
+#else
+          :: !(len (queue) > 0 && ADMITTED) ->
+#endif
              listed[me] = true;
              woken[me] = false;
              n_idle++
           fi
         };
+idle_wait:
         if
         :: listed[me] ->
 end_idle:
-           /* until woken by a spawn, or timed out to retire */
+           /* until woken, or timed out to retire */
            if
            :: woken[me] -> skip
            :: atomic { listed[me] && n_idle > 1 -> listed[me] = false; n_idle-- }
@@ -124,17 +164,23 @@ end_idle:
              n_threads++;
              n_starting++;
              next_id++;
-             run Thread (next_id)
+             run Thread (next_id, false)
+#ifndef BROKEN_NO_HANDOFF
+          :: !start && standby == 0 && len (queue) > 0 && n_idle > 0 ->
+             wake_idle ()
           :: else -> skip
+#else
+          :: else -> skip
+#endif
           fi
         };
-        /* run_job */
+        /* run_job: every job but the last waits for the last */
         if
-        :: job == 1 ->
-           job1_waiting = true;
-           job2_done;
-           atomic { job1_waiting = false; job1_done = true; busy[1] = false }
-        :: job == 2 -> atomic { job2_done = true; busy[2] = false }
+        :: job < N_JOBS ->
+           waiting[job] = true;
+           done[N_JOBS];
+           atomic { waiting[job] = false; done[job] = true; busy[job] = false }
+        :: job == N_JOBS -> atomic { done[job] = true; busy[job] = false }
         fi
      fi
   od;
@@ -142,28 +188,20 @@ retired:
   skip
 }
 
-/* blocking_schedule: queue, wake one listed idle thread; start a thread
- * only when the pool has none. */
+/* blocking_schedule: queue, wake one listed idle thread unless there is a
+ * standby; start a thread only when the pool has none. */
 inline spawn (j)
 {
   atomic {
     queue ! j;
     if
     :: standby != 0 -> skip
-    :: standby == 0 && n_idle > 0 ->
-       byte w = 0;
-       do
-       :: w <= MAX_THREADS && listed[w] -> break
-       :: w <= MAX_THREADS && !listed[w] -> w++
-       od;
-       listed[w] = false;
-       woken[w] = true;
-       n_idle--
+    :: standby == 0 && n_idle > 0 -> wake_idle ()
     :: standby == 0 && n_idle == 0 && n_threads == 0 ->
        n_threads++;
        n_starting++;
        next_id++;
-       run Thread (next_id)
+       run Thread (next_id, false)
     :: else -> skip
     fi
   }
@@ -171,14 +209,27 @@ inline spawn (j)
 
 proctype Spawner ()
 {
-  spawn (1);
-  spawn (2)
+  byte j = 1;
+  do
+  :: j <= N_JOBS -> spawn (j); j++
+  :: j > N_JOBS -> break
+  od
 }
 
 init
 {
   atomic
   {
+#ifdef IDLE_START
+    /* two threads listed idle, from an earlier burst */
+    n_threads = 2;
+    n_idle = 2;
+    listed[1] = true;
+    listed[2] = true;
+    next_id = 2;
+    run Thread (1, true);
+    run Thread (2, true);
+#endif
     run Spawner ()
   }
 }
@@ -187,10 +238,15 @@ init
 active proctype Meter ()
 {
 end_meter:
-  atomic { job1_waiting && busy[1] -> busy[1] = false }
+  do
+  :: atomic { waiting[1] && busy[1] -> busy[1] = false }
+#ifdef IDLE_START
+  :: atomic { waiting[2] && busy[2] -> busy[2] = false }
+#endif
+  od
 }
 
 active proctype Monitor ()
 {
-  timeout -> assert (job1_done && job2_done)
+  timeout -> assert (ALL_DONE)
 }

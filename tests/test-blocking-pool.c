@@ -669,9 +669,90 @@ test_blocked_jobs_get_company (void)
   ws_cond_clear (&r.cond);
 }
 
+/* The standby's hand-off: idle threads from an earlier burst, then one
+ * job per CPU that computes for a while and then waits for the last job,
+ * one more that waits for it, and the last. The spawns of the last two
+ * find a standby and wake nobody; when the computing jobs block, the
+ * standby takes the next-to-last job, and must wake an idle thread for
+ * the last one (the keep-alive is an hour, so nothing else would). */
+typedef struct
+{
+  WsLock   lock;
+  WsCond   cond;
+  gboolean last_ran;
+} LastJob;
+
+static WsPoll
+compute_then_wait_last (WsContext *cx,
+                        gpointer   data)
+{
+  LastJob *l = data;
+  struct timespec start;
+  struct timespec ts;
+
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &start);
+  do
+    clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  while ((ts.tv_sec - start.tv_sec) * G_GINT64_CONSTANT (1000000000)
+         + (ts.tv_nsec - start.tv_nsec) < 5000000);
+  ws_lock_lock (&l->lock);
+  while (!l->last_ran)
+    ws_cond_wait (&l->cond, &l->lock);
+  ws_lock_unlock (&l->lock);
+  return WS_POLL_READY;
+}
+
+static WsPoll
+last_job (WsContext *cx,
+          gpointer   data)
+{
+  LastJob *l = data;
+
+  ws_lock_lock (&l->lock);
+  l->last_ran = TRUE;
+  ws_cond_broadcast (&l->cond);
+  ws_lock_unlock (&l->lock);
+  return WS_POLL_READY;
+}
+
+static void
+test_standby_hands_off (void)
+{
+  guint n_cpus = g_get_num_processors ();
+  guint n_warm = 2 * n_cpus + 2;
+  g_autoptr(WsRuntime) rt = ws_test_runtime_new ("n-workers", 1,
+                                                 "blocking-keep-alive", (gint64) G_TIME_SPAN_HOUR,
+                                                 NULL);
+  g_autofree WsTask **jobs = g_new (WsTask *, MAX (n_warm, n_cpus + 2));
+  Rendezvous r = { .n_expected = n_warm };
+  LastJob l = { .last_ran = FALSE };
+
+  /* The earlier burst: jobs that wait for each other grow the pool;
+   * their threads are idle afterwards. */
+  ws_lock_init (&r.lock);
+  ws_cond_init (&r.cond);
+  for (guint i = 0; i < n_warm; i++)
+    jobs[i] = ws_runtime_spawn_blocking (rt, rendezvous_job, &r, NULL);
+  ws_test_wait_all (jobs, n_warm);
+  ws_lock_clear (&r.lock);
+  ws_cond_clear (&r.cond);
+
+  ws_lock_init (&l.lock);
+  ws_cond_init (&l.cond);
+  for (guint i = 0; i <= n_cpus; i++)
+    jobs[i] = ws_runtime_spawn_blocking (rt, compute_then_wait_last, &l, NULL);
+  jobs[n_cpus + 1] = ws_runtime_spawn_blocking (rt, last_job, &l, NULL);
+  ws_test_wait_all (jobs, n_cpus + 2);
+  g_assert_true (l.last_ran);
+  g_assert_true (ws_runtime_shutdown (rt, ws_test_timeout_usec ()));
+  ws_lock_clear (&l.lock);
+  ws_cond_clear (&l.cond);
+}
+
 WS_TEST_MAIN ({ "/blocking-pool/spawn-blocking", test_spawn_blocking },
               { "/blocking-pool/busy-jobs-one-thread-per-cpu", test_busy_jobs_one_thread_per_cpu },
               { "/blocking-pool/blocked-jobs-get-company", test_blocked_jobs_get_company },
+              { "/blocking-pool/standby-hands-off", test_standby_hands_off },
               { "/blocking-pool/job-sees-task-cancel", test_job_sees_task_cancel },
               { "/blocking-pool/job-sees-shutdown", test_job_sees_shutdown },
               { "/blocking-pool/cap", test_pool_cap },

@@ -46,7 +46,9 @@
  * another) still grow the pool towards max-blocking-threads, one new
  * thread per job found blocked. A job that spins waiting for a queued job
  * counts as busy: with cpu_slots of them, the queue waits for them
- * (doc/blocking.md says so).
+ * (doc/blocking.md says so). The bound is on queued jobs: a job that
+ * returned PENDING keeps its thread and is polled again when woken,
+ * without asking, so more than cpu_slots jobs can be busy for a while.
  *
  * Why no queued job is stranded. Call a thread available when it is
  * listed idle, woken by a schedule and not yet back at the queue, the
@@ -57,7 +59,11 @@
  *   - the first thread is counted before it starts;
  *   - a thread stops being available only by taking a job, and then, if
  *     no thread is idle, standby or starting, it starts one first (a
- *     woken thread that it does not see is itself available);
+ *     woken thread that it does not see is itself available); if it
+ *     starts none while jobs are still queued and there is no standby, it
+ *     wakes a listed idle thread: the spawns of those jobs may have woken
+ *     nobody because this thread was the standby then, so the duty to
+ *     wake moves with the end of its standing by;
  *   - the standby takes a job as soon as fewer than cpu_slots running
  *     jobs are busy, and jobs that wait (for a queued job or anything
  *     else) are found blocked within a window; while it waits, a spawn
@@ -74,8 +80,9 @@
  * that takes a job hands the rest of the queue to the thread it starts,
  * so every queued job has a thread that will take it or start one
  * (models/blocking-pool.pml checks it, and finds a stranded job when a
- * thread starts another only while more jobs are queued, or when a
- * thread that may not take a job waits idle instead of standing by). If a
+ * thread starts another only while more jobs are queued, when a thread
+ * that may not take a job waits idle instead of standing by, or when the
+ * standby takes a job without waking an idle thread). If a
  * start fails on a pool thread, the job stays queued for the threads
  * there are (the one that failed is one of them, and the next thread to
  * take a job tries again).
@@ -291,6 +298,16 @@ unlist_idle_locked (WsBlockingPool *self,
   self->n_idle--;
 }
 
+/* Unlists the most recent idle thread and wakes it. */
+static void
+wake_idle_locked (WsBlockingPool *self)
+{
+  BlockingSlot *idle = self->idle;
+
+  unlist_idle_locked (self, idle);
+  ws_parker_unpark (&idle->parker);
+}
+
 /* @start + @delay, or -1 (no deadline) past the end of time. */
 static gint64
 deadline_after (gint64 start,
@@ -317,7 +334,7 @@ admitted_locked (WsBlockingPool *self)
 
   /* A look costs a read of /proc: with many jobs running, each is looked
    * at less often, so that the looks stay about 8 per millisecond. */
-  window = WS_RUN_METER_WINDOW_USEC * MAX (n_running / 16, 1);
+  window = WS_RUN_METER_WINDOW_USEC * MAX ((n_running + 15) / 16, 1);
   now = g_get_monotonic_time ();
   g_hash_table_iter_init (&iter, self->pinned);
   while (g_hash_table_iter_next (&iter, NULL, &value))
@@ -467,6 +484,9 @@ thread_loop (WsBlockingPool *self)
               && self->n_threads < self->config->max_blocking_threads;
       if (start)
         count_starting_locked (self);
+      else if (self->standby == NULL && self->idle != NULL
+               && !ws_task_fifo_is_empty (&self->queue))
+        wake_idle_locked (self);
       ws_lock_unlock (&self->lock);
 
       if (start)
@@ -626,12 +646,7 @@ blocking_schedule (WsTaskHost *host,
   if (self->standby != NULL)
     ;
   else if (self->idle != NULL)
-    {
-      BlockingSlot *idle = self->idle;
-
-      unlist_idle_locked (self, idle);
-      ws_parker_unpark (&idle->parker);
-    }
+    wake_idle_locked (self);
   else if (self->n_threads == 0)
     {
       /* The first spawn, or the threads could not be started. */
@@ -656,12 +671,7 @@ ws_blocking_pool_close (WsBlockingPool *self)
   self->closed = TRUE;
   queued = ws_task_fifo_take_all (&self->queue);
   while (self->idle != NULL)
-    {
-      BlockingSlot *idle = self->idle;
-
-      unlist_idle_locked (self, idle);
-      ws_parker_unpark (&idle->parker);
-    }
+    wake_idle_locked (self);
   if (self->standby != NULL)
     ws_parker_unpark (&self->standby->parker);
   {
