@@ -528,6 +528,7 @@ blocking_thread_main (gpointer data)
   WsRuntimeRef *runtime = self->runtime;
 
   ws_thread.runtime = runtime;
+  ws_runtime_ref_keep_credit (runtime);
   ws_hook_run (&self->config->hooks[WS_HOOK_THREAD_START]);
 
   ws_lock_lock (&self->lock);
@@ -535,6 +536,7 @@ blocking_thread_main (gpointer data)
   thread_loop (self);
 
   ws_thread.runtime = NULL;
+  ws_runtime_ref_return_credit ();
   ws_runtime_ref_release (runtime);
   return NULL;
 }

@@ -11,6 +11,38 @@
  * its parts live until the last task, thread and caller let go. The parts
  * see only this struct, not the runtime above them; its address is also
  * the runtime's identity in ws_thread.runtime.
+ *
+ * Credit: no shared write per task. Every task takes a reference when it
+ * is made and gives it back when it is freed; on the one shared count
+ * that is a write from every worker to one cache line per spawn and per
+ * free. A thread of the runtime (a worker or a blocking thread, which
+ * holds a reference of its own for as long as it runs) keeps a credit
+ * instead: references taken from the count in batches of
+ * WS_RUNTIME_REF_BATCH and not yet given to a task
+ * (ws_thread.ref_credit). Its tasks take their reference from the
+ * credit, and a task freed on it gives its reference to the credit; the
+ * credit goes back to the count in batches when it grows past
+ * 2 * WS_RUNTIME_REF_BATCH, and whole when the thread stops
+ * (ws_runtime_ref_return_credit), before it lets go of its own reference.
+ * Any other thread, or a task of another runtime, uses the count.
+ *
+ * Why the runtime is still freed exactly when its last user lets go:
+ *   C1 count = the references held (by tasks, threads, callers) + every
+ *      thread's credit. Taking from or giving to a credit moves a
+ *      reference between a task and the thread's credit, the sum
+ *      unchanged; a batch moves between the credit and the count, the
+ *      sum unchanged.
+ *   C2 A credit is kept only while its thread holds its own reference,
+ *      so the count cannot reach zero while any credit is outstanding:
+ *      the credit is returned first, then the thread's own reference
+ *      goes through the count, and the release that reaches zero is
+ *      always one on the count (acq_rel), after which nobody touches
+ *      the runtime.
+ *   C3 A credit is used only on its own thread (ws_thread), for its own
+ *      runtime (ref_credit_owner == the task's runtime), so no atomic.
+ * models/runtime-ref.pml checks C1-C2 with tasks made and freed on
+ * threads with and without credit; it finds a use after free if a thread
+ * returns its credit after its own reference.
  */
 
 #pragma once
@@ -18,6 +50,8 @@
 #include <stdatomic.h>
 
 #include <glib.h>
+
+#include "ws-thread-private.h"
 
 G_BEGIN_DECLS
 
@@ -42,6 +76,72 @@ ws_runtime_ref_release (WsRuntimeRef *self)
   /* AcqRel: the usual reference-count pairing before a free. */
   if (atomic_fetch_sub_explicit (&self->count, 1, memory_order_acq_rel) == 1)
     self->last_unref (self);
+}
+
+#define WS_RUNTIME_REF_BATCH 64
+
+/* A thread of the runtime starts keeping a credit (C2: it holds its own
+ * reference from before this until after ws_runtime_ref_return_credit). */
+static inline void
+ws_runtime_ref_keep_credit (WsRuntimeRef *self)
+{
+  ws_thread.ref_credit_owner = self;
+  ws_thread.ref_credit = 0;
+}
+
+/* The thread stops keeping a credit: what is left goes back to the
+ * count, before the thread's own reference does (C2). */
+static inline void
+ws_runtime_ref_return_credit (void)
+{
+  WsRuntimeRef *self = ws_thread.ref_credit_owner;
+  gint credit = ws_thread.ref_credit;
+
+  ws_thread.ref_credit_owner = NULL;
+  ws_thread.ref_credit = 0;
+  /* Release: as any release of references (the thread's own, still
+   * held, keeps the count above zero here). */
+  if (self != NULL && credit > 0)
+    atomic_fetch_sub_explicit (&self->count, credit, memory_order_release);
+}
+
+/* A task's reference: from this thread's credit if it keeps one for
+ * @self, else from the count. */
+static inline void
+ws_runtime_ref_acquire_for_task (WsRuntimeRef *self)
+{
+  if G_LIKELY (ws_thread.ref_credit_owner == self)
+    {
+      if G_UNLIKELY (ws_thread.ref_credit == 0)
+        {
+          /* Relaxed: the thread holds its own reference (C2). */
+          atomic_fetch_add_explicit (&self->count, WS_RUNTIME_REF_BATCH,
+                                     memory_order_relaxed);
+          ws_thread.ref_credit = WS_RUNTIME_REF_BATCH;
+        }
+      ws_thread.ref_credit--;
+      return;
+    }
+  ws_runtime_ref_acquire (self);
+}
+
+/* A freed task's reference: to this thread's credit if it keeps one for
+ * @self (never the last reference then: C2), else to the count. */
+static inline void
+ws_runtime_ref_release_for_task (WsRuntimeRef *self)
+{
+  if G_LIKELY (ws_thread.ref_credit_owner == self)
+    {
+      if G_UNLIKELY (++ws_thread.ref_credit > 2 * WS_RUNTIME_REF_BATCH)
+        {
+          ws_thread.ref_credit -= WS_RUNTIME_REF_BATCH;
+          /* Release, as above; cannot reach zero (C2). */
+          atomic_fetch_sub_explicit (&self->count, WS_RUNTIME_REF_BATCH,
+                                     memory_order_release);
+        }
+      return;
+    }
+  ws_runtime_ref_release (self);
 }
 
 G_END_DECLS

@@ -86,13 +86,13 @@ struct _WsTaskHost
 static inline void
 ws_task_host_ref_runtime (WsTaskHost *host)
 {
-  ws_runtime_ref_acquire (host->runtime);
+  ws_runtime_ref_acquire_for_task (host->runtime);
 }
 
 static inline void
 ws_task_host_unref_runtime (WsTaskHost *host)
 {
-  ws_runtime_ref_release (host->runtime);
+  ws_runtime_ref_release_for_task (host->runtime);
 }
 
 G_END_DECLS

@@ -67,6 +67,11 @@ typedef struct
    * ws_block_in_place () handed off for the rest of that poll. Not a
    * reference: the polled task holds its host, which holds the context. */
   GMainContext               *host_context;
+  /* Task references on the runtime's count that this thread holds
+   * unassigned (ws-runtime-ref-private.h): its tasks take and give back
+   * from here, not from the shared count. Owner NULL: none. */
+  struct _WsRuntimeRef       *ref_credit_owner;
+  gint                        ref_credit;
   /* The schedule perturbation's generator (ws-chaos.c). */
   guint64                     chaos_rng;
 } WsThread;

@@ -532,6 +532,7 @@ ws_worker_thread_main (gpointer data)
    * as on any worker, a spawn goes to the worker's own queue. */
   ws_thread.runtime = s->runtime;
   ws_thread.worker = w;
+  ws_runtime_ref_keep_credit (s->runtime);
   ws_hook_run (&s->config->hooks[WS_HOOK_THREAD_START]);
 
   attach_core (w, NULL, FALSE);
@@ -564,6 +565,7 @@ ws_worker_thread_main (gpointer data)
     s->hand_off.run (s->hand_off.data);
 
   ws_thread.runtime = NULL;
+  ws_runtime_ref_return_credit ();
   ws_runtime_ref_release (s->runtime);
   return NULL;
 }
