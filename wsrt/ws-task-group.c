@@ -6,7 +6,7 @@
  * Each member gets a small waker that knows its index; a task wakes its
  * waiters exactly once, when it ends, so counting those wakes counts the
  * finished members without scanning them. The waiters of the group (on
- * all, on any) are two WsWakerLists (ws-waker-private.h), woken outside
+ * all, on any) are two WsWakerList (ws-waker-private.h), woken outside
  * the group's lock.
  */
 
