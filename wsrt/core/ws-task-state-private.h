@@ -4,8 +4,9 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Everything a task is, apart from its future and its outcome, is one
- * 64-bit word: six flags in the low byte, the reference count above them
- * (doc/architecture.md, "The task and its state word"). One word, so that
+ * 64-bit word: six flags in the low byte, the reference count above them.
+ * This comment is the word's normative description (doc/architecture.md,
+ * "The task and its state word", points here). One word, so that
  * every transition is a single CAS or RMW: a flag and the reference it
  * carries change together or not at all, and no transition ever sees a
  * half-made one.
@@ -18,6 +19,49 @@
  * action then describes the word as it was); it never has side effects,
  * since it may run several times for one transition. The caller acts
  * only on the action of the CAS that succeeded.
+ *
+ *   bits 63..8   the reference count (56 bits)
+ *   bits 7, 6    unused
+ *   bit 5        JOIN_WAKER      join_waker is set and is the completer's
+ *   bit 4        JOIN_INTEREST   a join handle exists
+ *   bit 3        CANCELLED
+ *   bit 2        NOTIFIED        queued, or to be re-queued after the poll
+ *   bit 1        COMPLETE
+ *   bit 0        RUNNING         held by the one poller
+ *
+ * A reference is WS_STATE_REF_ONE (1 << 8). ws_raw_task_new () starts a
+ * task at NOTIFIED with 1 reference (2 with a join handle).
+ *
+ * The transitions ("idle" is none of RUNNING, COMPLETE, NOTIFIED):
+ *
+ *   wake (ws_raw_task_wake_by_ref)
+ *     idle                    +NOTIFIED, then schedule       +1 (queued)
+ *     RUNNING, not NOTIFIED   +NOTIFIED                      none
+ *     COMPLETE or NOTIFIED    nothing                        none
+ *   cancel (ws_raw_task_cancel)
+ *     idle                    +CANCELLED +NOTIFIED, schedule +1
+ *     RUNNING or NOTIFIED     +CANCELLED +NOTIFIED           none
+ *     COMPLETE or CANCELLED   nothing                        none
+ *   transition_to_running
+ *     NOTIFIED, not RUNNING/COMPLETE  +RUNNING -NOTIFIED     the queued
+ *                                                            ref becomes
+ *                                                            the poller's
+ *     RUNNING or COMPLETE     unchanged                      -1 (a stale
+ *                                                            queued copy)
+ *   transition_to_idle
+ *     RUNNING, not CANCELLED  -RUNNING; if NOTIFIED,         kept if
+ *                             schedule again                 NOTIFIED,
+ *                                                            else -1
+ *     RUNNING + CANCELLED     keeps RUNNING, cancel_task
+ *   complete (ws-raw-task.c)
+ *     RUNNING                 leave the registry, then       -1 poller,
+ *                             XOR RUNNING|COMPLETE           -1 registry
+ *                                                            if linked
+ *   transition_to_shutdown (ws_raw_task_shutdown)
+ *     not RUNNING/COMPLETE    +CANCELLED +RUNNING,           the registry
+ *                             cancel_task                    ref plays the
+ *                                                            poller's
+ *     otherwise               +CANCELLED                     none
  *
  * What the transitions keep, together (ws-raw-task.c states the rules of
  * a task they serve):

@@ -4,8 +4,9 @@
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * The shutdown protocol of the runtime (doc/architecture.md, "Shutdown",
- * gives the same argument at more length; models/shutdown.pml checks it).
+ * The shutdown protocol of the runtime, written here once
+ * (doc/architecture.md, "Shutdown", points here; models/shutdown.pml
+ * checks it).
  * The runtime (ws-runtime-core.c) runs the steps in order; this pool
  * carries out steps 1 to 6 for its own tasks, the blocking pool and the
  * local executors their parts of steps 1 and 7.
