@@ -26,12 +26,8 @@
 
 #include "ws-async-op.h"
 #include "ws-context.h"
-#include "ws-lock-private.h"
+#include "ws-core-private.h"
 #include "ws-async-wait-private.h"
-#include "ws-owed-private.h"
-#include "ws-context-budget-private.h"
-#include "ws-runtime-core-private.h"
-#include "ws-worker-private.h"
 
 struct _WsAsyncOp
 {

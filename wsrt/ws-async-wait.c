@@ -49,8 +49,7 @@
 
 #include "ws-async-wait-private.h"
 #include "ws-error.h"
-#include "ws-lock-private.h"
-#include "ws-raw-task-private.h"
+#include "ws-core-private.h"
 
 /* ---- the delivery source ------------------------------------------------ */
 

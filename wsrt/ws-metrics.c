@@ -7,8 +7,7 @@
 #include "config.h"
 
 #include "ws-metrics-private.h"
-#include "ws-blocking-pool-private.h"
-#include "ws-worker-private.h"
+#include "ws-core-private.h"
 
 /**
  * WsMetrics:
@@ -35,20 +34,7 @@
  * - The blocking counters: the blocking pool only.
  */
 
-typedef struct
-{
-  guint64 polls;
-  guint64 steals;
-  guint64 steal_operations;
-  guint64 parks;
-  guint64 unparks;
-  guint64 noop_wakes;
-  guint64 local_schedules;
-  guint64 overflows;
-  guint64 forced_yields;
-  guint64 busy_usec;
-  guint   queue_depth;
-} WorkerMetrics;
+typedef WsCoreWorkerStats WorkerMetrics;
 
 struct _WsMetrics
 {
@@ -66,41 +52,23 @@ struct _WsMetrics
 
 G_DEFINE_BOXED_TYPE (WsMetrics, ws_metrics, ws_metrics_ref, ws_metrics_unref)
 
-#define LOAD(w, f) atomic_load_explicit (&(w)->core.stats.f, memory_order_relaxed)
-
 WsMetrics *
 ws_metrics_new_snapshot (WsRuntimeCore *core)
 {
   WsMetrics *self = g_new0 (WsMetrics, 1);
+  WsCoreStats stats;
 
   g_atomic_ref_count_init (&self->ref_count);
-  self->n_workers = core->pool->n_workers;
-  self->alive_tasks = (guint) CLAMP (ws_runtime_core_alive_tasks (core), 0, G_MAXUINT);
-  self->spawned_tasks = ws_runtime_core_spawned_tasks (core);
-  self->remote_schedules = atomic_load_explicit (&core->pool->remote_schedules,
-                                                 memory_order_relaxed);
-  self->injection_queue_depth = (guint) ws_inject_queue_len (&core->pool->inject);
-  ws_blocking_pool_get_counts (core->blocking, &self->blocking_threads,
-                               &self->idle_blocking_threads, &self->blocking_queue_depth);
-
-  self->workers = g_new0 (WorkerMetrics, core->pool->n_workers);
-  for (guint i = 0; i < core->pool->n_workers; i++)
-    {
-      WsWorker *w = core->pool->workers[i];
-      WorkerMetrics *m = &self->workers[i];
-
-      m->polls = LOAD (w, polls);
-      m->steals = LOAD (w, steals);
-      m->steal_operations = LOAD (w, steal_operations);
-      m->parks = LOAD (w, parks);
-      m->unparks = LOAD (w, unparks);
-      m->noop_wakes = LOAD (w, noop_wakes);
-      m->local_schedules = LOAD (w, local_schedules);
-      m->overflows = LOAD (w, overflows);
-      m->forced_yields = LOAD (w, forced_yields);
-      m->busy_usec = LOAD (w, busy_usec);
-      m->queue_depth = ws_local_queue_len (&w->core.queue);
-    }
+  ws_core_read_stats (core, &stats);
+  self->n_workers = stats.n_workers;
+  self->alive_tasks = (guint) CLAMP (stats.alive_tasks, 0, G_MAXUINT);
+  self->spawned_tasks = stats.spawned_tasks;
+  self->remote_schedules = stats.remote_schedules;
+  self->injection_queue_depth = stats.injection_queue_depth;
+  self->blocking_threads = stats.blocking_threads;
+  self->idle_blocking_threads = stats.idle_blocking_threads;
+  self->blocking_queue_depth = stats.blocking_queue_depth;
+  self->workers = stats.workers;
 
   return self;
 }

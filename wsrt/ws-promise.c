@@ -38,8 +38,7 @@
 #include "ws-promise.h"
 #include "ws-context.h"
 #include "ws-error.h"
-#include "ws-lock-private.h"
-#include "ws-waker-private.h"
+#include "ws-core-private.h"
 
 typedef enum
 {

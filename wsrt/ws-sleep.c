@@ -78,11 +78,8 @@
 
 #include "ws-sleep.h"
 #include "ws-context.h"
-#include "ws-context-budget-private.h"
-#include "ws-time-private.h"
-#include "ws-timer-driver-private.h"
+#include "ws-core-private.h"
 #include "ws-async-wait-private.h"
-#include "ws-waker-private.h"
 #include "ws-error.h"
 
 struct _WsSleep

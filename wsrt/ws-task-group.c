@@ -17,11 +17,7 @@
 #include "ws-task-group.h"
 #include "ws-context.h"
 #include "ws-async-wait-private.h"
-#include "ws-lock-private.h"
-#include "ws-raw-task-private.h"
-#include "ws-waker-private.h"
-#include "ws-context-budget-private.h"
-#include "ws-worker-private.h"
+#include "ws-core-private.h"
 #include "ws-task-private.h"
 
 struct _WsTaskGroup

@@ -20,9 +20,9 @@ G_BEGIN_DECLS
 typedef struct _WsLocalExecutor  WsLocalExecutor;
 typedef struct _WsLocalExecutors WsLocalExecutors;
 
-/* One dispatch polls at most this many tasks and runs at most this long,
+/* One dispatch polls at most this many tasks and runs at most
+ * local-slice (WS_LOCAL_SLICE_USEC by default, ws-config-private.h),
  * then returns to the main loop (doc/architecture.md, "Rules: main contexts"). */
-#define WS_LOCAL_SLICE_USEC      1000
 #define WS_LOCAL_SLICE_MAX_POLLS 256
 
 WsLocalExecutors *ws_local_executors_new        (const WsConfig   *config,
