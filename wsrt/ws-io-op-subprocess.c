@@ -143,3 +143,53 @@ ws_io_op_finish_communicate (WsIoOp  *self,
     *stderr_buf = g_bytes_ref (c->stderr_bytes);
   return !ws_io_op_take_error (self, error);
 }
+
+/* ---- wait check ---------------------------------------------------------- */
+
+static void
+wait_check_start (WsIoOp       *self,
+                  GCancellable *cancellable,
+                  gpointer      data)
+{
+  g_subprocess_wait_check_async (G_SUBPROCESS (self->source), cancellable,
+                                 ws_async_op_callback, data);
+}
+
+static gboolean
+wait_check_finish (WsIoOp       *self,
+                   GAsyncResult *result)
+{
+  g_subprocess_wait_check_finish (G_SUBPROCESS (self->source), result, &self->error);
+  return TRUE;
+}
+
+static const WsIoOpClass wait_check_class = {
+  .constructor = "ws_subprocess_wait_check",
+  .finish = "ws_io_op_finish",
+  .start = wait_check_start,
+  .finish_step = wait_check_finish,
+};
+
+/**
+ * ws_subprocess_wait_check:
+ * @subprocess: a started subprocess
+ *
+ * Creates an awaitable that waits for @subprocess to exit and checks how
+ * it exited (g_subprocess_wait_check_async()) when a task first polls
+ * it. Get the outcome with [method@Ws.IoOp.finish]: a process that
+ * exited with a status other than 0 fails with `G_SPAWN_EXIT_ERROR` and
+ * the status as the code, one killed by a signal with
+ * `G_SPAWN_ERROR_FAILED`.
+ *
+ * Cancelling the task stops the wait, not the process: call
+ * g_subprocess_force_exit() for that.
+ *
+ * Returns: (transfer full): a new operation, not started
+ */
+WsIoOp *
+ws_subprocess_wait_check (GSubprocess *subprocess)
+{
+  g_return_val_if_fail (G_IS_SUBPROCESS (subprocess), NULL);
+
+  return ws_io_op_new (&wait_check_class, subprocess);
+}

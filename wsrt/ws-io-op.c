@@ -52,6 +52,7 @@
  * | [func@Ws.input_stream_read_all] | [method@Ws.IoOp.finish_bytes] |
  * | [func@Ws.output_stream_write_all] | [method@Ws.IoOp.finish] |
  * | [func@Ws.subprocess_communicate] | [method@Ws.IoOp.finish_communicate] |
+ * | [func@Ws.subprocess_wait_check] | [method@Ws.IoOp.finish] |
  * | [func@Ws.dbus_connection_call] | [method@Ws.IoOp.finish_variant] |
  *
  * ```c
