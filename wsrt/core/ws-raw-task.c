@@ -229,7 +229,8 @@ ws_raw_task_new (WsTaskHost     *host,
                  GDestroyNotify  destroy,
                  gboolean        join_interest)
 {
-  return init_task (ws_task_allocator_alloc0 (), host, func, data, destroy, join_interest);
+  return init_task (ws_task_allocator_alloc0 (sizeof (WsRawTask)), host, func, data, destroy,
+                    join_interest);
 }
 
 /* A task with @tail_size bytes of the spawner's after it, in the same
