@@ -101,7 +101,7 @@ static void local_schedule (WsTaskHost *host,
 static void local_ref      (WsTaskHost *host);
 static void local_unref    (WsTaskHost *host);
 
-static const WsTaskHostVTable local_host_class = {
+static const WsTaskHostVTable local_host_vtable = {
   .schedule = local_schedule,
   .ref = local_ref,
   .unref = local_unref,
@@ -163,7 +163,7 @@ ws_local_executor_is_current (void)
 GMainContext *
 ws_local_executor_get_host_context (WsTaskHost *host)
 {
-  if (host->vtable != &local_host_class)
+  if (host->vtable != &local_host_vtable)
     return NULL;
   return ((WsLocalExecutor *) host)->context;
 }
@@ -404,7 +404,7 @@ ws_local_executors_lookup (WsLocalExecutors *set,
     {
       self = g_aligned_alloc0 (1, sizeof (WsLocalExecutor), 64); /* members on lines of their own */
       atomic_init (&self->ref_count, 1);     /* the table's */
-      self->host.vtable = &local_host_class;
+      self->host.vtable = &local_host_vtable;
       self->host.registry = &self->registry;
       ws_task_registry_init (&self->registry);
       ws_runtime_ref_acquire (set->runtime);
@@ -537,7 +537,7 @@ ws_local_executor_spawn (WsLocalExecutor *self,
 static void
 cancel_all (WsLocalExecutor *self)
 {
-  for (guint i = 0; i < WS_OWNED_SHARDS; i++)
+  for (guint i = 0; i < WS_TASK_REGISTRY_SHARDS; i++)
     {
       WsRegistryShard *shard = &self->registry.shards[i];
       GPtrArray *tasks = g_ptr_array_new ();

@@ -122,7 +122,6 @@ struct _WsContext
   WsResult   result;
 };
 
-void       ws_raw_task_init_globals      (void);
 void       ws_raw_task_release_zombies   (WsTaskHost     *host);
 WsRawTask *ws_raw_task_new               (WsTaskHost     *host,
                                           WsTaskFunc      func,

@@ -128,7 +128,7 @@ dead_host_bind (WsTaskHost *host,
   return FALSE;
 }
 
-static const WsTaskHostVTable dead_host_class = {
+static const WsTaskHostVTable dead_host_vtable = {
   .schedule = dead_host_schedule,
   .ref = dead_host_ref,
   .unref = dead_host_ref,
@@ -136,7 +136,7 @@ static const WsTaskHostVTable dead_host_class = {
   .release = dead_host_bind,
 };
 
-static WsTaskHost dead_host = { .vtable = &dead_host_class };
+static WsTaskHost dead_host = { .vtable = &dead_host_vtable };
 
 static void drop_stage   (WsRawTask *task);
 static void store_result (WsRawTask *task,

@@ -13,7 +13,7 @@ G_BEGIN_DECLS
 
 /* Sharded so that threads binding and completing at once rarely meet on
  * one lock. A power of two. */
-#define WS_OWNED_SHARDS 16
+#define WS_TASK_REGISTRY_SHARDS 16
 
 typedef struct
 {
@@ -33,14 +33,14 @@ typedef struct
   _Atomic guint64  accepted;     /* spawns accepted without the gate */
   _Atomic guint64  completed;    /* accepted tasks that completed */
   gchar            padding[64 - 4 * sizeof (guint64)];
-} WsOwnedCounters;
+} WsRegistryCounters;
 
 struct _WsTaskRegistry
 {
   /* Read on every spawn, written once: not on a line with shard 0's lock. */
-  _Atomic gboolean closed;
-  _Alignas (64) WsRegistryShard shards[WS_OWNED_SHARDS];
-  WsOwnedCounters  counters[WS_OWNED_SHARDS];
+  _Atomic gboolean   closed;
+  _Alignas (64) WsRegistryShard shards[WS_TASK_REGISTRY_SHARDS];
+  WsRegistryCounters counters[WS_TASK_REGISTRY_SHARDS];
 };
 
 void     ws_task_registry_init          (WsTaskRegistry *self);

@@ -125,7 +125,7 @@ static void pool_schedule (WsTaskHost *host,
                            WsRawTask  *task,
                            gboolean    is_yield);
 
-static const WsTaskHostVTable pool_host_class = {
+static const WsTaskHostVTable pool_host_vtable = {
   .schedule = pool_schedule,
   .ref = ws_task_host_ref_runtime,
   .unref = ws_task_host_unref_runtime,
@@ -143,7 +143,7 @@ ws_worker_pool_new (const WsConfig        *config,
   guint n = config->n_workers;
 
   g_assert (n > 0);
-  self->host.vtable = &pool_host_class;
+  self->host.vtable = &pool_host_vtable;
   self->host.registry = &self->registry;
   self->host.bind_on_pending = TRUE;
   self->host.runtime = runtime;
