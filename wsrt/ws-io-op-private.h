@@ -70,17 +70,17 @@ struct _WsIoOp
   _Atomic gboolean    done;
 };
 
-WsIoOp   *ws_io_op_new          (const WsIoOpClass *klass,
-                                 gpointer           source);
-gboolean  ws_io_op_check_finish (WsIoOp            *self,
-                                 const char        *function,
-                                 gboolean           any_kind,
-                                 GError           **error);
-gboolean  ws_io_op_take_error   (WsIoOp            *self,
-                                 GError           **error);
-void      ws_io_op_keep_until_callback (GCancellable   *cancellable,
-                                        gpointer        data,
-                                        GDestroyNotify  destroy);
+WsIoOp   *ws_io_op_new                 (const WsIoOpClass *klass,
+                                        gpointer           source);
+gboolean  ws_io_op_check_finish        (WsIoOp            *self,
+                                        const char        *function,
+                                        gboolean           any_kind,
+                                        GError           **error);
+gboolean  ws_io_op_take_error          (WsIoOp            *self,
+                                        GError           **error);
+void      ws_io_op_keep_until_callback (GCancellable      *cancellable,
+                                        gpointer           data,
+                                        GDestroyNotify     destroy);
 
 /* The operation's own part, after the WsIoOp in the same allocation. */
 static inline gpointer
