@@ -165,7 +165,9 @@ ws_async_op_unref (WsAsyncOp *self)
     cancellable = g_object_ref (self->cancellable);
   ws_lock_unlock (&self->lock);
 
-  /* AcqRel: the usual pairing before a free. */
+  /* C11, not gatomicrefcount (CONTRIBUTING.md, "Reference counts"): the
+   * count this drop replaced says whether GIO's is the one left. AcqRel:
+   * the usual pairing before a free. */
   prev = atomic_fetch_sub_explicit (&self->ref_count, 1, memory_order_acq_rel);
   if (prev == 2 && cancellable != NULL)
     g_cancellable_cancel (cancellable);

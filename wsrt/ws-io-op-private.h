@@ -51,7 +51,7 @@ typedef struct
 
 struct _WsIoOp
 {
-  _Atomic gint        ref_count;
+  gatomicrefcount     ref_count;
   const WsIoOpClass  *klass;
 
   /* The arguments, written by the constructor. */

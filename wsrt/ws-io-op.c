@@ -101,7 +101,7 @@ ws_io_op_new (const WsIoOpClass *klass,
 {
   WsIoOp *self = g_malloc0 (sizeof (WsIoOp) + klass->priv_size);
 
-  atomic_init (&self->ref_count, 1);
+  g_atomic_ref_count_init (&self->ref_count);
   atomic_init (&self->done, FALSE);
   self->klass = klass;
   self->source = g_object_ref (source);
@@ -121,7 +121,7 @@ ws_io_op_ref (WsIoOp *self)
 {
   g_return_val_if_fail (self != NULL, NULL);
 
-  atomic_fetch_add_explicit (&self->ref_count, 1, memory_order_relaxed);
+  g_atomic_ref_count_inc (&self->ref_count);
   return self;
 }
 
@@ -137,9 +137,10 @@ ws_io_op_unref (WsIoOp *self)
 {
   g_return_if_fail (self != NULL);
 
-  /* AcqRel: the usual pairing before a free; it also orders the polling
-   * task's writes before the free on whichever thread drops last. */
-  if (atomic_fetch_sub_explicit (&self->ref_count, 1, memory_order_acq_rel) != 1)
+  /* A full barrier (CONTRIBUTING.md, "Reference counts"): it also orders
+   * the polling task's writes before the free on whichever thread drops
+   * last. */
+  if (!g_atomic_ref_count_dec (&self->ref_count))
     return;
 
   /* The step in flight first: its unref cancels the GIO call. */
