@@ -277,7 +277,7 @@ ws_raw_task_refuse (WsRawTask *task)
   /* Relaxed: not shared yet. */
   guint64 cur = ws_task_state_load (&task->state, memory_order_relaxed);
 
-  g_assert (!task->counted && (cur & WS_STATE_NOTIFIED));
+  WS_STATE_INVARIANT (!task->counted && (cur & WS_STATE_NOTIFIED));
 
   drop_stage (task);
   store_result (task, &result);

@@ -111,6 +111,18 @@ G_BEGIN_DECLS
 #define WS_STATE_REF_SHIFT     8
 #define WS_STATE_REF_ONE       ((guint64) 1 << WS_STATE_REF_SHIFT)
 
+/* An invariant of the state word. It holds in every build, G_DISABLE_ASSERT
+ * included (CONTRIBUTING.md, "Assertions"): a word that breaks one means
+ * a task is polled twice, freed while referenced or completed twice, and
+ * going on would corrupt memory that other threads use. */
+#define WS_STATE_INVARIANT(expr) \
+  G_STMT_START \
+    { \
+      if G_UNLIKELY (!(expr)) \
+        g_error ("wsrt: task state invariant failed: %s", #expr); \
+    } \
+  G_STMT_END
+
 /* The word itself. A plain atomic, so that code that only loads it (a
  * host that orders its own accesses on it) needs nothing from here. */
 typedef _Atomic guint64 WsTaskState;
@@ -220,7 +232,7 @@ ws_task_state_ref_inc (WsTaskState *state)
   guint64 prev = atomic_fetch_add_explicit (state, WS_STATE_REF_ONE,
                                             memory_order_relaxed);
 
-  g_assert (ws_task_state_ref_count (prev) > 0);
+  WS_STATE_INVARIANT (ws_task_state_ref_count (prev) > 0);
 }
 
 /* Drops @n references; TRUE if they were the last (the caller frees the
@@ -237,7 +249,7 @@ ws_task_state_ref_dec (WsTaskState *state,
                                             memory_order_acq_rel);
   guint64 refs = ws_task_state_ref_count (prev);
 
-  g_assert (refs >= n);
+  WS_STATE_INVARIANT (refs >= n);
   return refs == n;
 }
 
@@ -260,7 +272,7 @@ ws_task_state_to_running_step (guint64 cur)
 {
   guint64 next;
 
-  g_assert (cur & WS_STATE_NOTIFIED);
+  WS_STATE_INVARIANT (cur & WS_STATE_NOTIFIED);
 
   if (cur & (WS_STATE_RUNNING | WS_STATE_COMPLETE))
     {
@@ -304,7 +316,7 @@ ws_task_state_to_idle_step (guint64 cur)
 {
   guint64 next;
 
-  g_assert (cur & WS_STATE_RUNNING);
+  WS_STATE_INVARIANT (cur & WS_STATE_RUNNING);
 
   if (cur & WS_STATE_CANCELLED)
     return ws_task_state_step_keep (WS_TO_IDLE_CANCELLED);
@@ -434,8 +446,8 @@ ws_task_state_transition_to_complete (WsTaskState *state)
                                             WS_STATE_RUNNING | WS_STATE_COMPLETE,
                                             memory_order_acq_rel);
 
-  g_assert (prev & WS_STATE_RUNNING);
-  g_assert (!(prev & WS_STATE_COMPLETE));
+  WS_STATE_INVARIANT (prev & WS_STATE_RUNNING);
+  WS_STATE_INVARIANT (!(prev & WS_STATE_COMPLETE));
   return prev;
 }
 
@@ -497,7 +509,7 @@ typedef enum
 static inline WsTaskStateStep
 ws_task_state_unset_join_interest_step (guint64 cur)
 {
-  g_assert (cur & WS_STATE_JOIN_INTEREST);
+  WS_STATE_INVARIANT (cur & WS_STATE_JOIN_INTEREST);
 
   if (cur & WS_STATE_COMPLETE)
     return ws_task_state_step_keep (WS_UNSET_JOIN_INTEREST_COMPLETE);
