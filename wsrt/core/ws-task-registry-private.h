@@ -46,21 +46,22 @@ struct _WsTaskRegistry
 void     ws_task_registry_init          (WsTaskRegistry *self);
 void     ws_task_registry_clear         (WsTaskRegistry *self);
 gboolean ws_task_registry_bind          (WsTaskRegistry *self,
-                                        WsRawTask      *task);
+                                         WsRawTask      *task);
 gboolean ws_task_registry_remove        (WsTaskRegistry *self,
-                                        WsRawTask      *task);
+                                         WsRawTask      *task);
 gboolean ws_task_registry_bind_task     (WsTaskHost     *host,
-                                        WsRawTask      *task);
+                                         WsRawTask      *task);
 gboolean ws_task_registry_release_task  (WsTaskHost     *host,
-                                        WsRawTask      *task);
+                                         WsRawTask      *task);
 void     ws_task_registry_close         (WsTaskRegistry *self);
 gboolean ws_task_registry_is_closed     (WsTaskRegistry *self);
 void     ws_task_registry_shutdown_all  (WsTaskRegistry *self);
+void     ws_task_registry_cancel_all    (WsTaskRegistry *self);
 gint64   ws_task_registry_count         (WsTaskRegistry *self);
 gboolean ws_task_registry_enter_spawn   (WsTaskRegistry *self);
 void     ws_task_registry_leave_spawn   (WsTaskRegistry *self);
 gboolean ws_task_registry_wait_spawns   (WsTaskRegistry *self,
-                                        gint64          deadline);
+                                         gint64          deadline);
 guint64  ws_task_registry_spawned       (WsTaskRegistry *self);
 
 guint    ws_task_registry_current_slot  (void);

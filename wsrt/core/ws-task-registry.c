@@ -237,6 +237,38 @@ ws_task_registry_shutdown_all (WsTaskRegistry *self)
     }
 }
 
+/* Queues the cancellation of every task in the set and leaves them in
+ * it: for a host whose futures must be destroyed on its own thread (a
+ * local executor), where shutdown_all would destroy idle ones here. Each
+ * shard's tasks are taken with a reference under its lock and cancelled
+ * outside it (a cancel schedules the task on its host). */
+void
+ws_task_registry_cancel_all (WsTaskRegistry *self)
+{
+  g_assert (ws_task_registry_is_closed (self));
+
+  for (guint i = 0; i < WS_TASK_REGISTRY_SHARDS; i++)
+    {
+      WsRegistryShard *shard = &self->shards[i];
+      GPtrArray *tasks = g_ptr_array_new ();
+
+      ws_lock_lock (&shard->lock);
+      for (WsRawTask *t = shard->head; t != NULL; t = t->registry_next)
+        {
+          ws_raw_task_ref (t);
+          g_ptr_array_add (tasks, t);
+        }
+      ws_lock_unlock (&shard->lock);
+
+      for (guint j = 0; j < tasks->len; j++)
+        {
+          ws_raw_task_cancel (tasks->pdata[j]);
+          ws_raw_task_unref (tasks->pdata[j]);
+        }
+      g_ptr_array_unref (tasks);
+    }
+}
+
 /* Accepted spawns of one slot (acquire loads). */
 static guint64
 slot_accepted (WsRegistryCounters *c)
