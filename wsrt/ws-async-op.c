@@ -15,7 +15,7 @@
  * and notification). A task woken from the callback could be polled on
  * another worker and call _finish () on that GTask at that very moment.
  * So the callback only keeps the result aside and queues the op on the
- * delivery source of the context it runs on (ws-async-wait.c); that
+ * delivery source of the context it runs on (ws-delivery.c); that
  * dispatch, which comes after GIO's has returned, publishes the result
  * and wakes the task. Until then a poll sees no result.
  */
@@ -27,7 +27,7 @@
 #include "ws-async-op.h"
 #include "ws-context.h"
 #include "ws-core-private.h"
-#include "ws-async-wait-private.h"
+#include "ws-delivery-private.h"
 
 struct _WsAsyncOp
 {

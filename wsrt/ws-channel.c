@@ -76,7 +76,7 @@
 #include "ws-context.h"
 #include "ws-error.h"
 #include "ws-core-private.h"
-#include "ws-async-wait-private.h"
+#include "ws-cancel-link-private.h"
 
 struct _WsChannel
 {

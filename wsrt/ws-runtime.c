@@ -15,7 +15,7 @@
 #include "ws-metrics-private.h"
 #include "ws-core-private.h"
 #include "ws-task-private.h"
-#include "ws-async-wait-private.h"
+#include "ws-join-handle-delivery-private.h"
 
 /**
  * WsRuntime:

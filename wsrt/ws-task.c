@@ -11,6 +11,7 @@
 #include "ws-context.h"
 #include "ws-core-private.h"
 #include "ws-async-wait-private.h"
+#include "ws-delivery-private.h"
 #include "ws-sleep.h"
 
 /**
