@@ -36,18 +36,11 @@
 
 typedef WsCoreWorkerStats WorkerMetrics;
 
+/* The counters are the core's snapshot (ws_core_read_stats), as read. */
 struct _WsMetrics
 {
   gatomicrefcount  ref_count;
-  guint            n_workers;
-  guint            alive_tasks;
-  guint64          spawned_tasks;
-  guint64          remote_schedules;
-  guint            injection_queue_depth;
-  guint            blocking_threads;
-  guint            idle_blocking_threads;
-  guint            blocking_queue_depth;
-  WorkerMetrics   *workers;
+  WsCoreStats      stats;
 };
 
 G_DEFINE_BOXED_TYPE (WsMetrics, ws_metrics, ws_metrics_ref, ws_metrics_unref)
@@ -56,20 +49,9 @@ WsMetrics *
 ws_metrics_new_snapshot (WsRuntimeCore *core)
 {
   WsMetrics *self = g_new0 (WsMetrics, 1);
-  WsCoreStats stats;
 
   g_atomic_ref_count_init (&self->ref_count);
-  ws_core_read_stats (core, &stats);
-  self->n_workers = stats.n_workers;
-  self->alive_tasks = (guint) CLAMP (stats.alive_tasks, 0, G_MAXUINT);
-  self->spawned_tasks = stats.spawned_tasks;
-  self->remote_schedules = stats.remote_schedules;
-  self->injection_queue_depth = stats.injection_queue_depth;
-  self->blocking_threads = stats.blocking_threads;
-  self->idle_blocking_threads = stats.idle_blocking_threads;
-  self->blocking_queue_depth = stats.blocking_queue_depth;
-  self->workers = stats.workers;
-
+  ws_core_read_stats (core, &self->stats);
   return self;
 }
 
@@ -103,7 +85,7 @@ ws_metrics_unref (WsMetrics *self)
 
   if (g_atomic_ref_count_dec (&self->ref_count))
     {
-      g_free (self->workers);
+      g_free (self->stats.workers);
       g_free (self);
     }
 }
@@ -113,7 +95,7 @@ ws_metrics_unref (WsMetrics *self)
   ws_metrics_get_##name (WsMetrics *self)                  \
   {                                                        \
     g_return_val_if_fail (self != NULL, 0);                \
-    return self->field;                                    \
+    return self->stats.field;                              \
   }
 
 #define WORKER_GETTER(type, name, field)                              \
@@ -122,8 +104,8 @@ ws_metrics_unref (WsMetrics *self)
                                 guint      worker)                    \
   {                                                                   \
     g_return_val_if_fail (self != NULL, 0);                           \
-    g_return_val_if_fail (worker < self->n_workers, 0);               \
-    return self->workers[worker].field;                               \
+    g_return_val_if_fail (worker < self->stats.n_workers, 0);         \
+    return self->stats.workers[worker].field;                         \
   }
 
 /**
@@ -369,9 +351,9 @@ ws_metrics_to_string (WsMetrics *self)
   g_string_append_printf (s, "%-6s %10s %9s %7s %7s %9s %9s %9s %9s %10s %5s\n",
                           "worker", "polls", "steals", "steal-op", "parks", "unparks",
                           "local", "overflow", "yields", "busy-ms", "queue");
-  for (guint i = 0; i < self->n_workers; i++)
+  for (guint i = 0; i < self->stats.n_workers; i++)
     {
-      WorkerMetrics *m = &self->workers[i];
+      WorkerMetrics *m = &self->stats.workers[i];
 
       g_string_append_printf (s, "%-6u %10" G_GUINT64_FORMAT " %9" G_GUINT64_FORMAT
                               " %7" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT
@@ -404,9 +386,10 @@ ws_metrics_to_string (WsMetrics *self)
   g_string_append_printf (s, "spawned %" G_GUINT64_FORMAT ", alive %u, remote schedules %"
                           G_GUINT64_FORMAT ", injection queue %u, blocking threads %u "
                           "(%u idle, %u queued)\n",
-                          self->spawned_tasks, self->alive_tasks, self->remote_schedules,
-                          self->injection_queue_depth, self->blocking_threads,
-                          self->idle_blocking_threads, self->blocking_queue_depth);
+                          self->stats.spawned_tasks, self->stats.alive_tasks,
+                          self->stats.remote_schedules, self->stats.injection_queue_depth,
+                          self->stats.blocking_threads, self->stats.idle_blocking_threads,
+                          self->stats.blocking_queue_depth);
 
   return g_string_free (s, FALSE);
 }

@@ -69,7 +69,7 @@ typedef struct
 typedef struct
 {
   guint              n_workers;
-  gint64             alive_tasks;
+  guint              alive_tasks;     /* clamped to 0..G_MAXUINT */
   guint64            spawned_tasks;
   guint64            remote_schedules;
   guint              injection_queue_depth;

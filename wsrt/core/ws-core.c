@@ -71,7 +71,7 @@ ws_core_read_stats (WsRuntimeCore *core,
   WsWorkerPool *pool = core->pool;
 
   stats->n_workers = pool->n_workers;
-  stats->alive_tasks = ws_runtime_core_alive_tasks (core);
+  stats->alive_tasks = (guint) CLAMP (ws_runtime_core_alive_tasks (core), 0, G_MAXUINT);
   stats->spawned_tasks = ws_runtime_core_spawned_tasks (core);
   stats->remote_schedules = atomic_load_explicit (&pool->remote_schedules,
                                                   memory_order_relaxed);
