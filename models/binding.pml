@@ -20,7 +20,7 @@
  *    leaves as soon as the poll returns); worker 0's only once the
  *    workers have started (the default runtime starts none for local
  *    tasks);
- *  - D8 in ws-timer-driver.c and the batch of ws-async-wait.c: a dispatch
+ *  - D8 in ws-timer-driver.c and the batch of ws-delivery.c: a dispatch
  *    keeps the items it took in the source, and the source can recurse;
  *  - ws_owed_drain (wsrt/core/ws-owed.c), called by
  *    ws_thread_drop_adopted_context and a retiring blocking thread: a

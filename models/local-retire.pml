@@ -13,7 +13,8 @@
  *  - ws_local_executor_spawn and ws_task_registry_bind: a spawn that found
  *    the executor open binds its task unless the registry is closed; the
  *    flag is read under a shard lock, so a bind is either refused or
- *    finished before the sweep (cancel_all) takes that lock;
+ *    finished before the sweep (ws_task_registry_cancel_all) takes that
+ *    lock;
  *  - ws_local_executors_close (step 1): close the set and the registry,
  *    sweep (queue the cancellation of every bound task), mark the
  *    executor swept, make the source ready;

@@ -4,7 +4,8 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * What shutdown must reach and in what order, with the host (the
- * WsScheduler) as a reference-counted object that can be freed. NT tasks
+ * WsWorkerPool, reached through its WsRuntimeRef) as a reference-counted
+ * object that can be freed. NT tasks
  * spawned by one foreign (non-worker) spawner thread, NW workers, one
  * foreign waker (a GIO callback holding a waker of task 0), the thread
  * that calls shutdown and then drops the runtime. Mirrors:
@@ -12,7 +13,7 @@
  *    the task (ws_raw_task_new; the task takes a host reference, it is not
  *    counted alive yet), in_flight++ (the spawner's per-thread counter),
  *    read `closed`; closed: in_flight--, the refused task is cancelled
- *    right here (ws_raw_task_cancel_unbound: destroy notify on the
+ *    right here (ws_raw_task_refuse: destroy notify on the
  *    spawner, complete, free) and was never counted; open: count it alive,
  *    push it to the injection queue, notify a worker, in_flight--;
  *  - the wake of a task from a foreign thread: ws_raw_task_wake_by_ref
@@ -21,8 +22,9 @@
  *    notify. A push to the sealed queue only drops the queued reference;
  *    it never cancels or completes a task;
  *  - the worker: pops the injection queue or its local queue and runs the
- *    task (transition_to_running, the poll, transition_to_idle; a wake
- *    during the poll re-queues it on the local queue). The first PENDING
+ *    task (ws_task_state_transition_to_running, the poll,
+ *    ws_task_state_transition_to_idle; a wake during the poll re-queues
+ *    it on the local queue). The first PENDING
  *    binds the task to the task registry (ws_task_registry_bind, under the
  *    set's lock); a closed set refuses and the poller cancels the task. A
  *    task that ends in its first poll is never bound. On the shutdown
@@ -117,11 +119,11 @@
 #endif
 #endif
 
-/* The host (WsScheduler). */
+/* The host (WsWorkerPool and its WsRuntimeRef). */
 byte host_refs = 1;          /* the runtime owner's */
 bool host_freed = false;
 bool closed = false;         /* the task registry's closed bit = the gate's */
-bool shutdown_flag = false;  /* WsScheduler.shutdown */
+bool shutdown_flag = false;  /* WsWorkerPool.shutdown */
 bool sealed = false;         /* the injection queue (closed, in the old code) */
 byte in_flight = 0;          /* the spawner's gate counter */
 byte alive = 0;              /* the task registry's alive counters */
@@ -441,7 +443,7 @@ proctype spawner ()
      if
      :: refused ->
         atomic { check_host (); in_flight-- };
-        /* ws_raw_task_cancel_unbound */
+        /* ws_raw_task_refuse */
         atomic { check_task (k); t_cancelled[k] = true; t_running[k] = true };
         finish (k);
         assert (t_destroyed[k] == 1 && !t_ever_counted[k]);   /* (b) */
@@ -518,7 +520,7 @@ proctype shutdown ()
     check_host ();
     closed = true;
 #ifdef OLD_PROTOCOL
-    sealed = true                      /* ws_inject_queue_close */
+    sealed = true                      /* the old protocol sealed the injection queue here */
 #endif
   }
   atomic { check_host (); shutdown_flag = true };

@@ -266,7 +266,7 @@ active proctype Monitor ()
  * first model's business: here the deadline is reachable (NEAR), the
  * clock jumps to it once, and the context dispatches whenever the timer
  * is due. Mirrors async_wait_claim / _complete / _arm / _wake /
- * _waker_unref and ws_timer_driver_arm_waker / disarm_waker.
+ * _waker_unref and ws_timer_driver_arm_waker / ws_timer_driver_disarm_waker.
  *
  * Properties:
  *  - W1 completes exactly once (TRUE only at or after its deadline, or

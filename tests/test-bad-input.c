@@ -489,7 +489,7 @@ test_leak_check_subprocess (void)
 static void
 test_leak_check_fails_a_leaking_test (void)
 {
-  if (ws_raw_task_get_n_live_wakers () < 0)
+  if (ws_waker_get_n_live () < 0)
     {
       g_test_skip ("waker leak counter only in debug builds");
       return;

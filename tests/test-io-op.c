@@ -586,6 +586,43 @@ test_communicate (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* Waits for the exit and checks it: `true` succeeds, `false` fails with
+ * G_SPAWN_EXIT_ERROR and its status as the code. */
+static void
+test_wait_check (void)
+{
+  static const char * const true_[] = { "true", NULL };
+  static const char * const false_[] = { "false", NULL };
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocess) p1 = subprocess_new (G_SUBPROCESS_FLAGS_NONE, true_);
+  g_autoptr(GSubprocess) p2 = subprocess_new (G_SUBPROCESS_FLAGS_NONE, false_);
+  g_autoptr(WsIoOp) spawned = NULL;
+  g_autoptr(WsTask) task = NULL;
+  Await s = { 0 };
+
+  g_assert_true (await_op (rt, &s, ws_subprocess_wait_check (p1), finish_plain, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_get_successful (p1));
+  await_clear (&s);
+
+  g_assert_false (await_op (rt, &s, ws_subprocess_wait_check (p2), finish_plain, &error));
+  g_assert_error (error, G_SPAWN_EXIT_ERROR, 1);
+  g_clear_error (&error);
+  await_clear (&s);
+
+  /* The same through spawn_io: no value, the error of the check. */
+  spawned = ws_subprocess_wait_check (p2);
+  task = ws_runtime_spawn_io (rt, spawned);
+  g_assert_false (ws_task_wait (task, NULL, &error));
+  g_assert_error (error, G_SPAWN_EXIT_ERROR, 1);
+  g_clear_error (&error);
+  g_assert_false (ws_io_op_finish (spawned, &error));
+  g_assert_error (error, G_SPAWN_EXIT_ERROR, 1);
+
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 /* A process that tells, through @marker, that the communication has
  * started (it read the line the call writes to its standard input), then
  * sleeps for a minute, far beyond what the test waits for the call. */
@@ -974,6 +1011,7 @@ test_bad_input (void)
   WS_TEST_REFUSED (ws_output_stream_write_all, g_assert_null (ws_output_stream_write_all (NULL, bytes)));
   WS_TEST_REFUSED (ws_output_stream_write_all, g_assert_null (ws_output_stream_write_all (out, NULL)));
   WS_TEST_REFUSED (ws_subprocess_communicate, g_assert_null (ws_subprocess_communicate (NULL, NULL)));
+  WS_TEST_REFUSED (ws_subprocess_wait_check, g_assert_null (ws_subprocess_wait_check (NULL)));
   /* Standard input for a process that has no pipe for it. */
   WS_TEST_REFUSED (ws_subprocess_communicate,
                    g_assert_null (ws_subprocess_communicate (no_stdin, bytes)));
@@ -1044,6 +1082,7 @@ WS_TEST_MAIN ({ "/io-op/load", test_load },
               { "/io-op/write-all", test_write_all },
               { "/io-op/release-in-flight", test_release_in_flight },
               { "/io-op/communicate", test_communicate },
+              { "/io-op/wait-check", test_wait_check },
               { "/io-op/cancel-in-flight", test_cancel_in_flight },
               { "/io-op/cancel-in-flight-spawn-io", test_cancel_in_flight_spawn_io },
               { "/io-op/dbus", test_dbus },

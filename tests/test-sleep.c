@@ -969,7 +969,7 @@ test_wait_async_frees_sleep (void)
   g_main_context_pop_thread_default (ctx);
   g_main_context_unref (ctx);
   if (ws_test_have_leak_counters ())
-    g_assert_cmpint (ws_raw_task_get_n_live_wakers (), ==, 0);
+    g_assert_cmpint (ws_waker_get_n_live (), ==, 0);
   else
     ws_test_skip_leak_check ();
 }

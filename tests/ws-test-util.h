@@ -28,7 +28,7 @@
 #ifdef WSRT_COMPILATION
 /* Leak counters of the core (tests link the internal library). */
 gint64 ws_raw_task_get_n_live        (void);
-gint64 ws_raw_task_get_n_live_wakers (void);
+gint64 ws_waker_get_n_live           (void);
 #endif
 
 static _Atomic gint64 ws_test_deadline;
@@ -160,15 +160,15 @@ ws_test_assert_no_leaks (void)
       return;
     }
   (void) ws_test_wait_until_for (ws_raw_task_get_n_live () == 0
-                                 && ws_raw_task_get_n_live_wakers () == 0,
+                                 && ws_waker_get_n_live () == 0,
                                  env ? g_ascii_strtoll (env, NULL, 10) * 1000 : 5 * G_USEC_PER_SEC);
   if (g_get_monotonic_time () - start > 100000)
     g_test_message ("leak check: waited %" G_GINT64_FORMAT " ms for tasks %" G_GINT64_FORMAT
                     ", wakers %" G_GINT64_FORMAT,
                     (g_get_monotonic_time () - start) / 1000,
-                    ws_raw_task_get_n_live (), ws_raw_task_get_n_live_wakers ());
+                    ws_raw_task_get_n_live (), ws_waker_get_n_live ());
   g_assert_cmpint (ws_raw_task_get_n_live (), ==, 0);
-  g_assert_cmpint (ws_raw_task_get_n_live_wakers (), ==, 0);
+  g_assert_cmpint (ws_waker_get_n_live (), ==, 0);
 #endif
 }
 

@@ -15,7 +15,7 @@
  * and notification). A task woken from the callback could be polled on
  * another worker and call _finish () on that GTask at that very moment.
  * So the callback only keeps the result aside and queues the op on the
- * delivery source of the context it runs on (ws-async-wait.c); that
+ * delivery source of the context it runs on (ws-delivery.c); that
  * dispatch, which comes after GIO's has returned, publishes the result
  * and wakes the task. Until then a poll sees no result.
  */
@@ -26,12 +26,8 @@
 
 #include "ws-async-op.h"
 #include "ws-context.h"
-#include "ws-lock-private.h"
-#include "ws-async-wait-private.h"
-#include "ws-owed-private.h"
-#include "ws-context-budget-private.h"
-#include "ws-runtime-core-private.h"
-#include "ws-worker-private.h"
+#include "ws-core-private.h"
+#include "ws-delivery-private.h"
 
 struct _WsAsyncOp
 {
@@ -169,7 +165,9 @@ ws_async_op_unref (WsAsyncOp *self)
     cancellable = g_object_ref (self->cancellable);
   ws_lock_unlock (&self->lock);
 
-  /* AcqRel: the usual pairing before a free. */
+  /* C11, not gatomicrefcount (CONTRIBUTING.md, "Reference counts"): the
+   * count this drop replaced says whether GIO's is the one left. AcqRel:
+   * the usual pairing before a free. */
   prev = atomic_fetch_sub_explicit (&self->ref_count, 1, memory_order_acq_rel);
   if (prev == 2 && cancellable != NULL)
     g_cancellable_cancel (cancellable);

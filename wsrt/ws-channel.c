@@ -75,11 +75,8 @@
 #include "ws-channel.h"
 #include "ws-context.h"
 #include "ws-error.h"
-#include "ws-lock-private.h"
-#include "ws-waker-private.h"
-#include "ws-async-wait-private.h"
-#include "ws-context-budget-private.h"
-#include "ws-worker-private.h"
+#include "ws-core-private.h"
+#include "ws-cancel-link-private.h"
 
 struct _WsChannel
 {

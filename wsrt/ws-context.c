@@ -7,8 +7,7 @@
 #include "config.h"
 
 #include "ws-context.h"
-#include "ws-raw-task-private.h"
-#include "ws-local-executor-private.h"
+#include "ws-core-private.h"
 #include "ws-task-private.h"
 
 /**
@@ -295,7 +294,7 @@ ws_context_get_cancellable (WsContext *self)
   h->hook.cancel = cancellable_hook_cancel;
   h->hook.free = cancellable_hook_free;
   h->cancellable = g_cancellable_new ();
-  h->local_context = ws_local_executor_get_host_context (self->task->host);
+  h->local_context = ws_core_task_local_context (self->task);
   if (h->local_context != NULL)
     g_main_context_ref (h->local_context);
   ws_raw_task_set_cancel_hook (self->task, &h->hook);

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "ws-handle.h"
-#include "ws-runtime-core-private.h"
+#include "ws-core-private.h"
 
 G_BEGIN_DECLS
 

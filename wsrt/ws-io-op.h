@@ -45,6 +45,8 @@ WS_AVAILABLE_IN_ALL
 WsIoOp    *ws_subprocess_communicate   (GSubprocess         *subprocess,
                                         GBytes              *stdin_buf) G_GNUC_WARN_UNUSED_RESULT;
 WS_AVAILABLE_IN_ALL
+WsIoOp    *ws_subprocess_wait_check    (GSubprocess         *subprocess) G_GNUC_WARN_UNUSED_RESULT;
+WS_AVAILABLE_IN_ALL
 WsIoOp    *ws_dbus_connection_call     (GDBusConnection     *connection,
                                         const char          *bus_name,
                                         const char          *object_path,

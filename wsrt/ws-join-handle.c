@@ -20,10 +20,8 @@
 
 #include "ws-join-handle.h"
 #include "ws-error.h"
-#include "ws-lock-private.h"
-#include "ws-runtime-core-private.h"
+#include "ws-core-private.h"
 #include "ws-task-private.h"
-#include "ws-worker-private.h"
 
 #define RAW(h) ((WsRawTask *) (h))
 
@@ -243,7 +241,7 @@ ws_join_handle_wait (WsJoinHandle  *self,
   if (ws_raw_task_is_complete (RAW (self)))
     return TRUE;
 
-  if (ws_worker_get_current () != NULL)
+  if (ws_core_on_worker ())
     {
       g_set_error_literal (error, WS_ERROR, WS_ERROR_WOULD_BLOCK,
                            "ws_join_handle_wait() would block a runtime worker thread; "

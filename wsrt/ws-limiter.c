@@ -43,12 +43,8 @@
 #include "ws-limiter.h"
 #include "ws-context.h"
 #include "ws-error.h"
-#include "ws-lock-private.h"
-#include "ws-waker-private.h"
-#include "ws-async-wait-private.h"
-#include "ws-raw-task-private.h"
-#include "ws-context-budget-private.h"
-#include "ws-runtime-core-private.h"
+#include "ws-core-private.h"
+#include "ws-cancel-link-private.h"
 
 typedef enum
 {

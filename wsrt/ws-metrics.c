@@ -7,8 +7,7 @@
 #include "config.h"
 
 #include "ws-metrics-private.h"
-#include "ws-blocking-pool-private.h"
-#include "ws-worker-private.h"
+#include "ws-core-private.h"
 
 /**
  * WsMetrics:
@@ -35,38 +34,16 @@
  * - The blocking counters: the blocking pool only.
  */
 
-typedef struct
-{
-  guint64 polls;
-  guint64 steals;
-  guint64 steal_operations;
-  guint64 parks;
-  guint64 unparks;
-  guint64 noop_wakes;
-  guint64 local_schedules;
-  guint64 overflows;
-  guint64 forced_yields;
-  guint64 busy_usec;
-  guint   queue_depth;
-} WorkerMetrics;
+typedef WsCoreWorkerStats WorkerMetrics;
 
+/* The counters are the core's snapshot (ws_core_read_stats), as read. */
 struct _WsMetrics
 {
   gatomicrefcount  ref_count;
-  guint            n_workers;
-  guint            alive_tasks;
-  guint64          spawned_tasks;
-  guint64          remote_schedules;
-  guint            injection_queue_depth;
-  guint            blocking_threads;
-  guint            idle_blocking_threads;
-  guint            blocking_queue_depth;
-  WorkerMetrics   *workers;
+  WsCoreStats      stats;
 };
 
 G_DEFINE_BOXED_TYPE (WsMetrics, ws_metrics, ws_metrics_ref, ws_metrics_unref)
-
-#define LOAD(w, f) atomic_load_explicit (&(w)->core.stats.f, memory_order_relaxed)
 
 WsMetrics *
 ws_metrics_new_snapshot (WsRuntimeCore *core)
@@ -74,34 +51,7 @@ ws_metrics_new_snapshot (WsRuntimeCore *core)
   WsMetrics *self = g_new0 (WsMetrics, 1);
 
   g_atomic_ref_count_init (&self->ref_count);
-  self->n_workers = core->pool->n_workers;
-  self->alive_tasks = (guint) CLAMP (ws_runtime_core_alive_tasks (core), 0, G_MAXUINT);
-  self->spawned_tasks = ws_runtime_core_spawned_tasks (core);
-  self->remote_schedules = atomic_load_explicit (&core->pool->remote_schedules,
-                                                 memory_order_relaxed);
-  self->injection_queue_depth = (guint) ws_inject_queue_len (&core->pool->inject);
-  ws_blocking_pool_get_counts (core->blocking, &self->blocking_threads,
-                               &self->idle_blocking_threads, &self->blocking_queue_depth);
-
-  self->workers = g_new0 (WorkerMetrics, core->pool->n_workers);
-  for (guint i = 0; i < core->pool->n_workers; i++)
-    {
-      WsWorker *w = core->pool->workers[i];
-      WorkerMetrics *m = &self->workers[i];
-
-      m->polls = LOAD (w, polls);
-      m->steals = LOAD (w, steals);
-      m->steal_operations = LOAD (w, steal_operations);
-      m->parks = LOAD (w, parks);
-      m->unparks = LOAD (w, unparks);
-      m->noop_wakes = LOAD (w, noop_wakes);
-      m->local_schedules = LOAD (w, local_schedules);
-      m->overflows = LOAD (w, overflows);
-      m->forced_yields = LOAD (w, forced_yields);
-      m->busy_usec = LOAD (w, busy_usec);
-      m->queue_depth = ws_local_queue_len (&w->core.queue);
-    }
-
+  ws_core_read_stats (core, &self->stats);
   return self;
 }
 
@@ -135,7 +85,7 @@ ws_metrics_unref (WsMetrics *self)
 
   if (g_atomic_ref_count_dec (&self->ref_count))
     {
-      g_free (self->workers);
+      g_free (self->stats.workers);
       g_free (self);
     }
 }
@@ -145,7 +95,7 @@ ws_metrics_unref (WsMetrics *self)
   ws_metrics_get_##name (WsMetrics *self)                  \
   {                                                        \
     g_return_val_if_fail (self != NULL, 0);                \
-    return self->field;                                    \
+    return self->stats.field;                              \
   }
 
 #define WORKER_GETTER(type, name, field)                              \
@@ -154,8 +104,8 @@ ws_metrics_unref (WsMetrics *self)
                                 guint      worker)                    \
   {                                                                   \
     g_return_val_if_fail (self != NULL, 0);                           \
-    g_return_val_if_fail (worker < self->n_workers, 0);               \
-    return self->workers[worker].field;                               \
+    g_return_val_if_fail (worker < self->stats.n_workers, 0);         \
+    return self->stats.workers[worker].field;                         \
   }
 
 /**
@@ -401,9 +351,9 @@ ws_metrics_to_string (WsMetrics *self)
   g_string_append_printf (s, "%-6s %10s %9s %7s %7s %9s %9s %9s %9s %10s %5s\n",
                           "worker", "polls", "steals", "steal-op", "parks", "unparks",
                           "local", "overflow", "yields", "busy-ms", "queue");
-  for (guint i = 0; i < self->n_workers; i++)
+  for (guint i = 0; i < self->stats.n_workers; i++)
     {
-      WorkerMetrics *m = &self->workers[i];
+      WorkerMetrics *m = &self->stats.workers[i];
 
       g_string_append_printf (s, "%-6u %10" G_GUINT64_FORMAT " %9" G_GUINT64_FORMAT
                               " %7" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT
@@ -436,9 +386,10 @@ ws_metrics_to_string (WsMetrics *self)
   g_string_append_printf (s, "spawned %" G_GUINT64_FORMAT ", alive %u, remote schedules %"
                           G_GUINT64_FORMAT ", injection queue %u, blocking threads %u "
                           "(%u idle, %u queued)\n",
-                          self->spawned_tasks, self->alive_tasks, self->remote_schedules,
-                          self->injection_queue_depth, self->blocking_threads,
-                          self->idle_blocking_threads, self->blocking_queue_depth);
+                          self->stats.spawned_tasks, self->stats.alive_tasks,
+                          self->stats.remote_schedules, self->stats.injection_queue_depth,
+                          self->stats.blocking_threads, self->stats.idle_blocking_threads,
+                          self->stats.blocking_queue_depth);
 
   return g_string_free (s, FALSE);
 }

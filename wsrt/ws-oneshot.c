@@ -26,9 +26,7 @@
 #include "ws-oneshot.h"
 #include "ws-context.h"
 #include "ws-error.h"
-#include "ws-lock-private.h"
-#include "ws-waker-private.h"
-#include "ws-context-budget-private.h"
+#include "ws-core-private.h"
 #include "ws-async-wait-private.h"
 
 struct _WsOneshot

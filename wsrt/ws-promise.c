@@ -38,8 +38,7 @@
 #include "ws-promise.h"
 #include "ws-context.h"
 #include "ws-error.h"
-#include "ws-lock-private.h"
-#include "ws-waker-private.h"
+#include "ws-core-private.h"
 
 typedef enum
 {
@@ -50,7 +49,7 @@ typedef enum
 
 struct _WsPromise
 {
-  _Atomic gint     ref_count;       /* public references */
+  gatomicrefcount  ref_count;       /* public references */
   _Atomic gint     n_holders;       /* the public references (1), the task (1) */
   GCancellable    *cancellable;     /* the task's; set before any reference escapes */
   WsLock           lock;            /* guards what follows */
@@ -112,7 +111,7 @@ promise_new (GCancellable *cancellable)
 {
   WsPromise *self = g_new0 (WsPromise, 1);
 
-  atomic_init (&self->ref_count, 1);
+  g_atomic_ref_count_init (&self->ref_count);
   atomic_init (&self->n_holders, 2);
   self->cancellable = g_object_ref (cancellable);
   ws_lock_init (&self->lock);
@@ -206,8 +205,7 @@ ws_promise_ref (WsPromise *self)
 {
   g_return_val_if_fail (self != NULL, NULL);
 
-  /* Relaxed: taking a reference from one held orders nothing. */
-  atomic_fetch_add_explicit (&self->ref_count, 1, memory_order_relaxed);
+  g_atomic_ref_count_inc (&self->ref_count);
   return self;
 }
 
@@ -223,9 +221,9 @@ ws_promise_unref (WsPromise *self)
 {
   g_return_if_fail (self != NULL);
 
-  /* AcqRel: the thread that drops the last reference sees what the
-   * others did with the promise before they dropped theirs. */
-  if (atomic_fetch_sub_explicit (&self->ref_count, 1, memory_order_acq_rel) != 1)
+  /* A full barrier: the thread that drops the last reference sees what
+   * the others did with the promise before they dropped theirs. */
+  if (!g_atomic_ref_count_dec (&self->ref_count))
     return;
 
   /* Nobody else can complete it now: if it is not done, it never will

@@ -13,11 +13,9 @@
 #include "ws-error.h"
 #include "ws-handle-private.h"
 #include "ws-metrics-private.h"
-#include "ws-runtime-core-private.h"
-#include "ws-worker-private.h"
+#include "ws-core-private.h"
 #include "ws-task-private.h"
-#include "ws-local-executor-private.h"
-#include "ws-async-wait-private.h"
+#include "ws-join-handle-delivery-private.h"
 
 /**
  * WsRuntime:
@@ -1116,19 +1114,8 @@ ws_block_in_place (WsBlockingFunc   func,
   g_return_val_if_fail (func != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (ws_worker_get_current () != NULL)
-    {
-      if (!ws_worker_hand_off_core (error))
-        return FALSE;
-    }
-  else if (ws_local_executor_is_current ())
-    {
-      g_set_error_literal (error, WS_ERROR, WS_ERROR_WOULD_BLOCK,
-                           "ws_block_in_place() cannot move a main context's local "
-                           "tasks off their thread; run the blocking work with "
-                           "ws_runtime_spawn_blocking() and await that task instead");
-      return FALSE;
-    }
+  if (!ws_core_block_in_place_begin (error))
+    return FALSE;
 
   func (user_data);
   return TRUE;

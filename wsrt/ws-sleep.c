@@ -51,7 +51,7 @@
  *     deadline) makes no cycle: the sleep is freed when the wait ends
  *     and nobody else holds it.
  *  A4 The cancel is a "cancelled" signal handler, the cancel link that
- *     channels and the limiter use too (WsCancelLink, ws-async-wait.c;
+ *     channels and the limiter use too (WsCancelLink, ws-cancel-link.c;
  *     the closure holding a reference on the wait), not a
  *     GCancellableSource: that is a GSource per wait on the caller's
  *     context again (10,000 waits with a promise's cancellable would put
@@ -78,11 +78,8 @@
 
 #include "ws-sleep.h"
 #include "ws-context.h"
-#include "ws-context-budget-private.h"
-#include "ws-time-private.h"
-#include "ws-timer-driver-private.h"
-#include "ws-async-wait-private.h"
-#include "ws-waker-private.h"
+#include "ws-core-private.h"
+#include "ws-cancel-link-private.h"
 #include "ws-error.h"
 
 struct _WsSleep

@@ -6,7 +6,7 @@
  * Each member gets a small waker that knows its index; a task wakes its
  * waiters exactly once, when it ends, so counting those wakes counts the
  * finished members without scanning them. The waiters of the group (on
- * all, on any) are two WsWakerLists (ws-waker-private.h), woken outside
+ * all, on any) are two WsWakerList (ws-waker-private.h), woken outside
  * the group's lock.
  */
 
@@ -17,11 +17,7 @@
 #include "ws-task-group.h"
 #include "ws-context.h"
 #include "ws-async-wait-private.h"
-#include "ws-lock-private.h"
-#include "ws-raw-task-private.h"
-#include "ws-waker-private.h"
-#include "ws-context-budget-private.h"
-#include "ws-worker-private.h"
+#include "ws-core-private.h"
 #include "ws-task-private.h"
 
 struct _WsTaskGroup

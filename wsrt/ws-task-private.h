@@ -7,7 +7,7 @@
 #pragma once
 
 #include "ws-task.h"
-#include "ws-raw-task-private.h"
+#include "ws-core-private.h"
 
 G_BEGIN_DECLS
 

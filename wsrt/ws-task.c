@@ -9,12 +9,9 @@
 #include "ws-task-private.h"
 #include "ws-error.h"
 #include "ws-context.h"
-#include "ws-lock-private.h"
-#include "ws-context-budget-private.h"
-#include "ws-runtime-core-private.h"
-#include "ws-worker-private.h"
-#include "ws-local-executor-private.h"
+#include "ws-core-private.h"
 #include "ws-async-wait-private.h"
+#include "ws-delivery-private.h"
 #include "ws-sleep.h"
 
 /**
@@ -259,7 +256,7 @@ WsTask *
 ws_task_new_for_raw (WsRawTask *raw)
 {
   WsTask *self = g_object_new (WS_TYPE_TASK, NULL);
-  GMainContext *local_context = ws_local_executor_get_host_context (raw->host);
+  GMainContext *local_context = ws_core_task_local_context (raw);
 
   self->raw = raw;
   self->local_context = local_context != NULL ? g_main_context_ref (local_context) : NULL;
@@ -507,7 +504,7 @@ ws_task_wait (WsTask        *self,
   g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (ws_worker_get_current () != NULL)
+  if (ws_core_on_worker ())
     {
       g_set_error_literal (error, WS_ERROR, WS_ERROR_WOULD_BLOCK,
                            "ws_task_wait() would block a runtime worker thread "

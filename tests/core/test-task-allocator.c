@@ -34,7 +34,7 @@ drain_depot_thread (gpointer data)
       ws_task_allocator_get_n_cached (&in_thread, &in_depot);
       if (in_thread + in_depot == 0)
         break;
-      g_ptr_array_add (tasks, ws_task_allocator_alloc0 ());
+      g_ptr_array_add (tasks, ws_task_allocator_alloc0 (sizeof (WsRawTask)));
     }
   g_ptr_array_unref (tasks);
   return NULL;
@@ -44,7 +44,7 @@ static gpointer
 alloc_one_thread (gpointer data)
 {
   Cached *cached = data;
-  WsRawTask *t = ws_task_allocator_alloc0 ();
+  WsRawTask *t = ws_task_allocator_alloc0 (sizeof (WsRawTask));
 
   ws_task_allocator_get_n_cached (&cached->thread, &cached->depot);
   g_free (t);               /* not back to the cache: the counts stay */
@@ -58,7 +58,7 @@ alloc_free_thread (gpointer data)
   Cached *cached = data;
 
   for (guint i = 0; i < ALLOC_N; i++)
-    tasks[i] = ws_task_allocator_alloc0 ();
+    tasks[i] = ws_task_allocator_alloc0 (sizeof (WsRawTask));
   for (guint i = 0; i < ALLOC_N; i++)
     {
       atomic_store (&tasks[i]->state, 42);  /* dirty it: alloc0 must clear it */
@@ -67,7 +67,7 @@ alloc_free_thread (gpointer data)
   ws_task_allocator_get_n_cached (&cached->thread, &cached->depot);
 
   /* The most recently freed task comes back first, cleared. */
-  tasks[0] = ws_task_allocator_alloc0 ();
+  tasks[0] = ws_task_allocator_alloc0 (sizeof (WsRawTask));
   g_assert_true (cached->thread == 0 || tasks[0] == tasks[ALLOC_N - 1]);
   g_assert_cmpuint (atomic_load (&tasks[0]->state), ==, 0);
   ws_task_allocator_free (tasks[0]);

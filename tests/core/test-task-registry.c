@@ -233,7 +233,7 @@ test_wait_spawns (WsTestCoreFixture *f)
 /* More spawning threads than counter slots (two threads per slot), each
  * spawning through the gate and completing, while the set closes: every
  * spawn is either refused or counted, and the counts come back to 0. */
-#define N_THREADS (2 * WS_OWNED_SHARDS + 3)
+#define N_THREADS (2 * WS_TASK_REGISTRY_SHARDS + 3)
 #define N_SPAWNS  2000
 
 typedef struct

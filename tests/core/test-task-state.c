@@ -385,7 +385,7 @@ static void
 test_refs (WsTestCoreFixture *f)
 {
   gint64 live = ws_raw_task_get_n_live ();
-  gint64 wakers = ws_raw_task_get_n_live_wakers ();
+  gint64 wakers = ws_waker_get_n_live ();
   WsRawTask *task = ws_test_probe_task (&f->p, &f->host, ws_test_probe_ready, FALSE);
 
   ws_test_assert_n_live (live + 1);
@@ -404,11 +404,11 @@ test_refs (WsTestCoreFixture *f)
   task->waker.vtable->ref (&task->waker);
   assert_word (task, WS_STATE_NOTIFIED, 2);
   if (ws_test_have_leak_counters ())
-    g_assert_cmpint (ws_raw_task_get_n_live_wakers (), ==, wakers + 1);
+    g_assert_cmpint (ws_waker_get_n_live (), ==, wakers + 1);
   task->waker.vtable->unref (&task->waker);
   assert_word (task, WS_STATE_NOTIFIED, 1);
   if (ws_test_have_leak_counters ())
-    g_assert_cmpint (ws_raw_task_get_n_live_wakers (), ==, wakers);
+    g_assert_cmpint (ws_waker_get_n_live (), ==, wakers);
 
   /* The last reference frees the task, and the host reference with it. */
   ws_test_task_run (task);

@@ -177,7 +177,7 @@ static void blocking_schedule (WsTaskHost *host,
                                WsRawTask  *task,
                                gboolean    is_yield);
 
-static const WsTaskHostVTable blocking_host_class = {
+static const WsTaskHostVTable blocking_host_vtable = {
   .schedule = blocking_schedule,
   /* The pool's memory is the runtime's: a task holds the runtime. */
   .ref = ws_task_host_ref_runtime,
@@ -193,7 +193,7 @@ ws_blocking_pool_new (const WsConfig *config,
   /* Aligned: the members marked _Alignas sit on cache lines of their own. */
   WsBlockingPool *self = g_aligned_alloc0 (1, sizeof (WsBlockingPool), 64);
 
-  self->host.vtable = &blocking_host_class;
+  self->host.vtable = &blocking_host_vtable;
   self->host.registry = &self->registry;
   self->host.runtime = runtime;
   ws_task_registry_init (&self->registry);

@@ -35,6 +35,10 @@ typedef enum
   WS_N_HOOKS
 } WsHookKind;
 
+/* The default of local-slice: a local dispatch returns to the main loop
+ * after this long (doc/architecture.md, "Rules: main contexts"). */
+#define WS_LOCAL_SLICE_USEC 1000
+
 typedef struct
 {
   guint    n_workers;               /* 0: one per processor */

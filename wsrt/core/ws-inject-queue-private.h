@@ -39,19 +39,19 @@ struct _WsInjectQueue
   _Atomic gsize   len;         /* written under lock; read lock-free */
 };
 
-void       ws_inject_queue_init       (WsInjectQueue    *self);
-void       ws_inject_queue_clear      (WsInjectQueue    *self);
-gboolean   ws_inject_queue_push       (WsInjectQueue    *self,
-                                       WsRawTask        *task);
-gboolean   ws_inject_queue_push_batch (WsInjectQueue    *self,
-                                       WsRawTask *const *tasks,
-                                       gsize             n);
-WsRawTask *ws_inject_queue_pop        (WsInjectQueue    *self);
-gsize      ws_inject_queue_pop_batch  (WsInjectQueue    *self,
-                                       WsRawTask       **out,
-                                       gsize             max);
-WsRawTask *ws_inject_queue_pop_or_seal (WsInjectQueue  *self);
-gboolean   ws_inject_queue_is_sealed  (WsInjectQueue    *self);
+void       ws_inject_queue_init        (WsInjectQueue    *self);
+void       ws_inject_queue_clear       (WsInjectQueue    *self);
+gboolean   ws_inject_queue_push        (WsInjectQueue    *self,
+                                        WsRawTask        *task);
+gboolean   ws_inject_queue_push_batch  (WsInjectQueue    *self,
+                                        WsRawTask *const *tasks,
+                                        gsize             n);
+WsRawTask *ws_inject_queue_pop         (WsInjectQueue    *self);
+gsize      ws_inject_queue_pop_batch   (WsInjectQueue    *self,
+                                        WsRawTask       **out,
+                                        gsize             max);
+WsRawTask *ws_inject_queue_pop_or_seal (WsInjectQueue    *self);
+gboolean   ws_inject_queue_is_sealed   (WsInjectQueue    *self);
 
 static inline gsize
 ws_inject_queue_len (WsInjectQueue *self)

@@ -85,7 +85,7 @@ ws_inject_queue_push_batch (WsInjectQueue    *self,
   for (gsize i = 0; i < n; i++)
     push_locked (self, tasks[i]);
   /* SeqCst: a producer's push must be ordered before its look at the idle
-   * state (ws_sleepers_notify...), against a worker that parks and then
+   * state (ws_sleepers_worker_to_notify), against a worker that parks and then
    * re-checks this length. */
   atomic_store_explicit (&self->len,
                          atomic_load_explicit (&self->len, memory_order_relaxed) + n,

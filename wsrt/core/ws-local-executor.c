@@ -71,8 +71,8 @@ struct _WsLocalExecutor
   gboolean       backlogged;      /* owner thread only: source demoted */
   _Atomic gboolean detached;      /* shut down: out of the table */
   /* Closed, and every task bound before the close was found and
-   * cancelled (cancel_all took each shard lock after the close, so no
-   * bind is in flight): no task can join any more. */
+   * cancelled (ws_task_registry_cancel_all took each shard lock after
+   * the close, so no bind is in flight): no task can join any more. */
   _Atomic gboolean swept;
   _Atomic guint  dispatches;      /* see local_source_finalize */
 };
@@ -101,7 +101,7 @@ static void local_schedule (WsTaskHost *host,
 static void local_ref      (WsTaskHost *host);
 static void local_unref    (WsTaskHost *host);
 
-static const WsTaskHostVTable local_host_class = {
+static const WsTaskHostVTable local_host_vtable = {
   .schedule = local_schedule,
   .ref = local_ref,
   .unref = local_unref,
@@ -163,7 +163,7 @@ ws_local_executor_is_current (void)
 GMainContext *
 ws_local_executor_get_host_context (WsTaskHost *host)
 {
-  if (host->vtable != &local_host_class)
+  if (host->vtable != &local_host_vtable)
     return NULL;
   return ((WsLocalExecutor *) host)->context;
 }
@@ -251,6 +251,62 @@ run_slice (WsLocalExecutor *self,
   return more;
 }
 
+/* Under the set's lock: an executor with no task left leaves the set
+ * (the caller has taken it out of the table or the detached list). Its
+ * registry is closed, so its spawn count is final: kept for the metrics. */
+static void
+note_retired_locked (WsLocalExecutors *set,
+                     WsLocalExecutor  *self)
+{
+  set->retired_spawned += ws_task_registry_spawned (&self->registry);
+}
+
+/* Whether @self may retire on this dispatch: swept, and no queued
+ * instance left (of ended tasks: a slice may end before the queue is
+ * empty; the next dispatch pops them first). */
+static gboolean
+ready_to_retire (WsLocalExecutor *self)
+{
+  gboolean empty;
+
+  /* Acquire: pairs with the release after the sweep in close. Before
+   * that, a spawn that found the executor open may still bind a task:
+   * the count read below would miss it. */
+  if (!atomic_load_explicit (&self->swept, memory_order_acquire))
+    return FALSE;
+  ws_lock_lock (&self->lock);
+  empty = ws_task_fifo_is_empty (&self->queue);
+  ws_lock_unlock (&self->lock);
+  return empty;
+}
+
+/* Takes @self out of the closed set (the table, or the detached list),
+ * under the set's lock; TRUE if this call did, and then the set's
+ * reference is the caller's to drop. */
+static gboolean
+take_out_of_set (WsLocalExecutor *self)
+{
+  WsLocalExecutors *set = self->set;
+  gboolean retired = FALSE;
+
+  ws_lock_lock (&set->lock);
+  if (set->closed)
+    {
+      if (g_hash_table_lookup (set->table, self->context) == self)
+        retired = g_hash_table_remove (set->table, self->context);
+      else
+        retired = g_ptr_array_remove_fast (set->detached, self);
+    }
+  if (retired)
+    {
+      note_retired_locked (set, self);
+      atomic_store_explicit (&self->detached, TRUE, memory_order_release);
+      ws_cond_broadcast (&set->cond);
+    }
+  ws_lock_unlock (&set->lock);
+  return retired;
+}
+
 /* Shutdown has begun (the set is closed, @self is swept) and @self has no
  * task left:
  * take it out of the set here, on its owner's dispatch, and drop the
@@ -264,40 +320,7 @@ run_slice (WsLocalExecutor *self,
 static gboolean
 retire_on_owner (WsLocalExecutor *self)
 {
-  WsLocalExecutors *set = self->set;
-  gboolean retired = FALSE;
-
-  /* Acquire: pairs with the release after cancel_all () in close. Before
-   * that, a spawn that found the executor open may still bind a task:
-   * the count read below would miss it. */
-  if (!atomic_load_explicit (&self->swept, memory_order_acquire))
-    return FALSE;
-  /* Not with queued instances left (of ended tasks: a slice may end
-   * before the queue is empty): the next dispatch pops them first. */
-  ws_lock_lock (&self->lock);
-  if (!ws_task_fifo_is_empty (&self->queue))
-    {
-      ws_lock_unlock (&self->lock);
-      return FALSE;
-    }
-  ws_lock_unlock (&self->lock);
-
-  ws_lock_lock (&set->lock);
-  if (set->closed)
-    {
-      if (g_hash_table_lookup (set->table, self->context) == self)
-        retired = g_hash_table_remove (set->table, self->context);
-      else
-        retired = g_ptr_array_remove_fast (set->detached, self);
-      if (retired)
-        {
-          /* Closed: its spawn count is final. Kept for the metrics. */
-          set->retired_spawned += ws_task_registry_spawned (&self->registry);
-          atomic_store_explicit (&self->detached, TRUE, memory_order_release);
-          ws_cond_broadcast (&set->cond);
-        }
-    }
-  ws_lock_unlock (&set->lock);
+  gboolean retired = ready_to_retire (self) && take_out_of_set (self);
 
   /* GLib holds the source across this dispatch: the finalize, and with it
    * the free, comes after the dispatch returns. Every task has ended: the
@@ -404,7 +427,7 @@ ws_local_executors_lookup (WsLocalExecutors *set,
     {
       self = g_aligned_alloc0 (1, sizeof (WsLocalExecutor), 64); /* members on lines of their own */
       atomic_init (&self->ref_count, 1);     /* the table's */
-      self->host.vtable = &local_host_class;
+      self->host.vtable = &local_host_vtable;
       self->host.registry = &self->registry;
       ws_task_registry_init (&self->registry);
       ws_runtime_ref_acquire (set->runtime);
@@ -534,59 +557,48 @@ ws_local_executor_spawn (WsLocalExecutor *self,
   return join_interest ? task : NULL;
 }
 
-static void
-cancel_all (WsLocalExecutor *self)
-{
-  for (guint i = 0; i < WS_OWNED_SHARDS; i++)
-    {
-      WsRegistryShard *shard = &self->registry.shards[i];
-      GPtrArray *tasks = g_ptr_array_new ();
-
-      ws_lock_lock (&shard->lock);
-      for (WsRawTask *t = shard->head; t != NULL; t = t->registry_next)
-        {
-          ws_raw_task_ref (t);
-          g_ptr_array_add (tasks, t);
-        }
-      ws_lock_unlock (&shard->lock);
-
-      /* Queue the cancellation: the owner thread destroys the futures. */
-      for (guint j = 0; j < tasks->len; j++)
-        {
-          ws_raw_task_cancel (tasks->pdata[j]);
-          ws_raw_task_unref (tasks->pdata[j]);
-        }
-      g_ptr_array_unref (tasks);
-    }
-}
-
-void
-ws_local_executors_close (WsLocalExecutors *set)
+/* Close, first part: from here a lookup finds nothing and a local spawn
+ * is refused. Returns a reference on every executor of the table. */
+static GPtrArray *
+close_table (WsLocalExecutors *set)
 {
   GPtrArray *execs = g_ptr_array_new ();
   GHashTableIter iter;
   gpointer value;
 
-  /* From here a lookup finds nothing, and a local spawn is refused. */
   ws_lock_lock (&set->lock);
   set->closed = TRUE;
   g_hash_table_iter_init (&iter, set->table);
   while (g_hash_table_iter_next (&iter, NULL, &value))
     g_ptr_array_add (execs, executor_ref (value));
   ws_lock_unlock (&set->lock);
+  return execs;
+}
+
+/* Close, second part, per executor: close its registry, queue the
+ * cancellation of every task (the owner thread destroys the futures),
+ * mark it swept and make its source ready. */
+static void
+sweep (WsLocalExecutor *self)
+{
+  ws_task_registry_close (&self->registry);
+  ws_task_registry_cancel_all (&self->registry);
+  /* Release: pairs with retire_on_owner's acquire. */
+  atomic_store_explicit (&self->swept, TRUE, memory_order_release);
+  /* Every executor gets a dispatch from its owner, with tasks or
+   * without: that dispatch retires it (see retire_on_owner). */
+  g_source_set_ready_time (self->source, 0);
+}
+
+void
+ws_local_executors_close (WsLocalExecutors *set)
+{
+  GPtrArray *execs = close_table (set);
 
   for (guint i = 0; i < execs->len; i++)
     {
-      WsLocalExecutor *self = execs->pdata[i];
-
-      ws_task_registry_close (&self->registry);
-      cancel_all (self);
-      /* Release: pairs with retire_on_owner's acquire. */
-      atomic_store_explicit (&self->swept, TRUE, memory_order_release);
-      /* Every executor gets a dispatch from its owner, with tasks or
-       * without: that dispatch retires it (see retire_on_owner). */
-      g_source_set_ready_time (self->source, 0);
-      ws_local_executor_unref (self);
+      sweep (execs->pdata[i]);
+      ws_local_executor_unref (execs->pdata[i]);
     }
   g_ptr_array_unref (execs);
 }
@@ -609,98 +621,144 @@ release_zombies_off_owner (WsLocalExecutor *self)
     g_source_set_ready_time (self->source, 0);
 }
 
-/* After close: moves every executor from the table to the list of
- * detached executors, and until @deadline (monotonic, -1: for
- * ever) runs the cancellations of those whose context this thread can
- * acquire and waits for the owners of the others to run theirs; an
- * executor leaves the list once it has no task left. Later calls (a
- * second caller, a call after a timeout) go on with what is left.
- * Returns TRUE if no local task is left: then every destroy notify has
- * run, and the acquire loads of the counters make its effects visible
- * here. */
-gboolean
-ws_local_executors_shutdown (WsLocalExecutors *set,
-                             gint64            deadline)
+/* Shutdown, step 1: every executor of the table moves to the detached
+ * list, with the table's reference. */
+static void
+detach_all (WsLocalExecutors *set)
 {
   GHashTableIter iter;
   gpointer value;
-  gboolean all_done;
 
   ws_lock_lock (&set->lock);
   g_hash_table_iter_init (&iter, set->table);
   while (g_hash_table_iter_next (&iter, NULL, &value))
     {
-      /* The table's reference moves to the list. */
       atomic_store_explicit (&((WsLocalExecutor *) value)->detached, TRUE, memory_order_release);
       g_ptr_array_add (set->detached, value);
     }
   g_hash_table_remove_all (set->table);
   ws_lock_unlock (&set->lock);
+}
 
+/* A reference on every detached executor, to work on outside the lock. */
+static GPtrArray *
+ref_detached (WsLocalExecutors *set)
+{
+  GPtrArray *execs = g_ptr_array_new ();
+
+  ws_lock_lock (&set->lock);
+  for (guint i = 0; i < set->detached->len; i++)
+    g_ptr_array_add (execs, executor_ref (set->detached->pdata[i]));
+  ws_lock_unlock (&set->lock);
+  return execs;
+}
+
+/* Step 2, per executor with tasks left: run them if this thread can
+ * acquire the context; make the owner dispatch if any are still left (a
+ * wake or spawn may have come after its last slice). */
+static void
+run_or_prod (WsLocalExecutor *self)
+{
+  if (ws_task_registry_count (&self->registry) == 0)
+    return;
+  if (g_main_context_acquire (self->context))
+    {
+      while (run_slice (self, -1, G_MAXUINT))
+        ;
+      g_main_context_release (self->context);
+    }
+  if (ws_task_registry_count (&self->registry) > 0)
+    g_source_set_ready_time (self->source, 0);
+}
+
+/* Step 3, under the set's lock: executors with no task left move from the
+ * detached list to @finished. Returns whether the list is empty. */
+static gboolean
+take_finished_locked (WsLocalExecutors *set,
+                      GPtrArray        *finished)
+{
+  for (guint i = 0; i < set->detached->len;)
+    {
+      WsLocalExecutor *self = set->detached->pdata[i];
+
+      if (ws_task_registry_count (&self->registry) > 0)
+        {
+          i++;
+          continue;
+        }
+      note_retired_locked (set, self);
+      g_ptr_array_add (finished, g_ptr_array_steal_index_fast (set->detached, i));
+    }
+  return set->detached->len == 0;
+}
+
+/* Step 4, under the set's lock, while executors are left and time is:
+ * each dispatch of a detached executor signals the condition; wake now
+ * and then all the same, to retry the acquire (the owner may have
+ * stopped iterating its context). */
+static void
+wait_for_owners_locked (WsLocalExecutors *set,
+                        gint64            now,
+                        gint64            deadline)
+{
+  gint64 until = now + 10 * G_TIME_SPAN_MILLISECOND;
+
+  ws_cond_wait_until (&set->cond, &set->lock, deadline < 0 ? until : MIN (until, deadline));
+}
+
+/* Steps 3 and 4 under the set's lock, at @now (set here). */
+static gboolean
+collect_or_wait (WsLocalExecutors *set,
+                 GPtrArray        *finished,
+                 gint64            deadline,
+                 gint64           *now)
+{
+  gboolean all_done;
+
+  ws_lock_lock (&set->lock);
+  all_done = take_finished_locked (set, finished);
+  *now = g_get_monotonic_time ();
+  if (!all_done && (deadline < 0 || *now < deadline))
+    wait_for_owners_locked (set, *now, deadline);
+  ws_lock_unlock (&set->lock);
+  return all_done;
+}
+
+/* Step 5: the finished executors leave; the list's reference is dropped. */
+static void
+release_finished (GPtrArray *finished)
+{
+  for (guint i = 0; i < finished->len; i++)
+    release_zombies_off_owner (finished->pdata[i]);
+  g_ptr_array_foreach (finished, (GFunc) ws_local_executor_unref, NULL);
+  g_ptr_array_unref (finished);
+}
+
+/* After close: detaches every executor (step 1), and until @deadline
+ * (monotonic, -1: for ever) runs the cancellations of those whose context
+ * this thread can acquire and waits for the owners of the others to run
+ * theirs (steps 2 to 5); an executor leaves the list once it has no task
+ * left. Later calls (a second caller, a call after a timeout) go on with
+ * what is left. Returns TRUE if no local task is left: then every destroy
+ * notify has run, and the acquire loads of the counters make its effects
+ * visible here. */
+gboolean
+ws_local_executors_shutdown (WsLocalExecutors *set,
+                             gint64            deadline)
+{
+  detach_all (set);
   for (;;)
     {
-      GPtrArray *execs = g_ptr_array_new ();
+      GPtrArray *execs = ref_detached (set);
       GPtrArray *finished = g_ptr_array_new ();
+      gboolean all_done;
       gint64 now;
 
-      ws_lock_lock (&set->lock);
-      for (guint i = 0; i < set->detached->len; i++)
-        g_ptr_array_add (execs, executor_ref (set->detached->pdata[i]));
-      ws_lock_unlock (&set->lock);
-
-      /* Run what this thread can run; make the owners of the rest
-       * dispatch (a wake or spawn may have come after their last slice). */
-      for (guint i = 0; i < execs->len; i++)
-        {
-          WsLocalExecutor *self = execs->pdata[i];
-
-          if (ws_task_registry_count (&self->registry) == 0)
-            continue;
-          if (g_main_context_acquire (self->context))
-            {
-              while (run_slice (self, -1, G_MAXUINT))
-                ;
-              g_main_context_release (self->context);
-            }
-          if (ws_task_registry_count (&self->registry) > 0)
-            g_source_set_ready_time (self->source, 0);
-        }
-
-      ws_lock_lock (&set->lock);
-      for (guint i = 0; i < set->detached->len;)
-        {
-          WsLocalExecutor *self = set->detached->pdata[i];
-
-          if (ws_task_registry_count (&self->registry) == 0)
-            {
-              /* Closed: its spawn count is final. Kept for the metrics. */
-              set->retired_spawned += ws_task_registry_spawned (&self->registry);
-              g_ptr_array_add (finished, g_ptr_array_steal_index_fast (set->detached, i));
-            }
-          else
-            i++;
-        }
-      all_done = set->detached->len == 0;
-      now = g_get_monotonic_time ();
-      if (!all_done && (deadline < 0 || now < deadline))
-        {
-          /* Each dispatch of a detached executor signals the condition;
-           * wake now and then all the same, to retry the acquire (the
-           * owner may have stopped iterating its context). */
-          gint64 until = now + 10 * G_TIME_SPAN_MILLISECOND;
-
-          ws_cond_wait_until (&set->cond, &set->lock,
-                              deadline < 0 ? until : MIN (until, deadline));
-        }
-      ws_lock_unlock (&set->lock);
-
-      for (guint i = 0; i < finished->len; i++)
-        release_zombies_off_owner (finished->pdata[i]);
-      g_ptr_array_foreach (finished, (GFunc) ws_local_executor_unref, NULL);
-      g_ptr_array_unref (finished);
+      g_ptr_array_foreach (execs, (GFunc) run_or_prod, NULL);
+      all_done = collect_or_wait (set, finished, deadline, &now);
+      release_finished (finished);
       g_ptr_array_foreach (execs, (GFunc) ws_local_executor_unref, NULL);
       g_ptr_array_unref (execs);
-
       if (all_done || (deadline >= 0 && now >= deadline))
         return all_done;
     }

@@ -38,16 +38,16 @@ typedef struct
   guint64 stolen;       /* tasks taken by steal_into */
 } WsLocalQueueStats;
 
-void       ws_local_queue_init       (WsLocalQueue  *self);
-guint      ws_local_queue_len        (WsLocalQueue  *self);
-gboolean   ws_local_queue_has_tasks  (WsLocalQueue  *self);
-guint      ws_local_queue_remaining  (WsLocalQueue  *self);
-gboolean   ws_local_queue_push_back_or_overflow  (WsLocalQueue  *self,
-                                      WsRawTask     *task,
-                                      WsInjectQueue *overflow);
-WsRawTask *ws_local_queue_pop        (WsLocalQueue  *self);
-WsRawTask *ws_local_queue_steal_into (WsLocalQueue  *src,
-                                      WsLocalQueue  *dst,
-                                      guint         *n_stolen);
+void       ws_local_queue_init                  (WsLocalQueue  *self);
+guint      ws_local_queue_len                   (WsLocalQueue  *self);
+gboolean   ws_local_queue_has_tasks             (WsLocalQueue  *self);
+guint      ws_local_queue_remaining             (WsLocalQueue  *self);
+gboolean   ws_local_queue_push_back_or_overflow (WsLocalQueue  *self,
+                                                 WsRawTask     *task,
+                                                 WsInjectQueue *overflow);
+WsRawTask *ws_local_queue_pop                   (WsLocalQueue  *self);
+WsRawTask *ws_local_queue_steal_into            (WsLocalQueue  *src,
+                                                 WsLocalQueue  *dst,
+                                                 guint         *n_stolen);
 
 G_END_DECLS

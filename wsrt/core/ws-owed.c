@@ -102,7 +102,7 @@ ref_for_context (GMainContext *context,
  * needs the same context and a source not destroyed: a context's
  * finalize destroys its sources before its address can be reused, so a
  * live cached source means a live, identical context (as the delivery
- * source's cache in ws-async-wait.c). */
+ * source's cache in ws-delivery.c). */
 typedef struct
 {
   GMainContext *context;      /* compared only */

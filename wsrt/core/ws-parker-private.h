@@ -18,11 +18,11 @@ typedef struct
   GMainContext *context;
 } WsParker;
 
-void ws_parker_init   (WsParker     *self,
-                       GMainContext *context);
-void ws_parker_park   (WsParker     *self);
-gboolean ws_parker_park_until (WsParker *self,
-                               gint64    deadline);
-void ws_parker_unpark (WsParker     *self);
+void     ws_parker_init       (WsParker     *self,
+                               GMainContext *context);
+void     ws_parker_park       (WsParker     *self);
+gboolean ws_parker_park_until (WsParker     *self,
+                               gint64        deadline);
+void     ws_parker_unpark     (WsParker     *self);
 
 G_END_DECLS

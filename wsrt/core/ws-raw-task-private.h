@@ -122,41 +122,40 @@ struct _WsContext
   WsResult   result;
 };
 
-void       ws_raw_task_init_globals      (void);
-void       ws_raw_task_release_zombies   (WsTaskHost     *host);
-WsRawTask *ws_raw_task_new               (WsTaskHost     *host,
-                                          WsTaskFunc      func,
-                                          gpointer        data,
-                                          GDestroyNotify  destroy,
-                                          gboolean        join_interest);
-WsRawTask *ws_raw_task_new_with_tail     (WsTaskHost     *host,
-                                          WsTaskFunc      func,
-                                          gpointer        data,
-                                          GDestroyNotify  destroy,
-                                          gboolean        join_interest,
-                                          gsize           tail_size);
-void       ws_raw_task_ref               (WsRawTask      *task);
-void       ws_raw_task_unref             (WsRawTask      *task);
-void       ws_raw_task_unref_n           (WsRawTask      *task,
-                                          guint           n);
-void       ws_raw_task_run               (WsRawTask      *task,
-                                          WsContext      *cx);
-void       ws_raw_task_wake_by_ref       (WsRawTask      *task);
-void       ws_raw_task_cancel            (WsRawTask      *task);
-gboolean   ws_raw_task_shutdown          (WsRawTask      *task);
-void       ws_raw_task_refuse            (WsRawTask      *task);
-void       ws_raw_task_mark_counted      (WsRawTask      *task);
-void       ws_raw_task_drop_queued       (WsRawTask      *task);
-gboolean   ws_raw_task_try_read_output   (WsRawTask      *task,
-                                          WsWaker        *waker,
-                                          WsResult       *out);
-gboolean   ws_raw_task_try_read_output_full (WsRawTask   *task,
-                                             WsWaker     *waker,
-                                             WsResult    *out,
-                                             gboolean    *replaced_other);
-void       ws_raw_task_drop_join_handle  (WsRawTask      *task);
-gboolean   ws_raw_task_has_join_handle   (WsRawTask      *task);
-gboolean   ws_raw_task_is_complete       (WsRawTask      *task);
+void       ws_raw_task_release_zombies      (WsTaskHost     *host);
+WsRawTask *ws_raw_task_new                  (WsTaskHost     *host,
+                                             WsTaskFunc      func,
+                                             gpointer        data,
+                                             GDestroyNotify  destroy,
+                                             gboolean        join_interest);
+WsRawTask *ws_raw_task_new_with_tail        (WsTaskHost     *host,
+                                             WsTaskFunc      func,
+                                             gpointer        data,
+                                             GDestroyNotify  destroy,
+                                             gboolean        join_interest,
+                                             gsize           tail_size);
+void       ws_raw_task_ref                  (WsRawTask      *task);
+void       ws_raw_task_unref                (WsRawTask      *task);
+void       ws_raw_task_unref_n              (WsRawTask      *task,
+                                             guint           n);
+void       ws_raw_task_run                  (WsRawTask      *task,
+                                             WsContext      *cx);
+void       ws_raw_task_wake_by_ref          (WsRawTask      *task);
+void       ws_raw_task_cancel               (WsRawTask      *task);
+gboolean   ws_raw_task_shutdown             (WsRawTask      *task);
+void       ws_raw_task_refuse               (WsRawTask      *task);
+void       ws_raw_task_mark_counted         (WsRawTask      *task);
+void       ws_raw_task_drop_queued          (WsRawTask      *task);
+gboolean   ws_raw_task_try_read_output      (WsRawTask      *task,
+                                             WsWaker        *waker,
+                                             WsResult       *out);
+gboolean   ws_raw_task_try_read_output_full (WsRawTask      *task,
+                                             WsWaker        *waker,
+                                             WsResult       *out,
+                                             gboolean       *replaced_other);
+void       ws_raw_task_drop_join_handle     (WsRawTask      *task);
+gboolean   ws_raw_task_has_join_handle      (WsRawTask      *task);
+gboolean   ws_raw_task_is_complete          (WsRawTask      *task);
 
 /* Live task count, for tests and leak checks: counted only with
  * WS_ENABLE_LEAK_COUNTERS (debug builds), -1 otherwise. */

@@ -128,7 +128,7 @@ dead_host_bind (WsTaskHost *host,
   return FALSE;
 }
 
-static const WsTaskHostVTable dead_host_class = {
+static const WsTaskHostVTable dead_host_vtable = {
   .schedule = dead_host_schedule,
   .ref = dead_host_ref,
   .unref = dead_host_ref,
@@ -136,7 +136,7 @@ static const WsTaskHostVTable dead_host_class = {
   .release = dead_host_bind,
 };
 
-static WsTaskHost dead_host = { .vtable = &dead_host_class };
+static WsTaskHost dead_host = { .vtable = &dead_host_vtable };
 
 static void drop_stage   (WsRawTask *task);
 static void store_result (WsRawTask *task,
@@ -229,7 +229,8 @@ ws_raw_task_new (WsTaskHost     *host,
                  GDestroyNotify  destroy,
                  gboolean        join_interest)
 {
-  return init_task (ws_task_allocator_alloc0 (), host, func, data, destroy, join_interest);
+  return init_task (ws_task_allocator_alloc0 (sizeof (WsRawTask)), host, func, data, destroy,
+                    join_interest);
 }
 
 /* A task with @tail_size bytes of the spawner's after it, in the same
@@ -276,7 +277,7 @@ ws_raw_task_refuse (WsRawTask *task)
   /* Relaxed: not shared yet. */
   guint64 cur = ws_task_state_load (&task->state, memory_order_relaxed);
 
-  g_assert (!task->counted && (cur & WS_STATE_NOTIFIED));
+  WS_STATE_INVARIANT (!task->counted && (cur & WS_STATE_NOTIFIED));
 
   drop_stage (task);
   store_result (task, &result);

@@ -41,47 +41,47 @@ struct _WsRuntimeCore
   gboolean           closing_done;    /* step 1 of shutdown is over */
 };
 
-WsRuntimeCore *ws_runtime_core_new          (const WsConfig *settings);
-WsRuntimeCore *ws_runtime_core_ref          (WsRuntimeCore  *self);
-void           ws_runtime_core_unref        (WsRuntimeCore  *self);
-gboolean       ws_runtime_core_start        (WsRuntimeCore  *self,
-                                             GError        **error);
-gboolean       ws_runtime_core_set_hook     (WsRuntimeCore  *self,
-                                             WsHookKind      kind,
-                                             void          (*func) (gpointer),
-                                             gpointer        data,
-                                             GDestroyNotify  destroy);
-WsRawTask     *ws_runtime_core_spawn        (WsRuntimeCore  *self,
-                                             WsTaskFunc      func,
-                                             gpointer        data,
-                                             GDestroyNotify  destroy,
-                                             gboolean        join_interest);
-WsRawTask     *ws_runtime_core_spawn_with_tail (WsRuntimeCore *self,
-                                             WsTaskFunc      func,
-                                             gpointer        data,
-                                             GDestroyNotify  destroy,
-                                             gsize           tail_size);
-WsRawTask     *ws_runtime_core_spawn_blocking (WsRuntimeCore *self,
-                                             WsTaskFunc      func,
-                                             gpointer        data,
-                                             GDestroyNotify  destroy,
-                                             gboolean        join_interest);
-WsRawTask     *ws_runtime_core_spawn_local  (WsRuntimeCore  *self,
-                                             GMainContext   *context,
-                                             WsTaskFunc      func,
-                                             gpointer        data,
-                                             GDestroyNotify  destroy,
-                                             gboolean        join_interest);
-gboolean       ws_runtime_core_shutdown     (WsRuntimeCore  *self,
-                                             gint64          timeout_usec);
-gboolean       ws_runtime_core_is_shutdown  (WsRuntimeCore  *self);
-gboolean       ws_runtime_core_is_finished  (WsRuntimeCore  *self);
-gint64         ws_runtime_core_alive_tasks  (WsRuntimeCore  *self);
-guint64        ws_runtime_core_spawned_tasks (WsRuntimeCore *self);
+WsRuntimeCore *ws_runtime_core_new             (const WsConfig *settings);
+WsRuntimeCore *ws_runtime_core_ref             (WsRuntimeCore  *self);
+void           ws_runtime_core_unref           (WsRuntimeCore  *self);
+gboolean       ws_runtime_core_start           (WsRuntimeCore  *self,
+                                                GError        **error);
+gboolean       ws_runtime_core_set_hook        (WsRuntimeCore  *self,
+                                                WsHookKind      kind,
+                                                void          (*func) (gpointer),
+                                                gpointer        data,
+                                                GDestroyNotify  destroy);
+WsRawTask     *ws_runtime_core_spawn           (WsRuntimeCore  *self,
+                                                WsTaskFunc      func,
+                                                gpointer        data,
+                                                GDestroyNotify  destroy,
+                                                gboolean        join_interest);
+WsRawTask     *ws_runtime_core_spawn_with_tail (WsRuntimeCore  *self,
+                                                WsTaskFunc      func,
+                                                gpointer        data,
+                                                GDestroyNotify  destroy,
+                                                gsize           tail_size);
+WsRawTask     *ws_runtime_core_spawn_blocking  (WsRuntimeCore  *self,
+                                                WsTaskFunc      func,
+                                                gpointer        data,
+                                                GDestroyNotify  destroy,
+                                                gboolean        join_interest);
+WsRawTask     *ws_runtime_core_spawn_local     (WsRuntimeCore  *self,
+                                                GMainContext   *context,
+                                                WsTaskFunc      func,
+                                                gpointer        data,
+                                                GDestroyNotify  destroy,
+                                                gboolean        join_interest);
+gboolean       ws_runtime_core_shutdown        (WsRuntimeCore  *self,
+                                                gint64          timeout_usec);
+gboolean       ws_runtime_core_is_shutdown     (WsRuntimeCore  *self);
+gboolean       ws_runtime_core_is_finished     (WsRuntimeCore  *self);
+gint64         ws_runtime_core_alive_tasks     (WsRuntimeCore  *self);
+guint64        ws_runtime_core_spawned_tasks   (WsRuntimeCore  *self);
 
 /* The runtime whose code runs on this thread (a worker, a blocking
  * thread, a local dispatch), or NULL. */
-WsRuntimeCore *ws_runtime_core_get_current  (void);
+WsRuntimeCore *ws_runtime_core_get_current       (void);
 /* The context that the timers of a blocking job go to: the first
  * worker's, iterated until shutdown (ws-timer-driver.c). Only for a
  * started runtime: the blocking pool starts with the workers. */

@@ -23,19 +23,19 @@ typedef struct
   _Atomic gboolean *is_sleeping;   /* per worker; written under lock */
 } WsSleepers;
 
-void     ws_sleepers_init                 (WsSleepers   *self,
-                                       guint     n_workers);
-void     ws_sleepers_clear                (WsSleepers   *self);
-gboolean ws_sleepers_transition_to_searching   (WsSleepers *self);
-gboolean ws_sleepers_transition_from_searching (WsSleepers *self);
-gboolean ws_sleepers_transition_to_parked (WsSleepers   *self,
-                                       guint     worker,
-                                       gboolean  is_searching);
-gint     ws_sleepers_worker_to_notify     (WsSleepers   *self);
-gboolean ws_sleepers_is_parked            (WsSleepers   *self,
-                                       guint     worker);
-gboolean ws_sleepers_unpark_worker_by_id  (WsSleepers   *self,
-                                       guint     worker);
-guint    ws_sleepers_n_searching          (WsSleepers   *self);
+void     ws_sleepers_init                      (WsSleepers   *self,
+                                                guint         n_workers);
+void     ws_sleepers_clear                     (WsSleepers   *self);
+gboolean ws_sleepers_transition_to_searching   (WsSleepers   *self);
+gboolean ws_sleepers_transition_from_searching (WsSleepers   *self);
+gboolean ws_sleepers_transition_to_parked      (WsSleepers   *self,
+                                                guint         worker,
+                                                gboolean      is_searching);
+gint     ws_sleepers_worker_to_notify          (WsSleepers   *self);
+gboolean ws_sleepers_is_parked                 (WsSleepers   *self,
+                                                guint         worker);
+gboolean ws_sleepers_unpark_worker_by_id       (WsSleepers   *self,
+                                                guint         worker);
+guint    ws_sleepers_n_searching               (WsSleepers   *self);
 
 G_END_DECLS

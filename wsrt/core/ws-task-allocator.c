@@ -8,8 +8,10 @@
  * the spawn benchmarks, and the free of a chunk that another thread
  * allocated goes back to that thread's arena under its lock. Tasks are
  * all one size, so each thread keeps the ones it frees in a cache of two
- * magazines (lists of WS_TASK_MAGAZINE_SIZE tasks, linked through
- * queue_next) and allocates from it. A thread that frees more than it
+ * magazines (lists of WS_TASK_MAGAZINE_SIZE blocks, linked through the
+ * first word of each free block, a WsFreeBlock) and allocates from it.
+ * Every call passes the same size, a task's (ws_raw_task_new); a cached
+ * block is handed out for it without a look at the size. A thread that frees more than it
  * allocates hands full magazines to a shared depot; one that allocates
  * more takes them back: one lock per WS_TASK_MAGAZINE_SIZE tasks (the
  * magazine and depot scheme of Bonwick's slab allocator). The depot is
@@ -22,6 +24,8 @@
  */
 
 #include "config.h"
+
+#include <string.h>
 
 #include "ws-task-allocator-private.h"
 #include "ws-thread-private.h"
@@ -54,18 +58,17 @@ enum
  * exit_state is NOT_REGISTERED, REGISTERED or EXITED. */
 typedef WsThreadTaskCache ThreadCache;
 
-/* Full magazines, linked through the registry_next of their first task (a
- * free task is in no task registry). */
-static WsLock     depot_lock = WS_LOCK_INIT;
-static WsRawTask *depot;
-static guint      n_depot;
+/* Full magazines, linked through the next_magazine of their first block. */
+static WsLock       depot_lock = WS_LOCK_INIT;
+static WsFreeBlock *depot;
+static guint        n_depot;
 
 static void
-free_magazine (WsRawTask *magazine)
+free_magazine (WsFreeBlock *magazine)
 {
   while (magazine != NULL)
     {
-      WsRawTask *next = magazine->queue_next;
+      WsFreeBlock *next = magazine->next;
 
       g_free (magazine);
       magazine = next;
@@ -74,12 +77,12 @@ free_magazine (WsRawTask *magazine)
 
 /* Gives a full magazine to the depot, or back to malloc if it is full. */
 static void
-depot_put (WsRawTask *magazine)
+depot_put (WsFreeBlock *magazine)
 {
   ws_lock_lock (&depot_lock);
   if (n_depot < WS_TASK_DEPOT_MAX)
     {
-      magazine->registry_next = depot;
+      magazine->next_magazine = depot;
       depot = magazine;
       n_depot++;
       magazine = NULL;
@@ -89,17 +92,17 @@ depot_put (WsRawTask *magazine)
   free_magazine (magazine);
 }
 
-static WsRawTask *
+static WsFreeBlock *
 depot_get (void)
 {
-  WsRawTask *magazine;
+  WsFreeBlock *magazine;
 
   ws_lock_lock (&depot_lock);
   magazine = depot;
   if (magazine != NULL)
     {
-      depot = magazine->registry_next;
-      magazine->registry_next = NULL;
+      depot = magazine->next_magazine;
+      magazine->next_magazine = NULL;
       n_depot--;
     }
   ws_lock_unlock (&depot_lock);
@@ -139,16 +142,16 @@ cache_usable (ThreadCache *cache)
   return TRUE;
 }
 
-WsRawTask *
-ws_task_allocator_alloc0 (void)
+gpointer
+ws_task_allocator_alloc0 (gsize size)
 {
   ThreadCache *cache = &ws_thread.task_cache;
-  WsRawTask *task;
+  WsFreeBlock *block;
 
   if G_UNLIKELY (cache->current == NULL)
     {
       if (!cache_usable (cache))
-        return g_new0 (WsRawTask, 1);
+        return g_malloc0 (size);
       if (cache->full != NULL)
         {
           cache->current = g_steal_pointer (&cache->full);
@@ -157,24 +160,25 @@ ws_task_allocator_alloc0 (void)
       else if ((cache->current = depot_get ()) != NULL)
         cache->n_current = WS_TASK_MAGAZINE_SIZE;
       else
-        return g_new0 (WsRawTask, 1);
+        return g_malloc0 (size);
     }
 
-  task = cache->current;
-  cache->current = task->queue_next;
+  block = cache->current;
+  cache->current = block->next;
   cache->n_current--;
-  memset (task, 0, sizeof *task);
-  return task;
+  memset (block, 0, size);
+  return block;
 }
 
 void
-ws_task_allocator_free (WsRawTask *task)
+ws_task_allocator_free (gpointer data)
 {
   ThreadCache *cache = &ws_thread.task_cache;
+  WsFreeBlock *block = data;
 
   if G_UNLIKELY (!cache_usable (cache))
     {
-      g_free (task);
+      g_free (block);
       return;
     }
 
@@ -187,8 +191,9 @@ ws_task_allocator_free (WsRawTask *task)
       cache->n_current = 0;
     }
 
-  task->queue_next = cache->current;
-  cache->current = task;
+  block->next = cache->current;
+  block->next_magazine = NULL;
+  cache->current = block;
   cache->n_current++;
 }
 
@@ -206,16 +211,16 @@ ws_task_allocator_get_n_cached (gsize *n_thread,
 
 #else /* !WS_TASK_CACHE */
 
-WsRawTask *
-ws_task_allocator_alloc0 (void)
+gpointer
+ws_task_allocator_alloc0 (gsize size)
 {
-  return g_new0 (WsRawTask, 1);
+  return g_malloc0 (size);
 }
 
 void
-ws_task_allocator_free (WsRawTask *task)
+ws_task_allocator_free (gpointer block)
 {
-  g_free (task);
+  g_free (block);
 }
 
 void

@@ -13,7 +13,7 @@ G_BEGIN_DECLS
 
 /* Sharded so that threads binding and completing at once rarely meet on
  * one lock. A power of two. */
-#define WS_OWNED_SHARDS 16
+#define WS_TASK_REGISTRY_SHARDS 16
 
 typedef struct
 {
@@ -33,34 +33,35 @@ typedef struct
   _Atomic guint64  accepted;     /* spawns accepted without the gate */
   _Atomic guint64  completed;    /* accepted tasks that completed */
   gchar            padding[64 - 4 * sizeof (guint64)];
-} WsOwnedCounters;
+} WsRegistryCounters;
 
 struct _WsTaskRegistry
 {
   /* Read on every spawn, written once: not on a line with shard 0's lock. */
-  _Atomic gboolean closed;
-  _Alignas (64) WsRegistryShard shards[WS_OWNED_SHARDS];
-  WsOwnedCounters  counters[WS_OWNED_SHARDS];
+  _Atomic gboolean   closed;
+  _Alignas (64) WsRegistryShard shards[WS_TASK_REGISTRY_SHARDS];
+  WsRegistryCounters counters[WS_TASK_REGISTRY_SHARDS];
 };
 
 void     ws_task_registry_init          (WsTaskRegistry *self);
 void     ws_task_registry_clear         (WsTaskRegistry *self);
 gboolean ws_task_registry_bind          (WsTaskRegistry *self,
-                                        WsRawTask      *task);
+                                         WsRawTask      *task);
 gboolean ws_task_registry_remove        (WsTaskRegistry *self,
-                                        WsRawTask      *task);
+                                         WsRawTask      *task);
 gboolean ws_task_registry_bind_task     (WsTaskHost     *host,
-                                        WsRawTask      *task);
+                                         WsRawTask      *task);
 gboolean ws_task_registry_release_task  (WsTaskHost     *host,
-                                        WsRawTask      *task);
+                                         WsRawTask      *task);
 void     ws_task_registry_close         (WsTaskRegistry *self);
 gboolean ws_task_registry_is_closed     (WsTaskRegistry *self);
 void     ws_task_registry_shutdown_all  (WsTaskRegistry *self);
+void     ws_task_registry_cancel_all    (WsTaskRegistry *self);
 gint64   ws_task_registry_count         (WsTaskRegistry *self);
 gboolean ws_task_registry_enter_spawn   (WsTaskRegistry *self);
 void     ws_task_registry_leave_spawn   (WsTaskRegistry *self);
 gboolean ws_task_registry_wait_spawns   (WsTaskRegistry *self,
-                                        gint64          deadline);
+                                         gint64          deadline);
 guint64  ws_task_registry_spawned       (WsTaskRegistry *self);
 
 guint    ws_task_registry_current_slot  (void);

@@ -26,7 +26,7 @@
  * close (it refuses and takes its entry back), or its increment precedes
  * shutdown's reads of its slot (shutdown waits for it to leave, and its
  * acquire of gate_left makes the push visible). Threads share a slot
- * when there are more than WS_OWNED_SHARDS of them; a refusal on a shared
+ * when there are more than WS_TASK_REGISTRY_SHARDS of them; a refusal on a shared
  * slot takes back its own entry, so it never stands in for the leave of
  * an accepted spawn still in flight on that slot.
  */
@@ -49,7 +49,7 @@ ws_task_registry_current_slot (void)
     {
       /* Relaxed: any distinct-enough number will do. */
       slot = atomic_fetch_add_explicit (&next_slot, 1, memory_order_relaxed)
-             % WS_OWNED_SHARDS + 1;
+             % WS_TASK_REGISTRY_SHARDS + 1;
       ws_thread.registry_slot = slot;
     }
   return slot - 1;
@@ -59,7 +59,7 @@ void
 ws_task_registry_init (WsTaskRegistry *self)
 {
   atomic_init (&self->closed, FALSE);
-  for (guint i = 0; i < WS_OWNED_SHARDS; i++)
+  for (guint i = 0; i < WS_TASK_REGISTRY_SHARDS; i++)
     {
       ws_lock_init (&self->shards[i].lock);
       self->shards[i].head = NULL;
@@ -73,7 +73,7 @@ ws_task_registry_init (WsTaskRegistry *self)
 void
 ws_task_registry_clear (WsTaskRegistry *self)
 {
-  for (guint i = 0; i < WS_OWNED_SHARDS; i++)
+  for (guint i = 0; i < WS_TASK_REGISTRY_SHARDS; i++)
     {
       g_assert (self->shards[i].head == NULL);
       ws_lock_clear (&self->shards[i].lock);
@@ -211,7 +211,7 @@ ws_task_registry_shutdown_all (WsTaskRegistry *self)
 {
   g_assert (ws_task_registry_is_closed (self));
 
-  for (guint i = 0; i < WS_OWNED_SHARDS; i++)
+  for (guint i = 0; i < WS_TASK_REGISTRY_SHARDS; i++)
     {
       WsRegistryShard *shard = &self->shards[i];
 
@@ -237,9 +237,41 @@ ws_task_registry_shutdown_all (WsTaskRegistry *self)
     }
 }
 
+/* Queues the cancellation of every task in the set and leaves them in
+ * it: for a host whose futures must be destroyed on its own thread (a
+ * local executor), where shutdown_all would destroy idle ones here. Each
+ * shard's tasks are taken with a reference under its lock and cancelled
+ * outside it (a cancel schedules the task on its host). */
+void
+ws_task_registry_cancel_all (WsTaskRegistry *self)
+{
+  g_assert (ws_task_registry_is_closed (self));
+
+  for (guint i = 0; i < WS_TASK_REGISTRY_SHARDS; i++)
+    {
+      WsRegistryShard *shard = &self->shards[i];
+      GPtrArray *tasks = g_ptr_array_new ();
+
+      ws_lock_lock (&shard->lock);
+      for (WsRawTask *t = shard->head; t != NULL; t = t->registry_next)
+        {
+          ws_raw_task_ref (t);
+          g_ptr_array_add (tasks, t);
+        }
+      ws_lock_unlock (&shard->lock);
+
+      for (guint j = 0; j < tasks->len; j++)
+        {
+          ws_raw_task_cancel (tasks->pdata[j]);
+          ws_raw_task_unref (tasks->pdata[j]);
+        }
+      g_ptr_array_unref (tasks);
+    }
+}
+
 /* Accepted spawns of one slot (acquire loads). */
 static guint64
-slot_accepted (WsOwnedCounters *c)
+slot_accepted (WsRegistryCounters *c)
 {
   return atomic_load_explicit (&c->gate_left, memory_order_acquire)
          + atomic_load_explicit (&c->accepted, memory_order_acquire);
@@ -256,9 +288,9 @@ ws_task_registry_count (WsTaskRegistry *self)
 {
   gint64 n = 0;
 
-  for (guint i = 0; i < WS_OWNED_SHARDS; i++)
+  for (guint i = 0; i < WS_TASK_REGISTRY_SHARDS; i++)
     {
-      WsOwnedCounters *c = &self->counters[i];
+      WsRegistryCounters *c = &self->counters[i];
       guint64 completed = atomic_load_explicit (&c->completed, memory_order_acquire);
 
       n += (gint64) (slot_accepted (c) - completed);
@@ -272,7 +304,7 @@ ws_task_registry_count (WsTaskRegistry *self)
 gboolean
 ws_task_registry_enter_spawn (WsTaskRegistry *self)
 {
-  WsOwnedCounters *c = &self->counters[ws_task_registry_current_slot ()];
+  WsRegistryCounters *c = &self->counters[ws_task_registry_current_slot ()];
 
   /* SeqCst RMW, then a seq_cst load: the spawner's side of the Dekker
    * pair with ws_task_registry_close () and ws_task_registry_wait_spawns (). */
@@ -306,9 +338,9 @@ ws_task_registry_wait_spawns (WsTaskRegistry *self,
 {
   g_assert (ws_task_registry_is_closed (self));
 
-  for (guint i = 0; i < WS_OWNED_SHARDS; i++)
+  for (guint i = 0; i < WS_TASK_REGISTRY_SHARDS; i++)
     {
-      WsOwnedCounters *c = &self->counters[i];
+      WsRegistryCounters *c = &self->counters[i];
 
       /* SeqCst on gate_entered: shutdown's side of the Dekker pair. Read
        * afresh each time: a refusal on this slot takes its entry back. */
@@ -328,7 +360,7 @@ ws_task_registry_spawned (WsTaskRegistry *self)
 {
   guint64 n = 0;
 
-  for (guint i = 0; i < WS_OWNED_SHARDS; i++)
+  for (guint i = 0; i < WS_TASK_REGISTRY_SHARDS; i++)
     n += slot_accepted (&self->counters[i]);
   return n;
 }

@@ -4,8 +4,9 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Everything a task is, apart from its future and its outcome, is one
- * 64-bit word: six flags in the low byte, the reference count above them
- * (doc/architecture.md, "The task and its state word"). One word, so that
+ * 64-bit word: six flags in the low byte, the reference count above them.
+ * This comment is the word's normative description (doc/architecture.md,
+ * "The task and its state word", points here). One word, so that
  * every transition is a single CAS or RMW: a flag and the reference it
  * carries change together or not at all, and no transition ever sees a
  * half-made one.
@@ -18,6 +19,49 @@
  * action then describes the word as it was); it never has side effects,
  * since it may run several times for one transition. The caller acts
  * only on the action of the CAS that succeeded.
+ *
+ *   bits 63..8   the reference count (56 bits)
+ *   bits 7, 6    unused
+ *   bit 5        JOIN_WAKER      join_waker is set and is the completer's
+ *   bit 4        JOIN_INTEREST   a join handle exists
+ *   bit 3        CANCELLED
+ *   bit 2        NOTIFIED        queued, or to be re-queued after the poll
+ *   bit 1        COMPLETE
+ *   bit 0        RUNNING         held by the one poller
+ *
+ * A reference is WS_STATE_REF_ONE (1 << 8). ws_raw_task_new () starts a
+ * task at NOTIFIED with 1 reference (2 with a join handle).
+ *
+ * The transitions ("idle" is none of RUNNING, COMPLETE, NOTIFIED):
+ *
+ *   wake (ws_raw_task_wake_by_ref)
+ *     idle                    +NOTIFIED, then schedule       +1 (queued)
+ *     RUNNING, not NOTIFIED   +NOTIFIED                      none
+ *     COMPLETE or NOTIFIED    nothing                        none
+ *   cancel (ws_raw_task_cancel)
+ *     idle                    +CANCELLED +NOTIFIED, schedule +1
+ *     RUNNING or NOTIFIED     +CANCELLED +NOTIFIED           none
+ *     COMPLETE or CANCELLED   nothing                        none
+ *   transition_to_running
+ *     NOTIFIED, not RUNNING/COMPLETE  +RUNNING -NOTIFIED     the queued
+ *                                                            ref becomes
+ *                                                            the poller's
+ *     RUNNING or COMPLETE     unchanged                      -1 (a stale
+ *                                                            queued copy)
+ *   transition_to_idle
+ *     RUNNING, not CANCELLED  -RUNNING; if NOTIFIED,         kept if
+ *                             schedule again                 NOTIFIED,
+ *                                                            else -1
+ *     RUNNING + CANCELLED     keeps RUNNING, cancel_task
+ *   complete (ws-raw-task.c)
+ *     RUNNING                 leave the registry, then       -1 poller,
+ *                             XOR RUNNING|COMPLETE           -1 registry
+ *                                                            if linked
+ *   transition_to_shutdown (ws_raw_task_shutdown)
+ *     not RUNNING/COMPLETE    +CANCELLED +RUNNING,           the registry
+ *                             cancel_task                    ref plays the
+ *                                                            poller's
+ *     otherwise               +CANCELLED                     none
  *
  * What the transitions keep, together (ws-raw-task.c states the rules of
  * a task they serve):
@@ -66,6 +110,18 @@ G_BEGIN_DECLS
 #define WS_STATE_JOIN_WAKER    ((guint64) 1 << 5)  /* join_waker is set */
 #define WS_STATE_REF_SHIFT     8
 #define WS_STATE_REF_ONE       ((guint64) 1 << WS_STATE_REF_SHIFT)
+
+/* An invariant of the state word. It holds in every build, G_DISABLE_ASSERT
+ * included (CONTRIBUTING.md, "Assertions"): a word that breaks one means
+ * a task is polled twice, freed while referenced or completed twice, and
+ * going on would corrupt memory that other threads use. */
+#define WS_STATE_INVARIANT(expr) \
+  G_STMT_START \
+    { \
+      if G_UNLIKELY (!(expr)) \
+        g_error ("wsrt: task state invariant failed: %s", #expr); \
+    } \
+  G_STMT_END
 
 /* The word itself. A plain atomic, so that code that only loads it (a
  * host that orders its own accesses on it) needs nothing from here. */
@@ -176,7 +232,7 @@ ws_task_state_ref_inc (WsTaskState *state)
   guint64 prev = atomic_fetch_add_explicit (state, WS_STATE_REF_ONE,
                                             memory_order_relaxed);
 
-  g_assert (ws_task_state_ref_count (prev) > 0);
+  WS_STATE_INVARIANT (ws_task_state_ref_count (prev) > 0);
 }
 
 /* Drops @n references; TRUE if they were the last (the caller frees the
@@ -193,7 +249,7 @@ ws_task_state_ref_dec (WsTaskState *state,
                                             memory_order_acq_rel);
   guint64 refs = ws_task_state_ref_count (prev);
 
-  g_assert (refs >= n);
+  WS_STATE_INVARIANT (refs >= n);
   return refs == n;
 }
 
@@ -216,7 +272,7 @@ ws_task_state_to_running_step (guint64 cur)
 {
   guint64 next;
 
-  g_assert (cur & WS_STATE_NOTIFIED);
+  WS_STATE_INVARIANT (cur & WS_STATE_NOTIFIED);
 
   if (cur & (WS_STATE_RUNNING | WS_STATE_COMPLETE))
     {
@@ -260,7 +316,7 @@ ws_task_state_to_idle_step (guint64 cur)
 {
   guint64 next;
 
-  g_assert (cur & WS_STATE_RUNNING);
+  WS_STATE_INVARIANT (cur & WS_STATE_RUNNING);
 
   if (cur & WS_STATE_CANCELLED)
     return ws_task_state_step_keep (WS_TO_IDLE_CANCELLED);
@@ -390,8 +446,8 @@ ws_task_state_transition_to_complete (WsTaskState *state)
                                             WS_STATE_RUNNING | WS_STATE_COMPLETE,
                                             memory_order_acq_rel);
 
-  g_assert (prev & WS_STATE_RUNNING);
-  g_assert (!(prev & WS_STATE_COMPLETE));
+  WS_STATE_INVARIANT (prev & WS_STATE_RUNNING);
+  WS_STATE_INVARIANT (!(prev & WS_STATE_COMPLETE));
   return prev;
 }
 
@@ -453,7 +509,7 @@ typedef enum
 static inline WsTaskStateStep
 ws_task_state_unset_join_interest_step (guint64 cur)
 {
-  g_assert (cur & WS_STATE_JOIN_INTEREST);
+  WS_STATE_INVARIANT (cur & WS_STATE_JOIN_INTEREST);
 
   if (cur & WS_STATE_COMPLETE)
     return ws_task_state_step_keep (WS_UNSET_JOIN_INTEREST_COMPLETE);

@@ -27,18 +27,26 @@ G_BEGIN_DECLS
  * GObject-Introspection does), so the struct stays small. */
 #define WS_TLS_INITIAL_EXEC __attribute__ ((tls_model ("initial-exec")))
 
-struct _WsRawTask;
 struct _WsWorker;
 struct _WsBlockingPool;
 struct _WsRuntimeRef;
 
+/* A block of the task allocator while it is cached: its first words
+ * link it (ws-task-allocator.c). */
+typedef struct _WsFreeBlock WsFreeBlock;
+struct _WsFreeBlock
+{
+  WsFreeBlock *next;                 /* the next block of its magazine */
+  WsFreeBlock *next_magazine;        /* in the depot, on a first block */
+};
+
 /* The task allocator's magazines (ws-task-allocator.c). */
 typedef struct
 {
-  struct _WsRawTask *current;        /* allocate from here, free to here */
-  guint              n_current;
-  struct _WsRawTask *full;           /* a full magazine, or NULL */
-  guint8             exit_state;     /* see ws-task-allocator.c */
+  WsFreeBlock *current;              /* allocate from here, free to here */
+  guint        n_current;
+  WsFreeBlock *full;                 /* a full magazine, or NULL */
+  guint8       exit_state;           /* see ws-task-allocator.c */
 } WsThreadTaskCache;
 
 typedef struct

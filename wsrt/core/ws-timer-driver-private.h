@@ -37,26 +37,26 @@ ws_timer_init (WsTimer *timer)
 }
 
 WsTimerDriver *ws_timer_driver_ref_for_current_thread (void);
-WsTimerDriver *ws_timer_driver_ref_for_context        (GMainContext *context);
-void           ws_timer_driver_unref      (WsTimerDriver         *self);
-gboolean       ws_timer_driver_arm        (WsTimerDriver         *self,
-                                           WsTimer               *timer,
-                                           const _Atomic gint64  *deadline,
-                                           gint64                 now,
-                                           WsContext             *cx);
-gboolean       ws_timer_driver_arm_waker  (WsTimerDriver         *self,
-                                           WsTimer               *timer,
-                                           const _Atomic gint64  *deadline,
-                                           gint64                 now,
-                                           WsWaker               *waker);
-void           ws_timer_driver_reset      (WsTimerDriver         *self,
-                                           WsTimer               *timer,
-                                           const _Atomic gint64  *deadline);
-void           ws_timer_driver_disarm     (WsTimerDriver         *self,
-                                           WsTimer               *timer);
-gboolean       ws_timer_driver_disarm_waker (WsTimerDriver       *self,
-                                           WsTimer               *timer,
-                                           WsWaker               *waker);
-gsize          ws_timer_driver_get_n_timers (WsTimerDriver       *self);
+WsTimerDriver *ws_timer_driver_ref_for_context        (GMainContext          *context);
+void           ws_timer_driver_unref                  (WsTimerDriver         *self);
+gboolean       ws_timer_driver_arm                    (WsTimerDriver         *self,
+                                                       WsTimer               *timer,
+                                                       const _Atomic gint64  *deadline,
+                                                       gint64                 now,
+                                                       WsContext             *cx);
+gboolean       ws_timer_driver_arm_waker              (WsTimerDriver         *self,
+                                                       WsTimer               *timer,
+                                                       const _Atomic gint64  *deadline,
+                                                       gint64                 now,
+                                                       WsWaker               *waker);
+void           ws_timer_driver_reset                  (WsTimerDriver         *self,
+                                                       WsTimer               *timer,
+                                                       const _Atomic gint64  *deadline);
+void           ws_timer_driver_disarm                 (WsTimerDriver         *self,
+                                                       WsTimer               *timer);
+gboolean       ws_timer_driver_disarm_waker           (WsTimerDriver         *self,
+                                                       WsTimer               *timer,
+                                                       WsWaker               *waker);
+gsize          ws_timer_driver_get_n_timers           (WsTimerDriver         *self);
 
 G_END_DECLS

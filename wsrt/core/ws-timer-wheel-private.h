@@ -65,16 +65,16 @@ typedef struct
   gsize        n_entries;
 } WsTimerWheel;
 
-void      ws_timer_wheel_init            (WsTimerWheel *self,
-                                          guint64       elapsed);
-gboolean  ws_timer_wheel_insert          (WsTimerWheel *self,
-                                          WsTimerEntry *entry,
-                                          guint64       when);
-void      ws_timer_wheel_remove          (WsTimerWheel *self,
-                                          WsTimerEntry *entry);
-guint64   ws_timer_wheel_next_expiration (WsTimerWheel *self);
-WsTimerEntry *ws_timer_wheel_poll        (WsTimerWheel *self,
-                                          guint64       now);
+void          ws_timer_wheel_init            (WsTimerWheel *self,
+                                              guint64       elapsed);
+gboolean      ws_timer_wheel_insert          (WsTimerWheel *self,
+                                              WsTimerEntry *entry,
+                                              guint64       when);
+void          ws_timer_wheel_remove          (WsTimerWheel *self,
+                                              WsTimerEntry *entry);
+guint64       ws_timer_wheel_next_expiration (WsTimerWheel *self);
+WsTimerEntry *ws_timer_wheel_poll            (WsTimerWheel *self,
+                                              guint64       now);
 
 static inline void
 ws_timer_entry_init (WsTimerEntry *entry)

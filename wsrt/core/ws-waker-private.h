@@ -58,7 +58,7 @@ struct _WsWaker
  * the test harness checks it is 0 after every test case. -1 when not
  * counted. Relaxed, like the live-task count: exact once the threads are
  * done. */
-gint64     ws_raw_task_get_n_live_wakers (void);
+gint64 ws_waker_get_n_live (void);
 #ifdef WS_ENABLE_LEAK_COUNTERS
 extern _Atomic gint64 ws_waker_n_live;
 # define WS_COUNT_WAKERS(n) \

@@ -23,7 +23,7 @@ _Atomic gint64 ws_waker_n_live;
 #endif
 
 gint64
-ws_raw_task_get_n_live_wakers (void)
+ws_waker_get_n_live (void)
 {
 #ifdef WS_ENABLE_LEAK_COUNTERS
   return atomic_load_explicit (&ws_waker_n_live, memory_order_relaxed);

@@ -69,32 +69,32 @@ struct _WsWorkerPool
   guint              n_shutdown_workers;
 };
 
-WsWorkerPool *ws_worker_pool_new              (const WsConfig        *config,
-                                               WsRuntimeRef          *runtime,
-                                               const WsThreadHandOff *hand_off);
-void          ws_worker_pool_free             (WsWorkerPool *self);
-gboolean      ws_worker_pool_start            (WsWorkerPool *self,
-                                               GError      **error);
-gboolean      ws_worker_pool_has_started      (WsWorkerPool *self);
-void          ws_worker_pool_fix_hooks        (WsWorkerPool *self);
-gboolean      ws_worker_pool_run_unstarted    (WsWorkerPool *self,
-                                               void        (*func) (gpointer),
-                                               gpointer      data);
-WsRawTask    *ws_worker_pool_spawn            (WsWorkerPool  *self,
-                                               WsTaskFunc     func,
-                                               gpointer       data,
-                                               GDestroyNotify destroy,
-                                               gboolean       join_interest,
-                                               gsize          tail_size);
-void          ws_worker_pool_begin_shutdown   (WsWorkerPool *self);
-gboolean      ws_worker_pool_stop             (WsWorkerPool *self,
-                                               gint64        deadline);
-void          ws_worker_pool_dispatch_contexts (WsWorkerPool *self,
-                                                gint64        deadline);
-gboolean      ws_worker_pool_is_shutdown      (WsWorkerPool *self);
-gint64        ws_worker_pool_alive_tasks      (WsWorkerPool *self);
-GMainContext *ws_worker_pool_get_context      (WsWorkerPool *self,
-                                               guint         index);
+WsWorkerPool *ws_worker_pool_new               (const WsConfig        *config,
+                                                WsRuntimeRef          *runtime,
+                                                const WsThreadHandOff *hand_off);
+void          ws_worker_pool_free              (WsWorkerPool          *self);
+gboolean      ws_worker_pool_start             (WsWorkerPool          *self,
+                                                GError               **error);
+gboolean      ws_worker_pool_has_started       (WsWorkerPool          *self);
+void          ws_worker_pool_fix_hooks         (WsWorkerPool          *self);
+gboolean      ws_worker_pool_run_unstarted     (WsWorkerPool          *self,
+                                                void                 (*func) (gpointer),
+                                                gpointer               data);
+WsRawTask    *ws_worker_pool_spawn             (WsWorkerPool          *self,
+                                                WsTaskFunc             func,
+                                                gpointer               data,
+                                                GDestroyNotify         destroy,
+                                                gboolean               join_interest,
+                                                gsize                  tail_size);
+void          ws_worker_pool_begin_shutdown    (WsWorkerPool          *self);
+gboolean      ws_worker_pool_stop              (WsWorkerPool          *self,
+                                                gint64                 deadline);
+void          ws_worker_pool_dispatch_contexts (WsWorkerPool          *self,
+                                                gint64                 deadline);
+gboolean      ws_worker_pool_is_shutdown       (WsWorkerPool          *self);
+gint64        ws_worker_pool_alive_tasks       (WsWorkerPool          *self);
+GMainContext *ws_worker_pool_get_context       (WsWorkerPool          *self,
+                                                guint                  index);
 
 /* For the workers (ws-worker.c). */
 void          ws_worker_pool_notify_parked    (WsWorkerPool *self);

@@ -4,8 +4,9 @@
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * The shutdown protocol of the runtime (doc/architecture.md, "Shutdown",
- * gives the same argument at more length; models/shutdown.pml checks it).
+ * The shutdown protocol of the runtime, written here once
+ * (doc/architecture.md, "Shutdown", points here; models/shutdown.pml
+ * checks it).
  * The runtime (ws-runtime-core.c) runs the steps in order; this pool
  * carries out steps 1 to 6 for its own tasks, the blocking pool and the
  * local executors their parts of steps 1 and 7.
@@ -26,7 +27,11 @@
  *      ended task that a stale waker keeps (a zombie) gives its reference
  *      back once every task of the host has ended (step 5 here), and
  *      holds a dead host from then on (ws-raw-task.c, "Stale wakers";
- *      models/zombie.pml).
+ *      models/zombie.pml). For the worker and blocking pools that
+ *      reference is one on the runtime's count, taken from and given
+ *      back to a runtime thread's credit where it can be, so that no
+ *      task writes the shared count (ws-runtime-ref-private.h, "Credit";
+ *      models/runtime-ref.pml).
  *  (T) Every thread that runs the runtime's code is known to shutdown:
  *      workers and a thread inside ws_block_in_place () (counted in
  *      n_running_threads until its poll returns), blocking threads (the
@@ -124,7 +129,7 @@ static void pool_schedule (WsTaskHost *host,
                            WsRawTask  *task,
                            gboolean    is_yield);
 
-static const WsTaskHostVTable pool_host_class = {
+static const WsTaskHostVTable pool_host_vtable = {
   .schedule = pool_schedule,
   .ref = ws_task_host_ref_runtime,
   .unref = ws_task_host_unref_runtime,
@@ -142,7 +147,7 @@ ws_worker_pool_new (const WsConfig        *config,
   guint n = config->n_workers;
 
   g_assert (n > 0);
-  self->host.vtable = &pool_host_class;
+  self->host.vtable = &pool_host_vtable;
   self->host.registry = &self->registry;
   self->host.bind_on_pending = TRUE;
   self->host.runtime = runtime;

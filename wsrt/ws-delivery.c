@@ -1,0 +1,251 @@
+/* ws-delivery.c: batched delivery of async completions to main contexts
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * A `_async()` callback runs on the thread-default context of its caller,
+ * exactly once, never from inside the call, also when cancelled
+ * (doc/architecture.md, "Rules: main contexts").
+ * Completions bound for one context are batched through one GSource per
+ * context (found with g_main_context_find_source_by_funcs_user_data, so
+ * the context owns it and nothing else keeps the context alive), not one
+ * idle source per operation.
+ *
+ * The source queues plain items (WsDeliveryItem: a link and a class with
+ * deliver and discard), embedded in what is delivered: no GObject per
+ * item. Three kinds are queued:
+ *
+ *  - a WsAsyncWait (ws-async-wait.c), the GObject that is at once the
+ *    waker the core wakes, the GAsyncResult and the item: for waits with
+ *    a GCancellable and for the task-group waits;
+ *  - the wait a WsTask embeds for a ws_task_wait_async() without a
+ *    GCancellable, whose GAsyncResult is the task itself (ws-task.c);
+ *  - a Completion (ws-join-handle-delivery.c), the tail of a task spawned
+ *    with ws_runtime_spawn_with_callback(), in the task's own memory: the
+ *    task's join waker and the item, so the task itself is what is queued.
+ *
+ * Lifetime. Every queued item holds a reference on its context, dropped
+ * only once it is delivered (or discarded). So while an item is queued
+ * its context lives, and with it the source, which stays attached until
+ * the context is finalized: a pusher needs no reference of its own on the
+ * source. After its unlock, a pusher touches the source only if the queue
+ * was empty, to set the ready time; its item cannot be dispatched before
+ * that call takes the context lock (the dispatch clears the ready time
+ * before it takes the batch, and nobody else arms it while the item is
+ * queued), so the item's reference still keeps the context alive there.
+ *
+ * Finding the source: a per-thread cache of the last context looked up
+ * and its source (holding a reference on the source, not the context).
+ * A hit needs the same context pointer and a source not destroyed: a
+ * context's finalize destroys its sources before its memory can be reused
+ * by another context at the same address, so a live cached source means
+ * a live, identical context. A miss takes the registry lock and GLib's
+ * lookup, which walks the context's sources.
+ */
+
+#include "config.h"
+
+#include "ws-delivery-private.h"
+#include "ws-core-private.h"
+
+struct _WsDelivery
+{
+  GSource         parent;
+  WsLock          lock;
+  WsDeliveryItem *head;           /* pushed, under the lock */
+  WsDeliveryItem *tail;
+  /* Taken from the queue and not yet delivered: only the thread that
+   * dispatches the context reads or writes it, so it needs no lock. A
+   * callback that iterates the context again (a nested main loop)
+   * continues from here. */
+  WsDeliveryItem *batch;
+};
+
+/* Serialises finding-or-creating the delivery source of a context. */
+static WsLock registry_lock = WS_LOCK_INIT;
+
+/* Recursion: the source can recurse (g_source_set_can_recurse), so a
+ * callback that runs a nested main loop on this context still gets the
+ * completions queued after it. The batch taken from the queue lives in
+ * the source, not on the dispatching stack: a nested dispatch delivers
+ * the rest of it first, in order, then takes what was pushed since.
+ * prepare and check report a batch left by an outer dispatch, which
+ * GLib's ready time alone would not (it was cleared before the take). */
+static gboolean
+delivery_prepare (GSource *source,
+                  gint    *timeout)
+{
+  *timeout = -1;
+  return ((WsDelivery *) source)->batch != NULL;
+}
+
+static gboolean
+delivery_check (GSource *source)
+{
+  return ((WsDelivery *) source)->batch != NULL;
+}
+
+static gboolean
+delivery_dispatch (GSource     *source,
+                   GSourceFunc  callback,
+                   gpointer     user_data)
+{
+  WsDelivery *self = (WsDelivery *) source;
+
+  /* Before taking the queue: a push that finds the queue empty after the
+   * take arms the source again. */
+  g_source_set_ready_time (source, -1);
+
+  ws_lock_lock (&self->lock);
+  if (self->head != NULL)
+    {
+      /* Append to what an outer dispatch left, keeping the order. */
+      WsDeliveryItem **end = &self->batch;
+
+      while (*end != NULL)
+        end = &(*end)->next;
+      *end = self->head;
+      self->head = self->tail = NULL;
+    }
+  ws_lock_unlock (&self->lock);
+
+  while (self->batch != NULL)
+    {
+      WsDeliveryItem *item = self->batch;
+
+      self->batch = item->next;
+      item->next = NULL;
+      item->klass->deliver (item);
+    }
+
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+delivery_finalize (GSource *source)
+{
+  WsDelivery *self = (WsDelivery *) source;
+
+  /* Only a source destroyed by someone else can get here with items
+   * queued (each holds the context): drop them. */
+  while (self->batch != NULL)
+    {
+      WsDeliveryItem *item = self->batch;
+
+      self->batch = item->next;
+      item->next = NULL;
+      item->klass->discard (item);
+    }
+  while (self->head != NULL)
+    {
+      WsDeliveryItem *item = self->head;
+
+      self->head = item->next;
+      item->next = NULL;
+      item->klass->discard (item);
+    }
+  ws_lock_clear (&self->lock);
+}
+
+static GSourceFuncs delivery_funcs = {
+  delivery_prepare, delivery_check, delivery_dispatch, delivery_finalize, NULL, NULL,
+};
+
+static gboolean
+delivery_no_callback (gpointer data)
+{
+  return G_SOURCE_CONTINUE;
+}
+
+/* A new reference to the delivery source of @context, made if needed. */
+static GSource *
+lookup_delivery_source (GMainContext *context)
+{
+  GSource *source;
+
+  ws_lock_lock (&registry_lock);
+  source = g_main_context_find_source_by_funcs_user_data (context, &delivery_funcs, NULL);
+  if (source != NULL)
+    g_source_ref (source);
+  else
+    {
+      WsDelivery *self;
+
+      source = g_source_new (&delivery_funcs, sizeof (WsDelivery));
+      self = (WsDelivery *) source;
+      ws_lock_init (&self->lock);
+      /* find_source_by_funcs_user_data() matches on callback data. */
+      g_source_set_callback (source, delivery_no_callback, NULL, NULL);
+      g_source_set_static_name (source, "[wsrt] completions");
+      g_source_set_priority (source, G_PRIORITY_DEFAULT);
+      g_source_set_can_recurse (source, TRUE);
+      g_source_attach (source, context);
+    }
+  ws_lock_unlock (&registry_lock);
+
+  return source;
+}
+
+typedef struct
+{
+  GMainContext *context;      /* not a reference: compared only */
+  GSource      *source;       /* a reference */
+} DeliveryCache;
+
+static void
+delivery_cache_free (gpointer data)
+{
+  DeliveryCache *cache = data;
+
+  g_clear_pointer (&cache->source, g_source_unref);
+  g_free (cache);
+}
+
+static GPrivate delivery_cache = G_PRIVATE_INIT (delivery_cache_free);
+
+WsDelivery *
+ws_delivery_get (GMainContext *context)
+{
+  DeliveryCache *cache = g_private_get (&delivery_cache);
+  GSource *old;
+
+  /* The argument for a hit is at the top of this file. */
+  if G_LIKELY (cache != NULL && cache->context == context
+               && !g_source_is_destroyed (cache->source))
+    return (WsDelivery *) cache->source;
+
+  if (cache == NULL)
+    {
+      cache = g_new0 (DeliveryCache, 1);
+      g_private_set (&delivery_cache, cache);
+    }
+  old = cache->source;
+  cache->source = lookup_delivery_source (context);
+  cache->context = context;
+  /* Last: this may finalize a source of a context that is gone. */
+  if (old != NULL)
+    g_source_unref (old);
+
+  return (WsDelivery *) cache->source;
+}
+
+void
+ws_delivery_push (WsDelivery     *self,
+                  WsDeliveryItem *item)
+{
+  gboolean was_empty;
+
+  item->next = NULL;
+  ws_lock_lock (&self->lock);
+  was_empty = self->head == NULL;
+  if (self->tail != NULL)
+    self->tail->next = item;
+  else
+    self->head = item;
+  self->tail = item;
+  ws_lock_unlock (&self->lock);
+
+  /* Safe without a reference of ours: see the top of this file. */
+  if (was_empty)
+    g_source_set_ready_time (&self->parent, 0);
+}
