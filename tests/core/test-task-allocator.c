@@ -40,7 +40,7 @@ drain_depot_thread (gpointer data)
   return NULL;
 }
 
-static gpointer
+G_GNUC_UNUSED static gpointer
 alloc_one_thread (gpointer data)
 {
   Cached *cached = data;

@@ -35,10 +35,11 @@
  * number of CPUs) of the running jobs are busy (admitted_locked): a job
  * counts as busy while its thread is runnable, on a CPU or waiting for
  * one, as its run meter (ws-run-meter.c) sees it, at most once per 2 ms
- * window; a job waiting on something is not. A thread that may not take
- * the job yet is the standby, which looks again every window (so a job
- * that blocks gets company within a window); a second such thread waits
- * listed idle, and a spawn wakes no idle thread while there is a standby.
+ * window; a job found waiting on something at two looks in a row is not.
+ * A thread that may not take the job yet is the standby, which looks
+ * again every window (so a job that blocks gets company within two
+ * windows); a second such thread waits listed idle, and a spawn wakes no
+ * idle thread while there is a standby.
  * A burst of jobs that compute thus runs on cpu_slots threads plus the
  * standby (and at most one idle thread, left when the standby took a job
  * as another thread came back from one), however long the queue, while
@@ -66,7 +67,7 @@
  *     wake moves with the end of its standing by;
  *   - the standby takes a job as soon as fewer than cpu_slots running
  *     jobs are busy, and jobs that wait (for a queued job or anything
- *     else) are found blocked within a window; while it waits, a spawn
+ *     else) are found blocked within two windows; while it waits, a spawn
  *     need not wake anyone;
  *   - an idle thread retires only while another one is listed idle (the
  *     last idle thread never retires while the pool is open), and a woken

@@ -23,6 +23,7 @@ typedef struct
   gint64    since;           /* start of the current window, 0: none yet */
   gint64    runnable_since;  /* CPU time at its start, in ns (no /proc) */
   gboolean  busy;
+  guint     n_waiting_looks; /* looks in a row that found it waiting */
 } WsRunMeter;
 
 void     ws_run_meter_init    (WsRunMeter *self);

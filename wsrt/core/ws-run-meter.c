@@ -11,7 +11,8 @@
  * waiting for one), blocked otherwise.
  *
  * On Linux the thread's state in /proc/thread-self/stat ('R' runnable,
- * 'S' or 'D' waiting) is the answer, the same however loaded the
+ * 'S' or 'D' waiting; waiting at two looks in a row for blocked) is the
+ * answer, the same however loaded the
  * machine is: a job that computes is runnable, whether it has a CPU or
  * queues for one. The scheduler's time counters would not do: a
  * thread's CPU time in schedstat advances only at a tick, and its run
@@ -71,6 +72,7 @@ ws_run_meter_restart (WsRunMeter *self)
 {
   self->since = 0;
   self->busy = TRUE;
+  self->n_waiting_looks = 0;
 }
 
 /* The state letter of /proc/thread-self/stat ("tid (comm) S ..."; comm
@@ -121,8 +123,14 @@ ws_run_meter_is_busy (WsRunMeter *self,
     {
       char state = read_state (self->fd);
 
-      /* Unknown reads as blocked: the pool then errs towards a thread. */
-      self->busy = state == 'R';
+      /* Unknown reads as waiting: the pool then errs towards a thread. A
+       * thread found waiting once may be between two bursts of work (a
+       * page fault, a contended lock): blocked takes two looks in a row. */
+      if (state == 'R')
+        self->n_waiting_looks = 0;
+      else
+        self->n_waiting_looks++;
+      self->busy = self->n_waiting_looks < 2;
       self->since = now;
       return self->busy;
     }
