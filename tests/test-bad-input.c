@@ -126,6 +126,55 @@ test_context_and_waker_refusals (void)
   g_test_message ("context and waker: %u refusals checked", ws_test_n_refusals);
 }
 
+static void
+fiber_noop (WsContext *cx,
+            gpointer   data)
+{
+}
+
+/* A poll function, not a fiber: it may not suspend. */
+static WsPoll
+suspend_outside_fiber (WsContext *cx,
+                       gpointer   data)
+{
+  g_assert_false (ws_context_is_fiber (cx));
+  WS_TEST_REFUSED (ws_fiber_suspend, g_assert_false (ws_fiber_suspend (cx)));
+  WS_TEST_REFUSED (ws_fiber_yield, g_assert_false (ws_fiber_yield (cx)));
+  return WS_POLL_READY;
+}
+
+static void
+test_fiber_refusals (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  WsContext idle_cx = { NULL, };   /* a context outside any poll */
+  g_autoptr(WsTask) task = NULL;
+
+  ws_test_reset_counters ();
+  ws_test_n_refusals = 0;
+
+  /* A refused spawn still frees its data. */
+  WS_TEST_REFUSED (ws_runtime_spawn_fiber, g_assert_null (ws_runtime_spawn_fiber (NULL, fiber_noop, NULL, ws_test_count_destroy)));
+  WS_TEST_REFUSED (ws_runtime_spawn_fiber, g_assert_null (ws_runtime_spawn_fiber (rt, NULL, NULL, ws_test_count_destroy)));
+  WS_TEST_REFUSED (ws_runtime_spawn_fiber_full, g_assert_null (ws_runtime_spawn_fiber_full (NULL, 0, fiber_noop, NULL, ws_test_count_destroy)));
+  WS_TEST_REFUSED (ws_runtime_spawn_fiber_full, g_assert_null (ws_runtime_spawn_fiber_full (rt, 0, NULL, NULL, ws_test_count_destroy)));
+  WS_TEST_REFUSED (ws_runtime_spawn_fiber_full, g_assert_null (ws_runtime_spawn_fiber_full (rt, (gsize) 2 << 30, fiber_noop, NULL, ws_test_count_destroy)));
+  WS_TEST_REFUSED (ws_context_spawn_fiber, g_assert_null (ws_context_spawn_fiber (NULL, fiber_noop, NULL, ws_test_count_destroy)));
+  WS_TEST_REFUSED (ws_context_spawn_fiber, g_assert_null (ws_context_spawn_fiber (&idle_cx, fiber_noop, NULL, ws_test_count_destroy)));
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 7);
+
+  /* Suspending outside a fiber: a critical naming the call, FALSE. */
+  WS_TEST_REFUSED (ws_fiber_suspend, g_assert_false (ws_fiber_suspend (NULL)));
+  WS_TEST_REFUSED (ws_fiber_suspend, g_assert_false (ws_fiber_suspend (&idle_cx)));
+  WS_TEST_REFUSED (ws_fiber_yield, g_assert_false (ws_fiber_yield (NULL)));
+  WS_TEST_REFUSED (ws_fiber_yield, g_assert_false (ws_fiber_yield (&idle_cx)));
+  WS_TEST_REFUSED (ws_context_is_fiber, g_assert_false (ws_context_is_fiber (NULL)));
+  task = ws_runtime_spawn (rt, suspend_outside_fiber, NULL, NULL);
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_test_message ("fiber: %u refusals checked", ws_test_n_refusals);
+}
+
 /* Checks the refusals that need a context inside a real poll. */
 typedef struct
 {
@@ -509,6 +558,7 @@ main (int   argc,
   ws_test_add_func ("/bad-input/runtime", test_runtime_refusals);
   ws_test_add_func ("/bad-input/context-and-waker", test_context_and_waker_refusals);
   ws_test_add_func ("/bad-input/in-poll", test_in_poll_refusals);
+  ws_test_add_func ("/bad-input/fiber", test_fiber_refusals);
   ws_test_add_func ("/bad-input/task", test_task_refusals);
   ws_test_add_func ("/bad-input/task-group", test_group_refusals);
   ws_test_add_func ("/bad-input/awaitables", test_awaitable_refusals);
