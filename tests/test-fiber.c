@@ -560,7 +560,8 @@ test_many_pending (void)
 }
 
 /* One worker, fibers one after the other: the worker's pool gives the
- * same stack back each time, so the whole run maps one stack. */
+ * same stack back each time, so the whole run maps at most one stack
+ * (none if a stack of that size waits in the depot). */
 static void
 test_stack_reuse (void)
 {
@@ -575,7 +576,7 @@ test_stack_reuse (void)
       g_assert_true (ws_join_handle_wait (h, NULL));
       g_free (ws_join_handle_finish (h, NULL));
     }
-  g_assert_cmpuint (ws_fiber_stack_get_n_mapped () - before, ==, 1);
+  g_assert_cmpuint (ws_fiber_stack_get_n_mapped () - before, <=, 1);
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 

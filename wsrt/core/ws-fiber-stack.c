@@ -24,10 +24,17 @@
  * (ws-fiber.c): no frame on it is live. Released stacks go to a cache of
  * the releasing thread (on a worker, the worker's pool of stacks), at
  * most WS_FIBER_STACK_CACHE_MAX of them; the next get of the same size on
- * that thread reuses one without a system call. A cached stack keeps the
- * pages its last fiber touched. A thread's cache is unmapped when the
- * thread exits. Only the owning thread touches its cache, so it needs no
- * lock.
+ * that thread reuses one without a system call. Only the owning thread
+ * touches its cache, so it needs no lock. A fiber often ends on another
+ * worker than the one that gave it its stack (it was stolen, or woken
+ * by a child that ran there), so one worker's cache fills while
+ * another's runs dry: a full cache moves half of itself to a depot shared
+ * by the process, and an empty one takes a batch from there before it
+ * maps a new stack, under the depot's lock (one lock per
+ * WS_FIBER_STACK_BATCH stacks). The depot keeps at most
+ * WS_FIBER_STACK_DEPOT_MAX stacks and unmaps the rest. A cached stack
+ * keeps the pages its last fiber touched. A thread's cache is unmapped
+ * when the thread exits; the depot lives as long as the process.
  *
  * Tools: each stack is registered with valgrind (VALGRIND_STACK_REGISTER,
  * when <valgrind/valgrind.h> is there at build time), so that memcheck
@@ -44,6 +51,7 @@
 #include <unistd.h>
 
 #include "ws-fiber-stack-private.h"
+#include "ws-lock-private.h"
 
 #if defined(__has_include)
 # if __has_include(<valgrind/valgrind.h>)
@@ -71,6 +79,8 @@
 #endif
 
 #define WS_FIBER_STACK_CACHE_MAX 64
+#define WS_FIBER_STACK_BATCH     (WS_FIBER_STACK_CACHE_MAX / 2)
+#define WS_FIBER_STACK_DEPOT_MAX 1024
 
 typedef struct
 {
@@ -84,6 +94,21 @@ static _Atomic guint64 n_mapped;
 static _Atomic guint64 n_unmapped;
 
 static void cache_free (gpointer data);
+
+/* The depot: stacks of any size, under its lock. Its count is written
+ * under the lock and peeked at without it (relaxed: a hint, see
+ * ws_fiber_stack_get), hence atomic. */
+static WsLock depot_lock = WS_LOCK_INIT;
+static WsFiberStack *depot;
+static _Atomic guint n_depot;
+
+static inline void
+depot_count (gint delta)
+{
+  atomic_store_explicit (&n_depot,
+                         atomic_load_explicit (&n_depot, memory_order_relaxed) + delta,
+                         memory_order_relaxed);
+}
 
 static GPrivate cache_key = G_PRIVATE_INIT (cache_free);
 
@@ -192,15 +217,40 @@ get_cache (void)
  *
  * Returns: the stack, or NULL with errno set if the mapping failed
  */
-WsFiberStack *
-ws_fiber_stack_get (gsize size)
+/* Moves up to @max stacks of @usable bytes from the depot to @cache. */
+static void
+refill (StackCache *cache,
+        gsize       usable,
+        guint       max)
 {
-  StackCache *cache = get_cache ();
-  gsize page = page_size ();
-  gsize usable = (size + page - 1) & ~(page - 1);
   WsFiberStack **link;
 
-  for (link = &cache->head; *link != NULL; link = &(*link)->next)
+  ws_lock_lock (&depot_lock);
+  for (link = &depot; *link != NULL && max > 0;)
+    {
+      WsFiberStack *s = *link;
+
+      if (s->size != usable)
+        {
+          link = &s->next;
+          continue;
+        }
+      *link = s->next;
+      depot_count (-1);
+      s->next = cache->head;
+      cache->head = s;
+      cache->n++;
+      max--;
+    }
+  ws_lock_unlock (&depot_lock);
+}
+
+/* Takes a stack of @usable bytes from @cache, or NULL. */
+static WsFiberStack *
+take (StackCache *cache,
+      gsize       usable)
+{
+  for (WsFiberStack **link = &cache->head; *link != NULL; link = &(*link)->next)
     {
       WsFiberStack *s = *link;
 
@@ -212,7 +262,66 @@ ws_fiber_stack_get (gsize size)
           return s;
         }
     }
+  return NULL;
+}
+
+WsFiberStack *
+ws_fiber_stack_get (gsize size)
+{
+  StackCache *cache = get_cache ();
+  gsize page = page_size ();
+  gsize usable = (size + page - 1) & ~(page - 1);
+  WsFiberStack *s = take (cache, usable);
+
+  if G_LIKELY (s != NULL)
+    return s;
+  /* A racy peek: an empty depot is not worth the lock, and a stack that
+   * lands there just after is found by the next get. */
+  if (atomic_load_explicit (&n_depot, memory_order_relaxed) > 0)
+    {
+      refill (cache, usable, WS_FIBER_STACK_BATCH);
+      s = take (cache, usable);
+      if (s != NULL)
+        return s;
+    }
   return map_stack (size);
+}
+
+/* Moves half of a full @cache to the depot; what the depot has no room
+ * for is unmapped, outside the lock. */
+static void
+spill (StackCache *cache)
+{
+  WsFiberStack *excess = NULL;
+
+  ws_lock_lock (&depot_lock);
+  for (guint i = 0; i < WS_FIBER_STACK_BATCH && cache->head != NULL; i++)
+    {
+      WsFiberStack *s = cache->head;
+
+      cache->head = s->next;
+      cache->n--;
+      if (atomic_load_explicit (&n_depot, memory_order_relaxed) < WS_FIBER_STACK_DEPOT_MAX)
+        {
+          s->next = depot;
+          depot = s;
+          depot_count (1);
+        }
+      else
+        {
+          s->next = excess;
+          excess = s;
+        }
+    }
+  ws_lock_unlock (&depot_lock);
+
+  while (excess != NULL)
+    {
+      WsFiberStack *s = excess;
+
+      excess = s->next;
+      ws_fiber_stack_free (s);
+    }
 }
 
 /**
@@ -234,11 +343,8 @@ ws_fiber_stack_release (WsFiberStack *stack)
                                (guint8 *) ws_fiber_stack_top (stack)
                                - (guint8 *) ws_fiber_stack_bottom (stack));
 #endif
-  if (cache->n >= WS_FIBER_STACK_CACHE_MAX)
-    {
-      ws_fiber_stack_free (stack);
-      return;
-    }
+  if G_UNLIKELY (cache->n >= WS_FIBER_STACK_CACHE_MAX)
+    spill (cache);
   stack->next = cache->head;
   cache->head = stack;
   cache->n++;
