@@ -384,7 +384,7 @@ ws_context_spawn_fiber (WsContext      *context,
 }
 
 /**
- * ws_fiber_suspend:
+ * ws_fiber_suspend: (skip)
  * @context: the context of the running fiber
  *
  * Suspends the running fiber until its task is polled again: the fiber's
@@ -429,7 +429,7 @@ ws_fiber_suspend (WsContext *context)
 }
 
 /**
- * ws_fiber_yield:
+ * ws_fiber_yield: (skip)
  * @context: the context of the running fiber
  *
  * Lets the other tasks of the worker's queue run, then goes on: a
@@ -447,7 +447,7 @@ ws_fiber_yield (WsContext *context)
 }
 
 /**
- * ws_context_is_fiber:
+ * ws_context_is_fiber: (skip)
  * @context: a #WsContext
  *
  * Whether @context is a fiber's, where [func@Ws.fiber_suspend] may be
