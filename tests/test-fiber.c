@@ -519,12 +519,20 @@ many_args_free (gpointer data)
   g_free (a);
 }
 
-/* 10,000 fibers waiting at once, each on its own stack; all complete. */
+/* 10,000 fibers waiting at once, each on its own stack; all complete.
+ * Under TSan each fiber also costs TSan's state of a thread (about
+ * 1.3 MB, __tsan_create_fiber), so that build runs 256 of them. */
+#ifdef __SANITIZE_THREAD__
+# define N_MANY_PENDING 256
+#else
+# define N_MANY_PENDING 10000
+#endif
+
 static void
 test_many_pending (void)
 {
   g_autoptr(WsRuntime) rt = ws_runtime_new (2);
-  const guint n = 10000;
+  const guint n = N_MANY_PENDING;
   WsJoinHandle **h = g_new0 (WsJoinHandle *, n);
   WsOneshot **shots = g_new0 (WsOneshot *, n);
   _Atomic gint waiting = 0;
@@ -554,6 +562,7 @@ test_many_pending (void)
       sum += v;
     }
   g_assert_cmpuint (sum, ==, n);
+  g_test_message ("%u fibers waited at once", n);
   g_free (h);
   g_free (shots);
   g_assert_true (ws_runtime_shutdown (rt, -1));
@@ -601,12 +610,10 @@ overflowing_fiber (WsContext *cx,
   ws_context_return_uint64 (cx, overflow (0));
 }
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-# define UNDER_SANITIZER 1
-#endif
-
 /* A fiber that overflows its stack hits the guard page: SIGSEGV kills the
- * process (under a sanitizer, the sanitizer reports the fault and exits).
+ * process. Under ASan, whose handler runs on an alternate signal stack,
+ * ASan reports a stack overflow and exits with an error; TSan's handler
+ * has no alternate stack, so the kernel kills the process as without it.
  * Run in a child of this program (WS_TEST_FIBER_OVERFLOW). */
 static void
 test_stack_overflow (void)
@@ -624,10 +631,9 @@ test_stack_overflow (void)
                                &out, &err, &status, &error));
   g_assert_no_error (error);
   g_test_message ("child: status %d, stderr: %s", status, err);
-#ifdef UNDER_SANITIZER
-  g_assert_false (WIFEXITED (status) && WEXITSTATUS (status) == 0);
-  g_assert_nonnull (strstr (err, "Sanitizer"));
-  g_assert_true (strstr (err, "SEGV") != NULL || strstr (err, "stack-overflow") != NULL);
+#ifdef __SANITIZE_ADDRESS__
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) != 0);
+  g_assert_nonnull (strstr (err, "ERROR: AddressSanitizer: stack-overflow"));
 #else
   g_assert_true (WIFSIGNALED (status));
   g_assert_cmpint (WTERMSIG (status), ==, SIGSEGV);
