@@ -72,7 +72,7 @@ void
 hasher_set_n_files (Hasher *hasher,
                     guint   n_files)
 {
-  hasher->n_files = n_files;
+  g_atomic_int_set (&hasher->n_files, n_files);
 }
 
 void
@@ -268,18 +268,19 @@ on_progress_tick (gpointer user_data)
 {
   Hasher *hasher = user_data;
   guint done = g_atomic_int_get (&hasher->n_done);
+  guint n_files = g_atomic_int_get (&hasher->n_files);
   g_autofree char *text = NULL;
 
   if (hasher->progress == NULL || hasher->cancel_time != 0)
     return G_SOURCE_CONTINUE;
-  if (hasher->n_files == 0)
+  if (n_files == 0)
     {
       gtk_progress_bar_pulse (hasher->progress);
       gtk_progress_bar_set_text (hasher->progress, "Looking for files…");
       return G_SOURCE_CONTINUE;
     }
-  text = g_strdup_printf ("%u / %u files", done, hasher->n_files);
-  gtk_progress_bar_set_fraction (hasher->progress, (double) done / hasher->n_files);
+  text = g_strdup_printf ("%u / %u files", done, n_files);
+  gtk_progress_bar_set_fraction (hasher->progress, (double) done / n_files);
   gtk_progress_bar_set_text (hasher->progress, text);
   return G_SOURCE_CONTINUE;
 }
