@@ -143,6 +143,22 @@ suspend_outside_fiber (WsContext *cx,
   return WS_POLL_READY;
 }
 
+/* A fiber that lends its context out while it waits. */
+static WsContext *lent_cx;
+static _Atomic gint lent;
+
+static void
+lending_fiber (WsContext *cx,
+               gpointer   data)
+{
+  WsOneshot *shot = data;
+  gpointer item = NULL;
+
+  lent_cx = cx;
+  atomic_store (&lent, 1);
+  g_assert_true (WS_FIBER_AWAIT (cx, ws_oneshot_poll (shot, cx, &item, NULL)));
+}
+
 static void
 test_fiber_refusals (void)
 {
@@ -171,6 +187,20 @@ test_fiber_refusals (void)
   WS_TEST_REFUSED (ws_context_is_fiber, g_assert_false (ws_context_is_fiber (NULL)));
   task = ws_runtime_spawn (rt, suspend_outside_fiber, NULL, NULL);
   g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_clear_object (&task);
+
+  /* A fiber's context suspended from outside that fiber (here, the main
+   * thread, while the fiber waits). */
+  {
+    WsOneshot *shot = ws_oneshot_new (NULL);
+
+    task = ws_runtime_spawn_fiber (rt, lending_fiber, shot, NULL);
+    ws_test_wait_until (atomic_load (&lent) == 1);
+    WS_TEST_REFUSED (ws_fiber_suspend, g_assert_false (ws_fiber_suspend (lent_cx)));
+    g_assert_true (ws_oneshot_send (shot, GUINT_TO_POINTER (1)));
+    g_assert_true (ws_task_wait (task, NULL, NULL));
+    ws_oneshot_unref (shot);
+  }
   g_assert_true (ws_runtime_shutdown (rt, -1));
   g_test_message ("fiber: %u refusals checked", ws_test_n_refusals);
 }

@@ -111,6 +111,16 @@ fiber_main (gpointer arg)
   ws_fiber_ctx_exit (&f->ctx);
 }
 
+/* Whether @address is on @f's stack. */
+static gboolean
+is_on_stack (WsFiber  *f,
+             gpointer  address)
+{
+  return f->stack != NULL
+         && (guint8 *) address >= (guint8 *) ws_fiber_stack_bottom (f->stack)
+         && (guint8 *) address < (guint8 *) ws_fiber_stack_top (f->stack);
+}
+
 /* With RUNNING held: runs the fiber until it suspends or returns. */
 static void
 resume (WsFiber *f,
@@ -408,7 +418,11 @@ ws_fiber_suspend (WsContext *context)
 
   g_return_val_if_fail (context != NULL && context->fiber != NULL, FALSE);
   f = context->fiber;
-  g_return_val_if_fail (f->state == FIBER_RUNNING, FALSE);
+  /* Called on that fiber's own stack: a fiber's context used from another
+   * task or thread is refused. The frame address, not a local's, which
+   * ASan may move to a fake stack. The stack was set before the fiber
+   * first ran and is released only after it returned. */
+  g_return_val_if_fail (is_on_stack (f, __builtin_frame_address (0)), FALSE);
 
   if (f->cancelled)
     return FALSE;
