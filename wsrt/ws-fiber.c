@@ -276,7 +276,7 @@ refuse (gboolean        ok,
  * static void
  * load (WsContext *cx, gpointer user_data)
  * {
- *   g_autoptr(WsSleep) nap = ws_sleep_new (10);
+ *   g_autoptr(WsSleep) nap = ws_sleep_new (10 * 1000);      // 10 ms
  *
  *   if (!WS_FIBER_AWAIT (cx, ws_sleep_poll (nap, cx)))
  *     return;                            // cancelled
