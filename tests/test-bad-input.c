@@ -458,6 +458,8 @@ test_invalid_configuration (void)
     { "budget", FALSE, 0, "between 1 and 2147483647" },
     { "local-slice", TRUE, 0, "between 1 and 1000000" },
     { "local-slice", TRUE, G_USEC_PER_SEC + 1, "between 1 and 1000000" },
+    { "fiber-stack-size", FALSE, 16383, "between 16384 and 1073741824" },
+    { "fiber-stack-size", FALSE, (1 << 30) + 1, "between 16384 and 1073741824" },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (prefixes); i++)
@@ -495,6 +497,7 @@ test_invalid_configuration (void)
                                               "event-interval", 1,
                                               "budget", (guint) G_MAXINT32,
                                               "local-slice", (gint64) G_USEC_PER_SEC,
+                                              "fiber-stack-size", 1 << 30,
                                               NULL);
     guint max_blocking = 0;
 
