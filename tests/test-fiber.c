@@ -5,7 +5,8 @@
  *
  * The contract of ws-fiber.h: a fiber returns its result through
  * ws_context_return_*, awaits every awaitable with WS_FIBER_AWAIT (join
- * handles, sleeps, channels, oneshots, GIO operations), spawns fibers
+ * handles, sleeps, channels, oneshots, GIO operations, a limiter's
+ * permits; a group awaits fibers), spawns fibers
  * (fork-join), is resumed with FALSE when cancelled and at shutdown so
  * that its own cleanup runs before its destroy notify and before the
  * shutdown returns, may be resumed on another worker, fits a deep
@@ -242,6 +243,80 @@ test_fork_join (void)
   g_assert_true (ws_join_handle_finish_uint64 (h, &v, NULL));
   g_assert_cmpuint (v, ==, 2584);          /* fib (18) */
   g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+static void
+group_done_cb (GObject      *object,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  gboolean *done = user_data;
+
+  g_assert_true (ws_task_group_wait_all_finish (WS_TASK_GROUP (object), result, NULL));
+  *done = TRUE;
+}
+
+/* ---- limiters and groups ------------------------------------------------ */
+
+typedef struct
+{
+  WsLimiter   *limiter;
+  _Atomic gint inside;
+  _Atomic gint most_inside;
+  _Atomic gint done;
+} Limited;
+
+/* Holds one of the limiter's permits across a wait: the limiter works on
+ * a fiber as on any task, and its waiter is freed by a g_autoptr. */
+static void
+limited_fiber (WsContext *cx,
+               gpointer   user_data)
+{
+  Limited *l = user_data;
+  g_autoptr(WsLimiterWaiter) waiter = NULL;
+  g_autoptr(WsSleep) nap = ws_sleep_new (500);
+  gint now, most;
+
+  if (!WS_FIBER_AWAIT (cx, ws_limiter_acquire_poll (l->limiter, cx, &waiter)))
+    return;
+  now = atomic_fetch_add (&l->inside, 1) + 1;
+  most = atomic_load (&l->most_inside);
+  while (now > most && !atomic_compare_exchange_weak (&l->most_inside, &most, now))
+    ;
+  g_assert_true (WS_FIBER_AWAIT (cx, ws_sleep_poll (nap, cx)));
+  atomic_fetch_sub (&l->inside, 1);
+  ws_limiter_release (l->limiter);
+  atomic_fetch_add (&l->done, 1);
+}
+
+/* Fibers in a task group, at most two at once through a limiter; the
+ * group's wait sees them all end. */
+static void
+test_limiter_and_group (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  g_autoptr(WsTaskGroup) group = ws_task_group_new ();
+  g_autoptr(GMainContext) ctx = g_main_context_new ();
+  Limited l = { ws_limiter_new (2) };
+  gboolean all_done = FALSE;
+  const guint n = 16;
+
+  g_main_context_push_thread_default (ctx);
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(WsTask) t = ws_runtime_spawn_fiber (rt, limited_fiber, &l, NULL);
+
+      ws_task_group_add (group, t);
+    }
+  ws_task_group_wait_all_async (group, NULL, group_done_cb, &all_done);
+  ws_test_iterate_until (ctx, all_done);
+  g_assert_cmpint (atomic_load (&l.done), ==, n);
+  g_assert_cmpint (atomic_load (&l.most_inside), >=, 1);
+  g_assert_cmpint (atomic_load (&l.most_inside), <=, 2);
+  g_assert_cmpuint (ws_limiter_get_available (l.limiter), ==, 2);
+  ws_limiter_unref (l.limiter);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_main_context_pop_thread_default (ctx);
 }
 
 /* ---- cancellation and shutdown ----------------------------------------- */
@@ -639,6 +714,7 @@ static const WsTestDef tests[] = {
   { "/fiber/results", test_results },
   { "/fiber/awaits", test_awaits },
   { "/fiber/fork-join", test_fork_join },
+  { "/fiber/limiter-and-group", test_limiter_and_group },
   { "/fiber/cancel", test_cancel },
   { "/fiber/shutdown", test_shutdown },
   { "/fiber/migration", test_migration },
