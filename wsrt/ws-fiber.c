@@ -52,8 +52,9 @@
  *    abandoned with live frames, and the fiber's output and user data are
  *    dropped after its function returned (models/fiber.pml).
  *  - Migration: a suspended fiber may be resumed by any poller, on any
- *    worker (a steal, a wake from another thread) or, when cancelled, on
- *    the thread that cancels it or shuts the runtime down. Pinning a
+ *    worker (a steal, a wake from another thread) or, when cancelled, by
+ *    whoever ends the cancelled task: a worker that picks it up, or the
+ *    thread that shuts the runtime down. Pinning a
  *    fiber to its first worker would take a queue of its own per worker
  *    and lose the work stealing that makes fork-join scale. The cost is
  *    the thread-local storage rule: no code may keep the address of a
