@@ -126,6 +126,85 @@ test_context_and_waker_refusals (void)
   g_test_message ("context and waker: %u refusals checked", ws_test_n_refusals);
 }
 
+static void
+fiber_noop (WsContext *cx,
+            gpointer   data)
+{
+}
+
+/* A poll function, not a fiber: it may not suspend. */
+static WsPoll
+suspend_outside_fiber (WsContext *cx,
+                       gpointer   data)
+{
+  g_assert_false (ws_context_is_fiber (cx));
+  WS_TEST_REFUSED (ws_fiber_suspend, g_assert_false (ws_fiber_suspend (cx)));
+  WS_TEST_REFUSED (ws_fiber_yield, g_assert_false (ws_fiber_yield (cx)));
+  return WS_POLL_READY;
+}
+
+/* A fiber that lends its context out while it waits. */
+static WsContext *lent_cx;
+static _Atomic gint lent;
+
+static void
+lending_fiber (WsContext *cx,
+               gpointer   data)
+{
+  WsOneshot *shot = data;
+  gpointer item = NULL;
+
+  lent_cx = cx;
+  atomic_store (&lent, 1);
+  g_assert_true (WS_FIBER_AWAIT (cx, ws_oneshot_poll (shot, cx, &item, NULL)));
+}
+
+static void
+test_fiber_refusals (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  WsContext idle_cx = { NULL, };   /* a context outside any poll */
+  g_autoptr(WsTask) task = NULL;
+
+  ws_test_reset_counters ();
+  ws_test_n_refusals = 0;
+
+  /* A refused spawn still frees its data. */
+  WS_TEST_REFUSED (ws_runtime_spawn_fiber, g_assert_null (ws_runtime_spawn_fiber (NULL, fiber_noop, NULL, ws_test_count_destroy)));
+  WS_TEST_REFUSED (ws_runtime_spawn_fiber, g_assert_null (ws_runtime_spawn_fiber (rt, NULL, NULL, ws_test_count_destroy)));
+  WS_TEST_REFUSED (ws_runtime_spawn_fiber_full, g_assert_null (ws_runtime_spawn_fiber_full (NULL, 0, fiber_noop, NULL, ws_test_count_destroy)));
+  WS_TEST_REFUSED (ws_runtime_spawn_fiber_full, g_assert_null (ws_runtime_spawn_fiber_full (rt, 0, NULL, NULL, ws_test_count_destroy)));
+  WS_TEST_REFUSED (ws_runtime_spawn_fiber_full, g_assert_null (ws_runtime_spawn_fiber_full (rt, (gsize) 2 << 30, fiber_noop, NULL, ws_test_count_destroy)));
+  WS_TEST_REFUSED (ws_context_spawn_fiber, g_assert_null (ws_context_spawn_fiber (NULL, fiber_noop, NULL, ws_test_count_destroy)));
+  WS_TEST_REFUSED (ws_context_spawn_fiber, g_assert_null (ws_context_spawn_fiber (&idle_cx, fiber_noop, NULL, ws_test_count_destroy)));
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 7);
+
+  /* Suspending outside a fiber: a critical naming the call, FALSE. */
+  WS_TEST_REFUSED (ws_fiber_suspend, g_assert_false (ws_fiber_suspend (NULL)));
+  WS_TEST_REFUSED (ws_fiber_suspend, g_assert_false (ws_fiber_suspend (&idle_cx)));
+  WS_TEST_REFUSED (ws_fiber_yield, g_assert_false (ws_fiber_yield (NULL)));
+  WS_TEST_REFUSED (ws_fiber_yield, g_assert_false (ws_fiber_yield (&idle_cx)));
+  WS_TEST_REFUSED (ws_context_is_fiber, g_assert_false (ws_context_is_fiber (NULL)));
+  task = ws_runtime_spawn (rt, suspend_outside_fiber, NULL, NULL);
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_clear_object (&task);
+
+  /* A fiber's context suspended from outside that fiber (here, the main
+   * thread, while the fiber waits). */
+  {
+    WsOneshot *shot = ws_oneshot_new (NULL);
+
+    task = ws_runtime_spawn_fiber (rt, lending_fiber, shot, NULL);
+    ws_test_wait_until (atomic_load (&lent) == 1);
+    WS_TEST_REFUSED (ws_fiber_suspend, g_assert_false (ws_fiber_suspend (lent_cx)));
+    g_assert_true (ws_oneshot_send (shot, GUINT_TO_POINTER (1)));
+    g_assert_true (ws_task_wait (task, NULL, NULL));
+    ws_oneshot_unref (shot);
+  }
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_test_message ("fiber: %u refusals checked", ws_test_n_refusals);
+}
+
 /* Checks the refusals that need a context inside a real poll. */
 typedef struct
 {
@@ -381,6 +460,8 @@ test_invalid_configuration (void)
     { "budget", FALSE, 0, "between 1 and 2147483647" },
     { "local-slice", TRUE, 0, "between 1 and 1000000" },
     { "local-slice", TRUE, G_USEC_PER_SEC + 1, "between 1 and 1000000" },
+    { "fiber-stack-size", FALSE, 16383, "between 16384 and 1073741824" },
+    { "fiber-stack-size", FALSE, (1 << 30) + 1, "between 16384 and 1073741824" },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (prefixes); i++)
@@ -418,6 +499,7 @@ test_invalid_configuration (void)
                                               "event-interval", 1,
                                               "budget", (guint) G_MAXINT32,
                                               "local-slice", (gint64) G_USEC_PER_SEC,
+                                              "fiber-stack-size", 1 << 30,
                                               NULL);
     guint max_blocking = 0;
 
@@ -511,6 +593,7 @@ main (int   argc,
   ws_test_add_func ("/bad-input/runtime", test_runtime_refusals);
   ws_test_add_func ("/bad-input/context-and-waker", test_context_and_waker_refusals);
   ws_test_add_func ("/bad-input/in-poll", test_in_poll_refusals);
+  ws_test_add_func ("/bad-input/fiber", test_fiber_refusals);
   ws_test_add_func ("/bad-input/task", test_task_refusals);
   ws_test_add_func ("/bad-input/task-group", test_group_refusals);
   ws_test_add_func ("/bad-input/awaitables", test_awaitable_refusals);

@@ -16,6 +16,7 @@
 #include "ws-core-private.h"
 #include "ws-task-private.h"
 #include "ws-join-handle-delivery-private.h"
+#include "ws-runtime-private.h"
 
 /**
  * WsRuntime:
@@ -76,6 +77,7 @@ enum
   PROP_DISABLE_LIFO_SLOT,
   PROP_BUDGET,
   PROP_LOCAL_SLICE,
+  PROP_FIBER_STACK_SIZE,
   N_PROPS
 };
 
@@ -118,6 +120,8 @@ static const Range ranges[] = {
   { "budget", G_STRUCT_OFFSET (WsConfig, budget), FALSE, 1, G_MAXINT32, 128 },
   { "local-slice", G_STRUCT_OFFSET (WsConfig, local_slice), TRUE,
     1, G_USEC_PER_SEC, WS_LOCAL_SLICE_USEC },
+  { "fiber-stack-size", G_STRUCT_OFFSET (WsConfig, fiber_stack_size), FALSE,
+    WS_FIBER_STACK_MIN_SIZE, 1 << 30, WS_FIBER_STACK_DEFAULT_SIZE },
 };
 
 static gint64
@@ -242,6 +246,13 @@ ensure_core (WsRuntime *self)
   return core;
 }
 
+/* The core of @self, made on first use (ws-runtime-private.h). */
+WsRuntimeCore *
+ws_runtime_get_core (WsRuntime *self)
+{
+  return ensure_core (self);
+}
+
 static WsHandle *
 ensure_handle (WsRuntime *self)
 {
@@ -362,6 +373,9 @@ ws_runtime_get_property (GObject    *object,
     case PROP_LOCAL_SLICE:
       g_value_set_int64 (value, self->config.local_slice);
       break;
+    case PROP_FIBER_STACK_SIZE:
+      g_value_set_uint (value, self->config.fiber_stack_size);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -406,6 +420,9 @@ ws_runtime_set_property (GObject      *object,
       break;
     case PROP_LOCAL_SLICE:
       self->config.local_slice = g_value_get_int64 (value);
+      break;
+    case PROP_FIBER_STACK_SIZE:
+      self->config.fiber_stack_size = g_value_get_uint (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -527,6 +544,20 @@ ws_runtime_class_init (WsRuntimeClass *klass)
   properties[PROP_LOCAL_SLICE] =
     g_param_spec_int64 ("local-slice", NULL, NULL, G_MININT64, G_MAXINT64, 1000, flags);
 
+  /**
+   * WsRuntime:fiber-stack-size:
+   *
+   * The usable size in bytes of the stack of each fiber
+   * ([method@Ws.Runtime.spawn_fiber]), from 16384 to 1073741824 (1 GiB);
+   * 262144 (256 KiB) by default, twice what libdex found GTK and Pango
+   * to need. The stack is reserved, not committed: a fiber costs the
+   * pages it touches. [method@Ws.Runtime.spawn_fiber_full] sets the size
+   * of one fiber's stack.
+   */
+  properties[PROP_FIBER_STACK_SIZE] =
+    g_param_spec_uint ("fiber-stack-size", NULL, NULL, 0, G_MAXUINT,
+                       WS_FIBER_STACK_DEFAULT_SIZE, flags);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -542,6 +573,7 @@ ws_runtime_init (WsRuntime *self)
   self->config.disable_lifo_slot = FALSE;
   self->config.budget = 128;
   self->config.local_slice = WS_LOCAL_SLICE_USEC;
+  self->config.fiber_stack_size = WS_FIBER_STACK_DEFAULT_SIZE;
 }
 
 /**

@@ -26,5 +26,6 @@
 # include "ws-task-group.h"
 # include "ws-limiter.h"
 # include "ws-async.h"
+# include "ws-fiber.h"
 # include "ws-enum-types.h"
 #undef WSRT_INSIDE

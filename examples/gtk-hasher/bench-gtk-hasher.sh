@@ -1,13 +1,14 @@
 #!/bin/sh
-# bench-gtk-hasher.sh: gtk-hasher (wsrt) against gtk-hasher-gtask (GTask).
+# bench-gtk-hasher.sh: gtk-hasher (wsrt) and gtk-hasher-fiber (wsrt, one
+# fiber) against gtk-hasher-gtask (GTask).
 #
 #   bench-gtk-hasher.sh BUILD-DIR [DIR] [RUNS]
 #
-# Runs both programs headless on DIR (default /usr/share/doc), RUNS times
+# Runs the programs headless on DIR (default /usr/share/doc), RUNS times
 # each (default 9), alternately, after one untimed run of each to warm the
 # page cache; prints the time each reported (from the start of the walk to
 # the final digest), the medians and their ratio. Both must print the same
-# digest. BUILD-DIR holds the two programs (_build/examples/gtk-hasher).
+# digest. BUILD-DIR holds the programs (_build/examples/gtk-hasher).
 set -eu
 
 bin=$1
@@ -39,12 +40,15 @@ median ()
 
 seconds gtk-hasher > /dev/null
 seconds gtk-hasher-gtask > /dev/null
+seconds gtk-hasher-fiber > /dev/null
 wsrt=
 gtask=
+fiber=
 i=0
 while [ $i -lt "$runs" ]; do
   wsrt="$wsrt $(seconds gtk-hasher)"
   gtask="$gtask $(seconds gtk-hasher-gtask)"
+  fiber="$fiber $(seconds gtk-hasher-fiber)"
   i=$((i + 1))
 done
 
@@ -57,7 +61,10 @@ fi
 n_files=$(find "$dir" -type f | wc -l)
 m_wsrt=$(median "$wsrt")
 m_gtask=$(median "$gtask")
+m_fiber=$(median "$fiber")
 echo "$dir: $n_files files, $runs runs each, alternately ($(nproc) CPUs)"
 echo "gtk-hasher (wsrt):        median $m_wsrt s   runs:$wsrt"
 echo "gtk-hasher-gtask (GTask): median $m_gtask s   runs:$gtask"
+echo "gtk-hasher-fiber (fiber): median $m_fiber s   runs:$fiber"
 echo "wsrt / GTask: $(echo "$m_wsrt $m_gtask" | awk '{ printf "%.2f", $1 / $2 }')"
+echo "fiber / GTask: $(echo "$m_fiber $m_gtask" | awk '{ printf "%.2f", $1 / $2 }')"

@@ -44,6 +44,11 @@ struct _Hasher
   gboolean             quit_when_done;
   gboolean             failed;
   guint                progress_id;
+  /* --measure-gap: a 1 ms timer on the main loop and the longest time
+   * between two of its callbacks, in microseconds. */
+  guint                gap_id;
+  gint64               gap_last;
+  gint64               gap_max;
   guint                cancel_id;       /* --cancel-after-ms */
   guint                timeout_id;      /* the watchdog */
 
@@ -72,7 +77,7 @@ void
 hasher_set_n_files (Hasher *hasher,
                     guint   n_files)
 {
-  hasher->n_files = n_files;
+  g_atomic_int_set (&hasher->n_files, n_files);
 }
 
 void
@@ -268,18 +273,19 @@ on_progress_tick (gpointer user_data)
 {
   Hasher *hasher = user_data;
   guint done = g_atomic_int_get (&hasher->n_done);
+  guint n_files = g_atomic_int_get (&hasher->n_files);
   g_autofree char *text = NULL;
 
   if (hasher->progress == NULL || hasher->cancel_time != 0)
     return G_SOURCE_CONTINUE;
-  if (hasher->n_files == 0)
+  if (n_files == 0)
     {
       gtk_progress_bar_pulse (hasher->progress);
       gtk_progress_bar_set_text (hasher->progress, "Looking for files…");
       return G_SOURCE_CONTINUE;
     }
-  text = g_strdup_printf ("%u / %u files", done, hasher->n_files);
-  gtk_progress_bar_set_fraction (hasher->progress, (double) done / hasher->n_files);
+  text = g_strdup_printf ("%u / %u files", done, n_files);
+  gtk_progress_bar_set_fraction (hasher->progress, (double) done / n_files);
   gtk_progress_bar_set_text (hasher->progress, text);
   return G_SOURCE_CONTINUE;
 }
@@ -291,6 +297,17 @@ quit (Hasher *hasher)
     gtk_window_destroy (hasher->window);
   else if (hasher->loop != NULL)
     g_main_loop_quit (hasher->loop);
+}
+
+static gboolean
+on_gap_tick (gpointer user_data)
+{
+  Hasher *hasher = user_data;
+  gint64 now = g_get_monotonic_time ();
+
+  hasher->gap_max = MAX (hasher->gap_max, now - hasher->gap_last);
+  hasher->gap_last = now;
+  return G_SOURCE_CONTINUE;
 }
 
 void
@@ -305,6 +322,12 @@ hasher_finish (Hasher       *hasher,
   g_return_if_fail (hasher->running);
 
   hasher->running = FALSE;
+  if (hasher->gap_id != 0)
+    {
+      on_gap_tick (hasher);
+      g_clear_handle_id (&hasher->gap_id, g_source_remove);
+      printf ("longest main-loop gap: %.1f ms\n", hasher->gap_max / 1000.0);
+    }
   g_clear_handle_id (&hasher->progress_id, g_source_remove);
   g_clear_handle_id (&hasher->cancel_id, g_source_remove);
 
@@ -414,11 +437,17 @@ on_timeout (gpointer user_data)
 }
 
 static void
-start (Hasher *hasher,
-       int     cancel_after_ms)
+start (Hasher   *hasher,
+       int       cancel_after_ms,
+       gboolean  measure_gap)
 {
   hasher->running = TRUE;
   hasher->start_time = g_get_monotonic_time ();
+  if (measure_gap)
+    {
+      hasher->gap_last = hasher->start_time;
+      hasher->gap_id = g_timeout_add (1, on_gap_tick, hasher);
+    }
   hasher->progress_id = g_timeout_add (PROGRESS_INTERVAL_MS, on_progress_tick, hasher);
   if (cancel_after_ms >= 0)
     hasher->cancel_id = g_timeout_add (cancel_after_ms, on_cancel_after, hasher);
@@ -439,8 +468,9 @@ on_window_destroy (GtkWindow *window,
 
 typedef struct
 {
-  Hasher *hasher;
-  int     cancel_after_ms;
+  Hasher   *hasher;
+  int       cancel_after_ms;
+  gboolean  measure_gap;
 } Activation;
 
 static void
@@ -481,7 +511,7 @@ on_activate (GtkApplication *application,
   g_signal_connect (hasher->window, "destroy", G_CALLBACK (on_window_destroy), hasher);
   gtk_window_present (hasher->window);
 
-  start (hasher, activation->cancel_after_ms);
+  start (hasher, activation->cancel_after_ms, activation->measure_gap);
 }
 
 int
@@ -491,6 +521,7 @@ hasher_main (int                   argc,
 {
   gboolean opt_headless = FALSE;
   gboolean opt_quit = FALSE;
+  gboolean opt_measure_gap = FALSE;
   int opt_cancel_after_ms = -1;
   int opt_timeout = 60;
   g_auto(GStrv) opt_dirs = NULL;
@@ -501,6 +532,8 @@ hasher_main (int                   argc,
       "Close the window when the work ends", NULL },
     { "cancel-after-ms", 0, 0, G_OPTION_ARG_INT, &opt_cancel_after_ms,
       "Press Cancel this many milliseconds after the start", "MS" },
+    { "measure-gap", 0, 0, G_OPTION_ARG_NONE, &opt_measure_gap,
+      "Print the longest gap between the callbacks of a 1 ms main-loop timer", NULL },
     { "timeout", 't', 0, G_OPTION_ARG_INT, &opt_timeout,
       "Give up after this many seconds (default: 60)", "SECONDS" },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &opt_dirs, NULL, "DIR" },
@@ -534,14 +567,14 @@ hasher_main (int                   argc,
   if (opt_headless)
     {
       hasher.loop = g_main_loop_new (NULL, FALSE);
-      start (&hasher, opt_cancel_after_ms);
+      start (&hasher, opt_cancel_after_ms, opt_measure_gap);
       g_main_loop_run (hasher.loop);
       g_clear_pointer (&hasher.loop, g_main_loop_unref);
     }
   else
     {
       g_autoptr(GtkApplication) application = NULL;
-      Activation activation = { &hasher, opt_cancel_after_ms };
+      Activation activation = { &hasher, opt_cancel_after_ms, opt_measure_gap };
 
       application = gtk_application_new (NULL, G_APPLICATION_NON_UNIQUE);
       g_signal_connect (application, "activate", G_CALLBACK (on_activate), &activation);

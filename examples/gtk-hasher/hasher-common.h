@@ -51,7 +51,8 @@ gpointer   hasher_get_data      (Hasher               *hasher);
 void       hasher_set_data      (Hasher               *hasher,
                                  gpointer              data);
 
-/* Main thread: the walk is over, @n_files files are to be hashed. */
+/* Any thread (gtk-hasher-fiber's fiber runs on a worker): the walk is
+ * over, @n_files files are to be hashed. */
 void       hasher_set_n_files   (Hasher               *hasher,
                                  guint                 n_files);
 /* Any thread: one more file hashed (or found unreadable). */

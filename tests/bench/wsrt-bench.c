@@ -30,6 +30,13 @@
  * both halves spawned with ws_context_spawn and joined by awaiting their
  * WsJoinHandles, below n = 12 the serial recursion; the root spawned from
  * main and waited for there.
+ *
+ * peer=wsrt-fiber: every workload again, written with fibers
+ * (ws-fiber.h) the way a user would: fork_join's fiber spawns both halves
+ * with ws_context_spawn_fiber and WS_FIBER_AWAITs their join handles,
+ * ping_pong's fibers WS_FIBER_AWAIT oneshots, yield_many's call
+ * ws_fiber_yield, the spawn workloads spawn fibers (detached: the join
+ * handle freed at once).
  */
 
 #include "config.h"
@@ -679,6 +686,193 @@ body_fork_join (void)
     }
 }
 
+/* ---- the same with fibers (peer=wsrt-fiber) ---------------------------- */
+
+static void
+spawn_fiber_detached (WsFiberFunc func,
+                      gpointer    data)
+{
+  ws_join_handle_free (ws_runtime_spawn_fiber_full (rt, 0, func, data, NULL));
+}
+
+static void
+count_down_fiber (WsContext *cx,
+                  gpointer   data)
+{
+  count_down ();
+}
+
+static void
+fiber_body_spawn_many_local (void)
+{
+  g_atomic_int_set (&left, NUM_SPAWN);
+  for (guint i = 0; i < NUM_SPAWN; i++)
+    spawn_fiber_detached (count_down_fiber, NULL);
+  done_wait ();
+}
+
+static void
+spawner_fiber (WsContext *cx,
+               gpointer   data)
+{
+  for (guint i = 0; i < NUM_SPAWN; i++)
+    ws_join_handle_free (ws_context_spawn_fiber (cx, count_down_fiber, NULL, NULL));
+}
+
+static void
+fiber_body_spawn_many_from_worker (void)
+{
+  g_atomic_int_set (&left, NUM_SPAWN);
+  spawn_fiber_detached (spawner_fiber, NULL);
+  done_wait ();
+}
+
+static void
+empty_fiber (WsContext *cx,
+             gpointer   data)
+{
+}
+
+static void
+fiber_spawn_and_join (guint n)
+{
+  for (guint i = 0; i < n; i++)
+    handles[i] = ws_runtime_spawn_fiber_full (rt, 0, empty_fiber, NULL, NULL);
+  for (guint i = 0; i < n; i++)
+    {
+      ws_join_handle_wait (handles[i], NULL);
+      ws_join_handle_finish_uint64 (handles[i], NULL, NULL);
+    }
+}
+
+static void fiber_body_remote_10k (void) { fiber_spawn_and_join (NUM_SPAWN); }
+static void fiber_body_remote_1k (void) { fiber_spawn_and_join (NUM_SPAWN_BUSY2); }
+
+static void
+yield_fiber (WsContext *cx,
+             gpointer   data)
+{
+  for (guint i = 0; i < YIELDS_PER_TASK; i++)
+    ws_fiber_yield (cx);
+  count_down ();
+}
+
+static void
+fiber_body_yield_many (void)
+{
+  g_atomic_int_set (&left, YIELD_TASKS);
+  for (guint i = 0; i < YIELD_TASKS; i++)
+    spawn_fiber_detached (yield_fiber, NULL);
+  done_wait ();
+}
+
+static void
+pong_fiber (WsContext *cx,
+            gpointer   data)
+{
+  Pair *p = data;
+  gpointer item;
+
+  if (WS_FIBER_AWAIT (cx, ws_oneshot_poll (p->ping, cx, &item, NULL)))
+    ws_oneshot_send (p->pong, GINT_TO_POINTER (1));
+}
+
+static void
+ping_fiber (WsContext *cx,
+            gpointer   data)
+{
+  Pair *p = data;
+  gpointer item;
+
+  p->ping = ws_oneshot_new (NULL);
+  p->pong = ws_oneshot_new (NULL);
+  g_atomic_int_inc (&p->ref_count);
+  ws_join_handle_free (ws_context_spawn_fiber (cx, pong_fiber, p, pair_unref));
+  ws_oneshot_send (p->ping, GINT_TO_POINTER (1));
+  if (WS_FIBER_AWAIT (cx, ws_oneshot_poll (p->pong, cx, &item, NULL)))
+    count_down ();
+}
+
+static void
+ping_root_fiber (WsContext *cx,
+                 gpointer   data)
+{
+  for (guint i = 0; i < NUM_PINGS; i++)
+    {
+      Pair *p = g_new0 (Pair, 1);
+
+      p->ref_count = 1;
+      ws_join_handle_free (ws_context_spawn_fiber (cx, ping_fiber, p, pair_unref));
+    }
+}
+
+static void
+fiber_body_ping_pong (void)
+{
+  g_atomic_int_set (&left, NUM_PINGS);
+  spawn_fiber_detached (ping_root_fiber, NULL);
+  done_wait ();
+}
+
+static void
+chain_fiber (WsContext *cx,
+             gpointer   data)
+{
+  guint remaining = GPOINTER_TO_UINT (data);
+
+  if (remaining == 0)
+    done_raise ();
+  else
+    ws_join_handle_free (ws_context_spawn_fiber (cx, chain_fiber,
+                                                 GUINT_TO_POINTER (remaining - 1), NULL));
+}
+
+static void
+fiber_body_chained_spawn (void)
+{
+  spawn_fiber_detached (chain_fiber, GUINT_TO_POINTER (CHAIN_LEN));
+  done_wait ();
+}
+
+static void
+fib_fiber (WsContext *cx,
+           gpointer   data)
+{
+  guint n = GPOINTER_TO_UINT (data);
+  WsJoinHandle *lo, *hi;
+  guint64 a = 0, b = 0;
+
+  if (n < FIB_CUTOFF)
+    {
+      ws_context_return_uint64 (cx, fib_serial (n));
+      return;
+    }
+  lo = ws_context_spawn_fiber (cx, fib_fiber, GUINT_TO_POINTER (n - 1), NULL);
+  hi = ws_context_spawn_fiber (cx, fib_fiber, GUINT_TO_POINTER (n - 2), NULL);
+  WS_FIBER_AWAIT (cx, ws_join_handle_poll (lo, cx));
+  WS_FIBER_AWAIT (cx, ws_join_handle_poll (hi, cx));
+  ws_join_handle_finish_uint64 (lo, &a, NULL);
+  ws_join_handle_finish_uint64 (hi, &b, NULL);
+  ws_context_return_uint64 (cx, a + b);
+}
+
+static void
+fiber_body_fork_join (void)
+{
+  WsJoinHandle *h = ws_runtime_spawn_fiber_full (rt, 0, fib_fiber, GUINT_TO_POINTER (FIB_N),
+                                                 NULL);
+  guint64 value = 0;
+
+  ws_join_handle_wait (h, NULL);
+  ws_join_handle_finish_uint64 (h, &value, NULL);
+  if (value != FIB_EXPECTED)
+    {
+      fprintf (stderr, "# wsrt-fiber: fork_join computed fib(%d) = %" G_GUINT64_FORMAT
+               ", expected %d; aborting\n", FIB_N, value, FIB_EXPECTED);
+      abort ();
+    }
+}
+
 /* ---- driver ------------------------------------------------------------ */
 
 typedef enum
@@ -728,6 +922,19 @@ run_simple (const char *name,
   print_line (name, "wsrt", tasks, median, runs);
 }
 
+/* The workload written with fibers. */
+static void
+run_fiber (const char *name,
+           glong       tasks,
+           Background  bg,
+           Body        body)
+{
+  guint runs;
+  double median = run_variant (tasks, bg, body, &runs);
+
+  print_line (name, "wsrt-fiber", tasks, median, runs);
+}
+
 /* Join handles ("wsrt": what tokio's workload does), detached spawns
  * with a count, and WsTask GObjects. */
 static void
@@ -752,26 +959,53 @@ static gboolean
 run_one (const char *w)
 {
   if (g_str_equal (w, "spawn_many_local"))
-    run_simple (w, NUM_SPAWN, body_spawn_many_local);
+    {
+      run_simple (w, NUM_SPAWN, body_spawn_many_local);
+      run_fiber (w, NUM_SPAWN, BG_NONE, fiber_body_spawn_many_local);
+    }
   else if (g_str_equal (w, "spawn_many_remote_idle"))
-    run_joined (w, NUM_SPAWN, BG_NONE, body_remote_10k_handles, body_remote_10k_detached,
-                body_remote_10k_tasks);
+    {
+      run_joined (w, NUM_SPAWN, BG_NONE, body_remote_10k_handles, body_remote_10k_detached,
+                  body_remote_10k_tasks);
+      run_fiber (w, NUM_SPAWN, BG_NONE, fiber_body_remote_10k);
+    }
   else if (g_str_equal (w, "spawn_many_remote_busy1"))
-    run_joined (w, NUM_SPAWN, BG_YIELD, body_remote_10k_handles, body_remote_10k_detached,
-                body_remote_10k_tasks);
+    {
+      run_joined (w, NUM_SPAWN, BG_YIELD, body_remote_10k_handles, body_remote_10k_detached,
+                  body_remote_10k_tasks);
+      run_fiber (w, NUM_SPAWN, BG_YIELD, fiber_body_remote_10k);
+    }
   else if (g_str_equal (w, "spawn_many_remote_busy2"))
-    run_joined (w, NUM_SPAWN_BUSY2, BG_CHAIN, body_remote_1k_handles, body_remote_1k_detached,
-                body_remote_1k_tasks);
+    {
+      run_joined (w, NUM_SPAWN_BUSY2, BG_CHAIN, body_remote_1k_handles,
+                  body_remote_1k_detached, body_remote_1k_tasks);
+      run_fiber (w, NUM_SPAWN_BUSY2, BG_CHAIN, fiber_body_remote_1k);
+    }
   else if (g_str_equal (w, "yield_many"))
-    run_simple (w, (glong) YIELD_TASKS * YIELDS_PER_TASK, body_yield_many);
+    {
+      run_simple (w, (glong) YIELD_TASKS * YIELDS_PER_TASK, body_yield_many);
+      run_fiber (w, (glong) YIELD_TASKS * YIELDS_PER_TASK, BG_NONE, fiber_body_yield_many);
+    }
   else if (g_str_equal (w, "ping_pong"))
-    run_simple (w, NUM_PINGS, body_ping_pong);
+    {
+      run_simple (w, NUM_PINGS, body_ping_pong);
+      run_fiber (w, NUM_PINGS, BG_NONE, fiber_body_ping_pong);
+    }
   else if (g_str_equal (w, "chained_spawn"))
-    run_simple (w, CHAIN_LEN, body_chained_spawn);
+    {
+      run_simple (w, CHAIN_LEN, body_chained_spawn);
+      run_fiber (w, CHAIN_LEN, BG_NONE, fiber_body_chained_spawn);
+    }
   else if (g_str_equal (w, "spawn_many_from_worker"))
-    run_simple (w, NUM_SPAWN, body_spawn_many_from_worker);
+    {
+      run_simple (w, NUM_SPAWN, body_spawn_many_from_worker);
+      run_fiber (w, NUM_SPAWN, BG_NONE, fiber_body_spawn_many_from_worker);
+    }
   else if (g_str_equal (w, "fork_join"))
-    run_simple (w, fib_tasks (FIB_N), body_fork_join);
+    {
+      run_simple (w, fib_tasks (FIB_N), body_fork_join);
+      run_fiber (w, fib_tasks (FIB_N), BG_NONE, fiber_body_fork_join);
+    }
   else
     return FALSE;
   return TRUE;

@@ -50,6 +50,7 @@ typedef struct
   guint    max_blocking_threads;
   gint64   blocking_keep_alive;     /* microseconds */
   gint64   local_slice;             /* microseconds per local dispatch */
+  guint    fiber_stack_size;        /* bytes, usable, of a fiber's stack */
   WsHook   hooks[WS_N_HOOKS];
 } WsConfig;
 

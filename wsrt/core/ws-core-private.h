@@ -28,6 +28,8 @@
 #include <glib.h>
 
 #include "ws-context-budget-private.h"
+#include "ws-fiber-stack-private.h"
+#include "ws-fiber-switch-private.h"
 #include "ws-lock-private.h"
 #include "ws-owed-private.h"
 #include "ws-raw-task-private.h"

@@ -120,6 +120,10 @@ struct _WsContext
   guint      budget;                 /* the cooperative budget of this tick */
   gboolean   yielded;
   WsResult   result;
+  /* The fiber this context belongs to (ws-fiber.c), which keeps its own
+   * context for the fiber's whole life; NULL in a poller's context. The
+   * core never reads it. */
+  gpointer   fiber;
 };
 
 void       ws_raw_task_release_zombies      (WsTaskHost     *host);

@@ -38,6 +38,13 @@
  *      here where this thread can acquire the context); then dispatch the
  *      workers' contexts again, for completions that those ends posted.
  *
+ * A fiber (ws-fiber.c) is ended as every task is, by destroying its
+ * future with RUNNING held; for a fiber waiting inside its function that
+ * resumes the fiber, with its awaits returning FALSE, until the function
+ * returns: when shutdown returns TRUE no fiber's stack holds a live frame
+ * (the argument is at the top of ws-worker-pool.c, "Fibers";
+ * models/fiber.pml checks it).
+ *
  * A call from a runtime thread starts the shutdown and returns FALSE at
  * once (it cannot wait for itself; the last pool thread makes the sweep);
  * a call that times out returns FALSE; dispose calls again until one has

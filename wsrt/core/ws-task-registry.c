@@ -10,6 +10,11 @@
  * its first poll returns PENDING: the tasks that end in their first poll,
  * most of them, never take a lock here (doc/architecture.md, section 2).
  *
+ * A fiber waiting inside its function is such a task: the walk's
+ * ws_raw_task_shutdown () destroys its future, which resumes the fiber
+ * until its function returns (ws-fiber.c), so the walk never leaves a
+ * fiber's stack with live frames.
+ *
  * The counters (alive, spawned) are per slot, one slot per thread, so
  * that counting costs an uncontended atomic add.
  *

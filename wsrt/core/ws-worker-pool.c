@@ -108,6 +108,21 @@
  * may never come (the last WsRuntime reference dropped inside a task);
  * dispose still calls again until a shutdown saw every task end.
  *
+ * Fibers (ws-fiber.c; models/fiber.pml). A fiber is a task whose future
+ * owns a stack with live frames while it waits: a fiber in (d) is
+ * SUSPENDED inside its function. Every way shutdown ends a task, the
+ * walk's ws_raw_task_shutdown () and the drains' ws_raw_task_drop_queued (),
+ * and a poller that finds CANCELLED, goes through cancel_task (), which
+ * destroys the future with RUNNING held; a fiber's future destroy notify
+ * resumes the fiber there, on the thread that ends it, with every
+ * suspend returning FALSE, and returns only once the fiber's function
+ * has returned and its stack is released. So a fiber is in one of (a) to
+ * (e) like any task, and the argument above, which says every task in
+ * them ends by step 5, also says every fiber's function has returned by
+ * then, its g_autoptr cleanups run, and its stack was never dropped with
+ * live frames. The resumed function may spawn (refused: the gate is
+ * closed) or wake other tasks (their pushes are drained, (P)).
+ *
  * Without the gate, a spawn that read "open" and was then descheduled
  * would push after the last sweep, and its destroy notify would run after
  * shutdown returned TRUE; without the seal's single critical section, a

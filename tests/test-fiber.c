@@ -1,0 +1,734 @@
+/* test-fiber.c: fibers, tasks whose body is a C function on its own stack
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The contract of ws-fiber.h: a fiber returns its result through
+ * ws_context_return_*, awaits every awaitable with WS_FIBER_AWAIT (join
+ * handles, sleeps, channels, oneshots, GIO operations, a limiter's
+ * permits; a group awaits fibers), spawns fibers
+ * (fork-join), is resumed with FALSE when cancelled and at shutdown so
+ * that its own cleanup runs before its destroy notify and before the
+ * shutdown returns, may be resumed on another worker, fits a deep
+ * recursion in its default stack, costs one stack per fiber that stays
+ * mapped only while it waits (reused after), and dies by SIGSEGV on a
+ * stack overflow (of the size fiber-stack-size sets).
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "ws-test-fixture.h"
+#include "ws-fiber-stack-private.h"
+
+/* A guard whose cleanup counts: a fiber holds one in a g_autoptr across
+ * its awaits, and the count says that its frames were unwound. */
+typedef struct
+{
+  gint tag;
+} Guard;
+
+static _Atomic gint n_guards_freed;
+
+static void
+guard_free (Guard *g)
+{
+  atomic_fetch_add (&n_guards_freed, 1);
+  g_free (g);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (Guard, guard_free)
+
+static Guard *
+guard_new (void)
+{
+  return g_new0 (Guard, 1);
+}
+
+/* ---- results ------------------------------------------------------------ */
+
+static void
+return_uint64 (WsContext *cx,
+               gpointer   user_data)
+{
+  g_assert_true (ws_context_is_fiber (cx));
+  ws_context_return_uint64 (cx, GPOINTER_TO_UINT (user_data));
+}
+
+static void
+return_pointer (WsContext *cx,
+                gpointer   user_data)
+{
+  /* A result set before an await is kept until the function returns. */
+  ws_context_return_pointer (cx, g_strdup ("from a fiber"), g_free);
+  g_assert_true (ws_fiber_yield (cx));
+}
+
+static void
+return_error (WsContext *cx,
+              gpointer   user_data)
+{
+  ws_context_return_error (cx, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "none"));
+}
+
+static void
+test_results (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  g_autoptr(GError) error = NULL;
+  WsJoinHandle *h;
+  g_autoptr(WsTask) t = NULL;
+  guint64 v = 0;
+  g_autofree char *s = NULL;
+
+  ws_test_reset_counters ();
+  h = ws_runtime_spawn_fiber_full (rt, 0, return_uint64, GUINT_TO_POINTER (42),
+                                   ws_test_count_destroy);
+  g_assert_true (ws_join_handle_wait (h, NULL));
+  g_assert_true (ws_join_handle_finish_uint64 (h, &v, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (v, ==, 42);
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 1);
+
+  t = ws_runtime_spawn_fiber (rt, return_pointer, NULL, NULL);
+  g_assert_true (ws_task_wait (t, NULL, NULL));
+  s = ws_task_propagate_pointer (t, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (s, ==, "from a fiber");
+  g_clear_object (&t);
+
+  t = ws_runtime_spawn_fiber (rt, return_error, NULL, NULL);
+  g_assert_false (ws_task_wait (t, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* ---- awaiting ----------------------------------------------------------- */
+
+typedef struct
+{
+  WsOneshot *shot;
+  WsChannel *chan;
+  GFile     *file;
+} Awaits;
+
+static void
+await_all (WsContext *cx,
+           gpointer   user_data)
+{
+  Awaits *a = user_data;
+  g_autoptr(WsSleep) nap = ws_sleep_new (2000);
+  g_autoptr(WsAsyncOp) op = ws_async_op_new ();
+  g_autoptr(GFileInfo) info = NULL;
+  g_autoptr(GError) error = NULL;
+  gpointer item = NULL;
+  guint64 sum = 0;
+
+  g_assert_true (WS_FIBER_AWAIT (cx, ws_sleep_poll (nap, cx)));
+
+  g_assert_true (WS_FIBER_AWAIT (cx, ws_oneshot_poll (a->shot, cx, &item, &error)));
+  g_assert_no_error (error);
+  sum += GPOINTER_TO_UINT (item);
+
+  for (guint i = 0; i < 3; i++)
+    {
+      g_assert_true (WS_FIBER_AWAIT (cx, ws_channel_poll_receive (a->chan, cx, &item, &error)));
+      g_assert_no_error (error);
+      sum += GPOINTER_TO_UINT (item);
+    }
+
+  g_file_query_info_async (a->file, G_FILE_ATTRIBUTE_STANDARD_TYPE, G_FILE_QUERY_INFO_NONE,
+                           G_PRIORITY_DEFAULT, ws_async_op_get_cancellable (op),
+                           ws_async_op_callback, ws_async_op_start (op, cx));
+  g_assert_true (WS_FIBER_AWAIT (cx, ws_async_op_poll (op, cx)));
+  info = g_file_query_info_finish (a->file, ws_async_op_get_result (op), &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (g_file_info_get_file_type (info), ==, G_FILE_TYPE_DIRECTORY);
+
+  ws_context_return_uint64 (cx, sum);
+}
+
+static void
+test_awaits (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  Awaits a = { ws_oneshot_new (NULL), ws_channel_new (1, NULL), g_file_new_for_path ("/") };
+  WsJoinHandle *h = ws_runtime_spawn_fiber_full (rt, 0, await_all, &a, NULL);
+  guint64 v = 0;
+
+  g_assert_true (ws_oneshot_send (a.shot, GUINT_TO_POINTER (1)));
+  for (guint i = 0; i < 3; i++)
+    {
+      /* A channel of one slot: the sends wait for the fiber to take. */
+      while (!ws_channel_try_send (a.chan, GUINT_TO_POINTER (10), NULL))
+        g_usleep (100);
+    }
+  g_assert_true (ws_join_handle_wait (h, NULL));
+  g_assert_true (ws_join_handle_finish_uint64 (h, &v, NULL));
+  g_assert_cmpuint (v, ==, 31);
+
+  ws_oneshot_unref (a.shot);
+  ws_channel_unref (a.chan);
+  g_object_unref (a.file);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* ---- fork-join ---------------------------------------------------------- */
+
+static guint64
+fib_serial (guint n)
+{
+  return n < 2 ? n : fib_serial (n - 1) + fib_serial (n - 2);
+}
+
+static void
+fib_fiber (WsContext *cx,
+           gpointer   user_data)
+{
+  guint n = GPOINTER_TO_UINT (user_data);
+  g_autoptr(WsJoinHandle) a = NULL;
+  g_autoptr(WsJoinHandle) b = NULL;
+  guint64 x = 0, y = 0;
+
+  if (n < 8)
+    {
+      ws_context_return_uint64 (cx, fib_serial (n));
+      return;
+    }
+  a = ws_context_spawn_fiber (cx, fib_fiber, GUINT_TO_POINTER (n - 1), NULL);
+  b = ws_context_spawn_fiber (cx, fib_fiber, GUINT_TO_POINTER (n - 2), NULL);
+  if (!WS_FIBER_AWAIT (cx, ws_join_handle_poll (a, cx))
+      || !WS_FIBER_AWAIT (cx, ws_join_handle_poll (b, cx)))
+    return;
+  g_assert_true (ws_join_handle_finish_uint64 (g_steal_pointer (&a), &x, NULL));
+  g_assert_true (ws_join_handle_finish_uint64 (g_steal_pointer (&b), &y, NULL));
+  ws_context_return_uint64 (cx, x + y);
+}
+
+/* The root is a poll task: a task spawns fibers as well as a fiber does. */
+typedef struct
+{
+  WsJoinHandle *root;
+} ForkRoot;
+
+static WsPoll
+fork_root_poll (WsContext *cx,
+                gpointer   user_data)
+{
+  ForkRoot *r = user_data;
+  guint64 v = 0;
+
+  if (r->root == NULL)
+    r->root = ws_context_spawn_fiber (cx, fib_fiber, GUINT_TO_POINTER (18), NULL);
+  if (ws_join_handle_poll (r->root, cx) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+  g_assert_true (ws_join_handle_finish_uint64 (g_steal_pointer (&r->root), &v, NULL));
+  ws_context_return_uint64 (cx, v);
+  return WS_POLL_READY;
+}
+
+static void
+test_fork_join (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  ForkRoot r = { NULL };
+  WsJoinHandle *h = ws_runtime_spawn_joinable (rt, fork_root_poll, &r, NULL);
+  guint64 v = 0;
+
+  g_assert_true (ws_join_handle_wait (h, NULL));
+  g_assert_true (ws_join_handle_finish_uint64 (h, &v, NULL));
+  g_assert_cmpuint (v, ==, 2584);          /* fib (18) */
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+static void
+group_done_cb (GObject      *object,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  gboolean *done = user_data;
+
+  g_assert_true (ws_task_group_wait_all_finish (WS_TASK_GROUP (object), result, NULL));
+  *done = TRUE;
+}
+
+/* ---- limiters and groups ------------------------------------------------ */
+
+typedef struct
+{
+  WsLimiter   *limiter;
+  _Atomic gint inside;
+  _Atomic gint most_inside;
+  _Atomic gint done;
+} Limited;
+
+/* Holds one of the limiter's permits across a wait: the limiter works on
+ * a fiber as on any task, and its waiter is freed by a g_autoptr. */
+static void
+limited_fiber (WsContext *cx,
+               gpointer   user_data)
+{
+  Limited *l = user_data;
+  g_autoptr(WsLimiterWaiter) waiter = NULL;
+  g_autoptr(WsSleep) nap = ws_sleep_new (500);
+  gint now, most;
+
+  if (!WS_FIBER_AWAIT (cx, ws_limiter_acquire_poll (l->limiter, cx, &waiter)))
+    return;
+  now = atomic_fetch_add (&l->inside, 1) + 1;
+  most = atomic_load (&l->most_inside);
+  while (now > most && !atomic_compare_exchange_weak (&l->most_inside, &most, now))
+    ;
+  g_assert_true (WS_FIBER_AWAIT (cx, ws_sleep_poll (nap, cx)));
+  atomic_fetch_sub (&l->inside, 1);
+  ws_limiter_release (l->limiter);
+  atomic_fetch_add (&l->done, 1);
+}
+
+/* Fibers in a task group, at most two at once through a limiter; the
+ * group's wait sees them all end. */
+static void
+test_limiter_and_group (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  g_autoptr(WsTaskGroup) group = ws_task_group_new ();
+  g_autoptr(GMainContext) ctx = g_main_context_new ();
+  Limited l = { ws_limiter_new (2) };
+  gboolean all_done = FALSE;
+  const guint n = 16;
+
+  g_main_context_push_thread_default (ctx);
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(WsTask) t = ws_runtime_spawn_fiber (rt, limited_fiber, &l, NULL);
+
+      ws_task_group_add (group, t);
+    }
+  ws_task_group_wait_all_async (group, NULL, group_done_cb, &all_done);
+  ws_test_iterate_until (ctx, all_done);
+  g_assert_cmpint (atomic_load (&l.done), ==, n);
+  g_assert_cmpint (atomic_load (&l.most_inside), >=, 1);
+  g_assert_cmpint (atomic_load (&l.most_inside), <=, 2);
+  g_assert_cmpuint (ws_limiter_get_available (l.limiter), ==, 2);
+  ws_limiter_unref (l.limiter);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_main_context_pop_thread_default (ctx);
+}
+
+/* ---- cancellation and shutdown ----------------------------------------- */
+
+typedef struct
+{
+  WsOneshot       *shot;             /* never sent */
+  _Atomic gint     waiting;          /* the fiber got to its await */
+  _Atomic gint     await_false;      /* the await returned FALSE */
+  _Atomic gint     later_false;      /* so did a later suspend, at once */
+  _Atomic gint     returned;         /* the function got to its end */
+} Waiter;
+
+static void
+wait_forever (WsContext *cx,
+              gpointer   user_data)
+{
+  Waiter *w = user_data;
+  g_autoptr(Guard) guard = guard_new ();
+  g_autoptr(GError) error = NULL;
+  gpointer item = NULL;
+  gboolean ok;
+
+  atomic_fetch_add (&w->waiting, 1);
+  ok = WS_FIBER_AWAIT (cx, ws_oneshot_poll (w->shot, cx, &item, &error));
+  if (!ok)
+    {
+      atomic_fetch_add (&w->await_false, 1);
+      if (!ws_fiber_suspend (cx) && !ws_fiber_yield (cx))
+        atomic_fetch_add (&w->later_false, 1);
+      /* Work after the cancellation still runs, and may set a result
+       * (which is dropped: the task ends as cancelled). */
+      ws_context_return_uint64 (cx, 7);
+    }
+  atomic_fetch_add (&w->returned, 1);
+}
+
+static void
+test_cancel (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  Waiter w = { ws_oneshot_new (NULL) };
+  g_autoptr(WsTask) t = NULL;
+  g_autoptr(GError) error = NULL;
+
+  atomic_store (&n_guards_freed, 0);
+  ws_test_reset_counters ();
+  t = ws_runtime_spawn_fiber (rt, wait_forever, &w, ws_test_count_destroy);
+  ws_test_wait_until (atomic_load (&w.waiting) == 1);
+  ws_task_cancel (t);
+  g_assert_false (ws_task_wait (t, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+
+  /* Its frames unwound before its destroy notify, which ran before the
+   * task was seen ended. */
+  g_assert_cmpint (atomic_load (&w.await_false), ==, 1);
+  g_assert_cmpint (atomic_load (&w.later_false), ==, 1);
+  g_assert_cmpint (atomic_load (&w.returned), ==, 1);
+  g_assert_cmpint (atomic_load (&n_guards_freed), ==, 1);
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 1);
+
+  ws_oneshot_unref (w.shot);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* Shutdown resumes every waiting fiber with FALSE: each unwinds (its
+ * g_autoptr runs) before ws_runtime_shutdown () returns. Some fibers
+ * never started (spawned while the workers are stuck): their destroy
+ * notify runs and they never run at all. */
+static void
+test_shutdown (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  Waiter w = { ws_oneshot_new (NULL) };
+  GPtrArray *tasks = g_ptr_array_new_with_free_func (g_object_unref);
+  const guint n = 64;
+
+  atomic_store (&n_guards_freed, 0);
+  ws_test_reset_counters ();
+  for (guint i = 0; i < n; i++)
+    g_ptr_array_add (tasks, ws_runtime_spawn_fiber (rt, wait_forever, &w,
+                                                    ws_test_count_destroy));
+  ws_test_wait_until (atomic_load (&w.waiting) == (gint) n);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+
+  g_assert_cmpint (atomic_load (&w.returned), ==, n);
+  g_assert_cmpint (atomic_load (&w.await_false), ==, n);
+  g_assert_cmpint (atomic_load (&n_guards_freed), ==, n);
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, n);
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(GError) error = NULL;
+
+      g_assert_false (ws_task_wait (tasks->pdata[i], NULL, &error));
+      g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+    }
+
+  /* A fiber spawned after the shutdown is refused: it never runs. */
+  ws_test_reset_counters ();
+  g_ptr_array_add (tasks, ws_runtime_spawn_fiber (rt, wait_forever, &w,
+                                                  ws_test_count_destroy));
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 1);
+  g_assert_cmpint (atomic_load (&w.waiting), ==, n);
+
+  g_ptr_array_unref (tasks);
+  ws_oneshot_unref (w.shot);
+}
+
+/* ---- migration ---------------------------------------------------------- */
+
+typedef struct
+{
+  _Atomic gint resumed;              /* the fiber is past its yield */
+  _Atomic gint migrated;             /* it found itself on another thread */
+  _Atomic gint hogs;
+  guint        rounds;
+} Migration;
+
+/* Read through a call the compiler cannot see into: the thread now, not
+ * a value cached from before the suspend (the rule in the C guide). */
+static G_GNUC_NO_INLINE GThread *
+current_thread (void)
+{
+  return g_thread_self ();
+}
+
+/* noinline alone is not enough: GCC infers that a function which only
+ * returns &errno is const, and reuses its result across the suspend. The
+ * volatile asm makes it opaque. */
+static G_GNUC_NO_INLINE int *
+errno_address (void)
+{
+  __asm__ __volatile__ ("" ::: "memory");
+  return &errno;
+}
+
+/* Keeps its worker busy until the fiber went on elsewhere, or was
+ * resumed here after all. */
+static WsPoll
+hog_poll (WsContext *cx,
+          gpointer   user_data)
+{
+  Migration *m = user_data;
+
+  while (!atomic_load (&m->resumed))
+    g_thread_yield ();
+  atomic_fetch_sub (&m->hogs, 1);
+  return WS_POLL_READY;
+}
+
+static void
+migrating_fiber (WsContext *cx,
+                 gpointer   user_data)
+{
+  Migration *m = user_data;
+
+  while (!atomic_load (&m->migrated))
+    {
+      GThread *before = current_thread ();
+      int *errno_before = errno_address ();
+      g_autoptr(WsJoinHandle) hog = NULL;
+
+      m->rounds++;
+      atomic_store (&m->resumed, 0);
+      atomic_fetch_add (&m->hogs, 1);
+      /* The hog takes this worker's LIFO slot and this fiber goes to the
+       * back of its queue: another worker steals the fiber or the hog. */
+      hog = ws_context_spawn (cx, hog_poll, m, NULL);
+      g_assert_true (ws_fiber_yield (cx));
+      atomic_store (&m->resumed, 1);
+      if (current_thread () != before)
+        {
+          /* On another thread: errno is that thread's, and wsrt's own
+           * thread-local state is too (a spawn and an await from here go
+           * through the new worker). */
+          g_assert_true (errno_address () != errno_before);
+          errno = 0;
+          atomic_store (&m->migrated, 1);
+        }
+      g_assert_true (WS_FIBER_AWAIT (cx, ws_join_handle_poll (hog, cx)));
+    }
+
+  {
+    g_autoptr(WsJoinHandle) a = ws_context_spawn_fiber (cx, fib_fiber, GUINT_TO_POINTER (12),
+                                                        NULL);
+    guint64 v = 0;
+
+    g_assert_true (WS_FIBER_AWAIT (cx, ws_join_handle_poll (a, cx)));
+    g_assert_true (ws_join_handle_finish_uint64 (g_steal_pointer (&a), &v, NULL));
+    g_assert_cmpuint (v, ==, 144);
+  }
+}
+
+static void
+test_migration (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  Migration m = { 0 };
+  g_autoptr(WsTask) t = ws_runtime_spawn_fiber (rt, migrating_fiber, &m, NULL);
+
+  /* The watchdog fails a fiber that never moves. */
+  g_assert_true (ws_task_wait (t, NULL, NULL));
+  g_assert_cmpint (atomic_load (&m.migrated), ==, 1);
+  g_test_message ("the fiber moved after %u rounds", m.rounds);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* ---- stacks ------------------------------------------------------------- */
+
+static G_GNUC_NO_INLINE guint
+recurse (guint depth)
+{
+  volatile char frame[128];
+
+  frame[0] = (char) depth;
+  if (depth == 0)
+    return frame[0];
+  return recurse (depth - 1) + frame[0] % 2;
+}
+
+static void
+deep_fiber (WsContext *cx,
+            gpointer   user_data)
+{
+  guint depth = GPOINTER_TO_UINT (user_data);
+  guint r;
+
+  /* Half before the suspend, then all of it after. */
+  r = recurse (depth / 2);
+  if (!ws_fiber_yield (cx))
+    return;
+  r += recurse (depth);
+  ws_context_return_uint64 (cx, r);
+}
+
+/* 500 frames of at least 128 bytes, about 100 KiB in an optimised build,
+ * twice that under ASan: what libdex's 128 KiB was raised for (GTK and
+ * Pango call depths) fits the 256 KiB default. */
+static void
+test_deep_recursion (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  g_autoptr(WsTask) t = ws_runtime_spawn_fiber (rt, deep_fiber, GUINT_TO_POINTER (500), NULL);
+
+  g_assert_true (ws_task_wait (t, NULL, NULL));
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+typedef struct
+{
+  WsOneshot   *shot;
+  _Atomic gint *waiting;
+} ManyArgs;
+
+static void
+many_fiber (WsContext *cx,
+            gpointer   user_data)
+{
+  ManyArgs *a = user_data;
+  g_autoptr(GError) error = NULL;
+  gpointer item = NULL;
+
+  atomic_fetch_add (a->waiting, 1);
+  if (!WS_FIBER_AWAIT (cx, ws_oneshot_poll (a->shot, cx, &item, &error)))
+    return;
+  ws_context_return_uint64 (cx, GPOINTER_TO_UINT (item));
+}
+
+static void
+many_args_free (gpointer data)
+{
+  ManyArgs *a = data;
+
+  ws_oneshot_unref (a->shot);
+  g_free (a);
+}
+
+/* 10,000 fibers waiting at once, each on its own stack; all complete.
+ * Under TSan each fiber also costs TSan's state of a thread (about
+ * 1.3 MB, __tsan_create_fiber), so that build runs 256 of them. */
+#ifdef __SANITIZE_THREAD__
+# define N_MANY_PENDING 256
+#else
+# define N_MANY_PENDING 10000
+#endif
+
+static void
+test_many_pending (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  const guint n = N_MANY_PENDING;
+  WsJoinHandle **h = g_new0 (WsJoinHandle *, n);
+  WsOneshot **shots = g_new0 (WsOneshot *, n);
+  _Atomic gint waiting = 0;
+  guint64 sum = 0;
+
+  for (guint i = 0; i < n; i++)
+    {
+      ManyArgs *a = g_new0 (ManyArgs, 1);
+
+      a->shot = shots[i] = ws_oneshot_new (NULL);
+      ws_oneshot_ref (a->shot);
+      a->waiting = &waiting;
+      h[i] = ws_runtime_spawn_fiber_full (rt, 0, many_fiber, a, many_args_free);
+    }
+  ws_test_wait_until (atomic_load (&waiting) == (gint) n);
+  for (guint i = 0; i < n; i++)
+    {
+      g_assert_true (ws_oneshot_send (shots[i], GUINT_TO_POINTER (1)));
+      ws_oneshot_unref (shots[i]);
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      guint64 v = 0;
+
+      g_assert_true (ws_join_handle_wait (h[i], NULL));
+      g_assert_true (ws_join_handle_finish_uint64 (h[i], &v, NULL));
+      sum += v;
+    }
+  g_assert_cmpuint (sum, ==, n);
+  g_test_message ("%u fibers waited at once", n);
+  g_free (h);
+  g_free (shots);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* One worker, fibers one after the other: the worker's pool gives the
+ * same stack back each time, so the whole run maps at most one stack
+ * (none if a stack of that size waits in the depot). */
+static void
+test_stack_reuse (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  guint64 before = ws_fiber_stack_get_n_mapped ();
+
+  for (guint i = 0; i < 100; i++)
+    {
+      WsJoinHandle *h = ws_runtime_spawn_fiber_full (rt, 64 * 1024, return_pointer, NULL,
+                                                     NULL);
+
+      g_assert_true (ws_join_handle_wait (h, NULL));
+      g_free (ws_join_handle_finish (h, NULL));
+    }
+  g_assert_cmpuint (ws_fiber_stack_get_n_mapped () - before, <=, 1);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* ---- stack overflow ----------------------------------------------------- */
+
+/* A fiber that overflows its stack hits the guard page: SIGSEGV kills the
+ * process. The child's runtime sets fiber-stack-size to 32 KiB and its
+ * fiber recurses as deep-recursion's does, which fits the default stack:
+ * the property is what makes it overflow. Under ASan, whose handler runs on an alternate signal stack,
+ * ASan reports a stack overflow and exits with an error; TSan's handler
+ * has no alternate stack, so the kernel kills the process as without it.
+ * Run in a child of this program (WS_TEST_FIBER_OVERFLOW). */
+static void
+test_stack_overflow (void)
+{
+  g_autofree char *prog = g_file_read_link ("/proc/self/exe", NULL);
+  const char *argv[] = { prog, NULL };
+  g_auto(GStrv) envp = g_environ_setenv (g_get_environ (), "WS_TEST_FIBER_OVERFLOW", "1", TRUE);
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autoptr(GError) error = NULL;
+  gint status = 0;
+
+  g_assert_nonnull (prog);
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, envp, G_SPAWN_DEFAULT, NULL, NULL,
+                               &out, &err, &status, &error));
+  g_assert_no_error (error);
+  g_test_message ("child: status %d, stderr: %s", status, err);
+#ifdef __SANITIZE_ADDRESS__
+  /* An error exit, or SIGABRT with ASAN_OPTIONS=abort_on_error=1. */
+  g_assert_false (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  g_assert_nonnull (strstr (err, "ERROR: AddressSanitizer: stack-overflow"));
+#else
+  g_assert_true (WIFSIGNALED (status));
+  g_assert_cmpint (WTERMSIG (status), ==, SIGSEGV);
+#endif
+}
+
+static int
+run_overflow_child (void)
+{
+  WsRuntime *rt = g_initable_new (WS_TYPE_RUNTIME, NULL, NULL, "n-workers", 1,
+                                  "fiber-stack-size", 32 * 1024, NULL);
+  WsTask *t = ws_runtime_spawn_fiber (rt, deep_fiber, GUINT_TO_POINTER (500), NULL);
+
+  ws_task_wait (t, NULL, NULL);
+  return 0;                          /* not reached */
+}
+
+static const WsTestDef tests[] = {
+  { "/fiber/results", test_results },
+  { "/fiber/awaits", test_awaits },
+  { "/fiber/fork-join", test_fork_join },
+  { "/fiber/limiter-and-group", test_limiter_and_group },
+  { "/fiber/cancel", test_cancel },
+  { "/fiber/shutdown", test_shutdown },
+  { "/fiber/migration", test_migration },
+  { "/fiber/deep-recursion", test_deep_recursion },
+  { "/fiber/many-pending", test_many_pending },
+  { "/fiber/stack-reuse", test_stack_reuse },
+  { "/fiber/stack-overflow", test_stack_overflow },
+};
+
+int
+main (int   argc,
+      char *argv[])
+{
+  if (g_getenv ("WS_TEST_FIBER_OVERFLOW") != NULL)
+    return run_overflow_child ();
+  return ws_test_run_all (&argc, &argv, tests, G_N_ELEMENTS (tests));
+}

@@ -1,0 +1,57 @@
+/* ws-fiber-stack-private.h: the stacks fibers run on
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The protocol is at the top of ws-fiber-stack.c.
+ */
+
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* The default usable size of a fiber's stack, and the smallest a caller
+ * may ask for. Virtual: only the pages a fiber touches are committed. */
+#define WS_FIBER_STACK_DEFAULT_SIZE (256 * 1024)
+#define WS_FIBER_STACK_MIN_SIZE     (16 * 1024)
+/* Below the stack, never mapped readable or writable. */
+#define WS_FIBER_STACK_GUARD_SIZE   (64 * 1024)
+
+typedef struct _WsFiberStack WsFiberStack;
+struct _WsFiberStack
+{
+  guint8       *map;                 /* the whole mapping, guard first */
+  gsize         map_size;
+  gsize         size;                /* usable bytes, as asked (rounded to pages) */
+  WsFiberStack *next;                /* in a thread's cache */
+  guint         valgrind_id;         /* VALGRIND_STACK_REGISTER's, or 0 */
+};
+
+WsFiberStack *ws_fiber_stack_get     (gsize         size);
+void          ws_fiber_stack_release (WsFiberStack *stack);
+void          ws_fiber_stack_free    (WsFiberStack *stack);
+
+/* The lowest usable address (just above the guard). */
+static inline gpointer
+ws_fiber_stack_bottom (WsFiberStack *stack)
+{
+  return stack->map + WS_FIBER_STACK_GUARD_SIZE;
+}
+
+/* One past the highest usable address, 16-aligned: the stack grows down
+ * from here (the header sits just above). */
+static inline gpointer
+ws_fiber_stack_top (WsFiberStack *stack)
+{
+  return (gpointer) ((guintptr) stack & ~(guintptr) 15);
+}
+
+/* Test and benchmark hooks: stacks mapped and unmapped so far by this
+ * process, and stacks now in the calling thread's cache. */
+guint64 ws_fiber_stack_get_n_mapped   (void);
+guint64 ws_fiber_stack_get_n_unmapped (void);
+guint   ws_fiber_stack_get_n_cached   (void);
+
+G_END_DECLS

@@ -1,0 +1,434 @@
+/* ws-fiber-switch.c: switching between a poller's stack and a fiber's
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * A fiber (ws-fiber.c) runs on its own stack (ws-fiber-stack.c). Two
+ * sides take turns: the poller, a thread inside the fiber task's poll
+ * function (or inside the task's destroy notify, at cancellation), and the
+ * fiber. The protocol:
+ *
+ *  - ws_fiber_ctx_resume () is called by the poller, which holds the
+ *    task's RUNNING bit, so no two threads resume one fiber at once. It
+ *    returns when the fiber calls ws_fiber_ctx_suspend () or
+ *    ws_fiber_ctx_exit ();
+ *  - ws_fiber_ctx_suspend () is called on the fiber and returns when a
+ *    poller resumes it, maybe on another thread: a suspended fiber may
+ *    migrate (ws-fiber.c says why);
+ *  - ws_fiber_ctx_exit () is the fiber's last switch: its entry function
+ *    has returned into it, no frame on the stack is live any more, and
+ *    the poller then owns the stack and releases it.
+ *
+ * The switch: x86_64 and aarch64 have a hand-written switch that saves the
+ * callee-saved registers (and on x86_64 the MXCSR and x87 control words,
+ * which the ABI also counts as callee-saved) on the current stack, stores
+ * the stack pointer, loads the other side's and pops its registers: no
+ * system call, unlike glibc's swapcontext (), which saves and restores the
+ * signal mask with rt_sigprocmask (doc/performance.md, "Fibers", has
+ * both measured). Elsewhere, or with -Dfiber_switch=ucontext, ucontext
+ * is the fallback.
+ *
+ * Thread-local storage across a switch: a suspend may return on another
+ * thread, and a compiler may keep the address of a thread-local variable
+ * (errno's, through the const __errno_location (), or a __thread
+ * variable's) in a register across a call. The switch is an opaque
+ * assembly function, and ws_fiber_ctx_suspend () is noinline and touches
+ * no thread-local variable of its own after the switch: the sanitizer
+ * calls it makes are calls, which read their thread-local state afresh,
+ * and a compiler barrier follows the switch. Its callers in ws-fiber.c
+ * read nothing thread-local across it either. The rule for user code is
+ * in doc/getting-started-c.md ("Fibers and thread-local storage").
+ *
+ * Sanitizers: under ASan each switch is announced with
+ * __sanitizer_start_switch_fiber () and completed on the other side with
+ * __sanitizer_finish_switch_fiber (), which tells ASan whose stack it is
+ * on; the fiber side learns the poller's stack bounds there, each time,
+ * since its poller may be another thread. The last switch passes no fake
+ * stack to keep, so ASan frees the fiber's. Under TSan each fiber is a
+ * TSan fiber (__tsan_create_fiber), switched to with
+ * __tsan_switch_to_fiber (), which also orders the two sides (the
+ * default flags synchronise); the poller side is the thread's current
+ * fiber, read before each resume.
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include "ws-fiber-switch-private.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+# define WS_ASAN 1
+#elif defined(__has_feature)
+# if __has_feature(address_sanitizer)
+#  define WS_ASAN 1
+# endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+# define WS_TSAN 1
+#elif defined(__has_feature)
+# if __has_feature(thread_sanitizer)
+#  define WS_TSAN 1
+# endif
+#endif
+
+#ifdef WS_ASAN
+# include <sanitizer/common_interface_defs.h>
+#endif
+#ifdef WS_TSAN
+# include <sanitizer/tsan_interface.h>
+#endif
+
+/* Orders the compiler's memory accesses around a switch. */
+#define WS_COMPILER_BARRIER() __asm__ __volatile__ ("" ::: "memory")
+
+/* ---- the switch ---------------------------------------------------------- */
+
+#ifndef WS_FIBER_SWITCH_UCONTEXT
+
+/* Saves the callee-saved state on the current stack and its stack pointer
+ * in *@save, switches to the stack pointer @to and restores what is saved
+ * there. Returns on the other side; @arg is passed through (the first
+ * argument of the entry trampoline on a fiber's first switch). */
+void *ws_fiber_switch_raw (void  **save,
+                           void   *to,
+                           void   *arg);
+/* Where a fresh fiber's first switch returns to: calls the function in a
+ * callee-saved register with the argument the switch passed, and traps
+ * if it returns. Its unwind information marks the return address
+ * undefined, so a debugger's backtrace ends there. */
+void ws_fiber_trampoline (void);
+
+# if defined(__CET__)
+#  define WS_ENDBR "endbr64\n"
+# else
+#  define WS_ENDBR ""
+# endif
+
+# if defined(__x86_64__)
+
+__asm__ (
+  ".text\n"
+  ".globl ws_fiber_switch_raw\n"
+  ".hidden ws_fiber_switch_raw\n"
+  ".type ws_fiber_switch_raw,@function\n"
+  ".p2align 4\n"
+  "ws_fiber_switch_raw:\n"
+  ".cfi_startproc\n"
+  WS_ENDBR
+  "  pushq %rbp\n"
+  "  pushq %rbx\n"
+  "  pushq %r12\n"
+  "  pushq %r13\n"
+  "  pushq %r14\n"
+  "  pushq %r15\n"
+  "  subq $8, %rsp\n"
+  "  stmxcsr (%rsp)\n"
+  "  fnstcw 4(%rsp)\n"
+  "  movq %rsp, (%rdi)\n"
+  "  movq %rsi, %rsp\n"
+  "  ldmxcsr (%rsp)\n"
+  "  fldcw 4(%rsp)\n"
+  "  addq $8, %rsp\n"
+  "  popq %r15\n"
+  "  popq %r14\n"
+  "  popq %r13\n"
+  "  popq %r12\n"
+  "  popq %rbx\n"
+  "  popq %rbp\n"
+  "  movq %rdx, %rax\n"
+  "  movq %rdx, %rdi\n"
+  "  ret\n"
+  ".cfi_endproc\n"
+  ".size ws_fiber_switch_raw, .-ws_fiber_switch_raw\n"
+  "\n"
+  ".globl ws_fiber_trampoline\n"
+  ".hidden ws_fiber_trampoline\n"
+  ".type ws_fiber_trampoline,@function\n"
+  ".p2align 4\n"
+  "ws_fiber_trampoline:\n"
+  ".cfi_startproc\n"
+  ".cfi_undefined rip\n"
+  WS_ENDBR
+  "  xorl %ebp, %ebp\n"
+  "  callq *%rbx\n"
+  "  ud2\n"
+  ".cfi_endproc\n"
+  ".size ws_fiber_trampoline, .-ws_fiber_trampoline\n"
+);
+
+/* The saved frame, from the saved stack pointer up: MXCSR and x87 control
+ * word (8 bytes), r15, r14, r13, r12, rbx, rbp, return address. */
+#  define FRAME_WORDS 8
+
+static gpointer
+prepare_stack (gpointer top,
+               gpointer start)
+{
+  /* After the ret, the stack pointer is @top - 16, 16-aligned, so that
+   * the trampoline's call leaves it where the ABI expects at a function's
+   * entry. */
+  guint64 *sp = (guint64 *) top - 2 - FRAME_WORDS;
+  guint32 *csr = (guint32 *) sp;
+
+  memset (sp, 0, (FRAME_WORDS + 2) * sizeof (guint64));
+  csr[0] = 0x1f80;                   /* MXCSR: all exceptions masked */
+  csr[1] = 0x037f;                   /* x87 control word: the default */
+  sp[5] = (guint64) (guintptr) start;        /* rbx */
+  sp[7] = (guint64) (guintptr) ws_fiber_trampoline;
+  return sp;
+}
+
+#  define WS_FIBER_SWITCH_KIND "x86_64"
+
+# elif defined(__aarch64__)
+
+__asm__ (
+  ".text\n"
+  ".globl ws_fiber_switch_raw\n"
+  ".hidden ws_fiber_switch_raw\n"
+  ".type ws_fiber_switch_raw,%function\n"
+  ".p2align 4\n"
+  "ws_fiber_switch_raw:\n"
+  ".cfi_startproc\n"
+  "  sub sp, sp, #160\n"
+  "  stp d8, d9, [sp, #0]\n"
+  "  stp d10, d11, [sp, #16]\n"
+  "  stp d12, d13, [sp, #32]\n"
+  "  stp d14, d15, [sp, #48]\n"
+  "  stp x19, x20, [sp, #64]\n"
+  "  stp x21, x22, [sp, #80]\n"
+  "  stp x23, x24, [sp, #96]\n"
+  "  stp x25, x26, [sp, #112]\n"
+  "  stp x27, x28, [sp, #128]\n"
+  "  stp x29, x30, [sp, #144]\n"
+  "  mov x9, sp\n"
+  "  str x9, [x0]\n"
+  "  mov sp, x1\n"
+  "  ldp d8, d9, [sp, #0]\n"
+  "  ldp d10, d11, [sp, #16]\n"
+  "  ldp d12, d13, [sp, #32]\n"
+  "  ldp d14, d15, [sp, #48]\n"
+  "  ldp x19, x20, [sp, #64]\n"
+  "  ldp x21, x22, [sp, #80]\n"
+  "  ldp x23, x24, [sp, #96]\n"
+  "  ldp x25, x26, [sp, #112]\n"
+  "  ldp x27, x28, [sp, #128]\n"
+  "  ldp x29, x30, [sp, #144]\n"
+  "  add sp, sp, #160\n"
+  "  mov x0, x2\n"
+  "  ret\n"
+  ".cfi_endproc\n"
+  ".size ws_fiber_switch_raw, .-ws_fiber_switch_raw\n"
+  "\n"
+  ".globl ws_fiber_trampoline\n"
+  ".hidden ws_fiber_trampoline\n"
+  ".type ws_fiber_trampoline,%function\n"
+  ".p2align 4\n"
+  "ws_fiber_trampoline:\n"
+  ".cfi_startproc\n"
+  ".cfi_undefined x30\n"
+  "  mov x29, #0\n"
+  "  blr x19\n"
+  "  brk #0\n"
+  ".cfi_endproc\n"
+  ".size ws_fiber_trampoline, .-ws_fiber_trampoline\n"
+);
+
+/* The saved frame, from the saved stack pointer up: d8-d15, x19-x28,
+ * x29, x30 (the return address). */
+#  define FRAME_WORDS 20
+
+static gpointer
+prepare_stack (gpointer top,
+               gpointer start)
+{
+  guint64 *sp = (guint64 *) top - FRAME_WORDS;
+
+  memset (sp, 0, FRAME_WORDS * sizeof (guint64));
+  sp[8] = (guint64) (guintptr) start;        /* x19 */
+  sp[19] = (guint64) (guintptr) ws_fiber_trampoline;  /* x30 */
+  return sp;
+}
+
+#  define WS_FIBER_SWITCH_KIND "aarch64"
+
+# endif
+
+#endif /* !WS_FIBER_SWITCH_UCONTEXT */
+
+/* ---- the sides ----------------------------------------------------------- */
+
+/* The first code a fiber runs: completes the switch for the sanitizers,
+ * then runs the entry, which never returns. */
+static void
+fiber_start (WsFiberCtx *ctx)
+{
+#ifdef WS_ASAN
+  __sanitizer_finish_switch_fiber (NULL, &ctx->poller.stack_bottom, &ctx->poller.stack_size);
+#endif
+  ctx->entry (ctx->entry_arg);
+  g_assert_not_reached ();
+}
+
+#ifdef WS_FIBER_SWITCH_UCONTEXT
+
+/* makecontext () passes ints: the pointer comes in two halves. */
+static void
+ucontext_start (unsigned int hi,
+                unsigned int lo)
+{
+  guintptr p = ((guintptr) hi << 16 << 16) | (guintptr) lo;
+
+  fiber_start ((WsFiberCtx *) p);
+}
+
+# define WS_FIBER_SWITCH_KIND "ucontext"
+
+#endif
+
+const char *
+ws_fiber_switch_get_kind (void)
+{
+  return WS_FIBER_SWITCH_KIND;
+}
+
+/**
+ * ws_fiber_ctx_init:
+ * @ctx: the fiber's switch state
+ * @stack: the stack it will run on, owned by the fiber until it exits
+ * @entry: what its first resume runs; ends with ws_fiber_ctx_exit ()
+ * @arg: @entry's argument
+ */
+void
+ws_fiber_ctx_init (WsFiberCtx   *ctx,
+                   WsFiberStack *stack,
+                   WsFiberEntry  entry,
+                   gpointer      arg)
+{
+  memset (ctx, 0, sizeof *ctx);
+  ctx->stack = stack;
+  ctx->entry = entry;
+  ctx->entry_arg = arg;
+  ctx->fiber.stack_bottom = ws_fiber_stack_bottom (stack);
+  ctx->fiber.stack_size = (guint8 *) ws_fiber_stack_top (stack)
+                          - (guint8 *) ws_fiber_stack_bottom (stack);
+#ifdef WS_FIBER_SWITCH_UCONTEXT
+  {
+    guintptr p = (guintptr) ctx;
+
+    getcontext (&ctx->fiber.uc);
+    ctx->fiber.uc.uc_stack.ss_sp = (gpointer) ctx->fiber.stack_bottom;
+    ctx->fiber.uc.uc_stack.ss_size = ctx->fiber.stack_size;
+    ctx->fiber.uc.uc_link = NULL;
+    makecontext (&ctx->fiber.uc, (void (*) (void)) ucontext_start, 2,
+                 (unsigned int) (p >> 16 >> 16), (unsigned int) p);
+  }
+#else
+  ctx->fiber.sp = prepare_stack (ws_fiber_stack_top (stack), (gpointer) fiber_start);
+#endif
+#ifdef WS_TSAN
+  ctx->fiber.tsan_fiber = __tsan_create_fiber (0);
+#endif
+}
+
+/**
+ * ws_fiber_ctx_clear:
+ * @ctx: a fiber that has exited, or was never resumed
+ *
+ * Frees what the sanitizers kept for the fiber. The stack is the
+ * caller's to release.
+ */
+void
+ws_fiber_ctx_clear (WsFiberCtx *ctx)
+{
+#ifdef WS_TSAN
+  if (ctx->fiber.tsan_fiber != NULL)
+    __tsan_destroy_fiber (ctx->fiber.tsan_fiber);
+#endif
+  ctx->fiber.tsan_fiber = NULL;
+  ctx->stack = NULL;
+}
+
+/* From @from to @to; returns when something switches back to @from. */
+static inline void
+switch_sides (WsFiberSide *from,
+              WsFiberSide *to,
+              gpointer     arg)
+{
+#ifdef WS_FIBER_SWITCH_UCONTEXT
+  (void) arg;
+  swapcontext (&from->uc, &to->uc);
+#else
+  ws_fiber_switch_raw (&from->sp, to->sp, arg);
+#endif
+  WS_COMPILER_BARRIER ();
+}
+
+/**
+ * ws_fiber_ctx_resume:
+ * @ctx: a fiber, suspended or never run
+ *
+ * Runs the fiber on the calling thread until it suspends or exits. The
+ * caller holds the fiber's task RUNNING (ws-fiber.c).
+ */
+G_GNUC_NO_INLINE void
+ws_fiber_ctx_resume (WsFiberCtx *ctx)
+{
+#ifdef WS_TSAN
+  ctx->poller.tsan_fiber = __tsan_get_current_fiber ();
+  __tsan_switch_to_fiber (ctx->fiber.tsan_fiber, 0);
+#endif
+#ifdef WS_ASAN
+  __sanitizer_start_switch_fiber (&ctx->poller.asan_fake_stack, ctx->fiber.stack_bottom,
+                                  ctx->fiber.stack_size);
+#endif
+  switch_sides (&ctx->poller, &ctx->fiber, ctx);
+#ifdef WS_ASAN
+  __sanitizer_finish_switch_fiber (ctx->poller.asan_fake_stack, NULL, NULL);
+#endif
+}
+
+/**
+ * ws_fiber_ctx_suspend:
+ * @ctx: the fiber the caller runs on
+ *
+ * Switches back to the poller that resumed the fiber; returns when a
+ * poller, maybe on another thread, resumes it.
+ */
+G_GNUC_NO_INLINE void
+ws_fiber_ctx_suspend (WsFiberCtx *ctx)
+{
+#ifdef WS_TSAN
+  __tsan_switch_to_fiber (ctx->poller.tsan_fiber, 0);
+#endif
+#ifdef WS_ASAN
+  __sanitizer_start_switch_fiber (&ctx->fiber.asan_fake_stack, ctx->poller.stack_bottom,
+                                  ctx->poller.stack_size);
+#endif
+  switch_sides (&ctx->fiber, &ctx->poller, ctx);
+#ifdef WS_ASAN
+  __sanitizer_finish_switch_fiber (ctx->fiber.asan_fake_stack, &ctx->poller.stack_bottom,
+                                   &ctx->poller.stack_size);
+#endif
+}
+
+/**
+ * ws_fiber_ctx_exit:
+ * @ctx: the fiber the caller runs on, whose entry is done
+ *
+ * The fiber's last switch: back to its poller, for good.
+ */
+void
+ws_fiber_ctx_exit (WsFiberCtx *ctx)
+{
+#ifdef WS_TSAN
+  __tsan_switch_to_fiber (ctx->poller.tsan_fiber, 0);
+#endif
+#ifdef WS_ASAN
+  /* No fake stack to keep: ASan frees the fiber's. */
+  __sanitizer_start_switch_fiber (NULL, ctx->poller.stack_bottom, ctx->poller.stack_size);
+#endif
+  switch_sides (&ctx->fiber, &ctx->poller, ctx);
+  g_assert_not_reached ();
+}

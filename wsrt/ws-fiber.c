@@ -1,0 +1,477 @@
+/* ws-fiber.c: fibers, tasks whose body is a C function on its own stack
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * A fiber is a task like any other: the core polls fiber_poll (), and the
+ * task's destroy notify is fiber_destroy (). Everything that works on a
+ * task (join handles, WsTask, groups, limiters, cancellation, metrics,
+ * shutdown, every awaitable) works on a fiber unchanged. The fiber's
+ * function runs on a stack of its own (ws-fiber-stack.c), switched to
+ * and from with ws-fiber-switch.c.
+ *
+ * The suspend/resume protocol. A fiber is in one of four states:
+ *
+ *   NEW        spawned, never polled: no stack yet;
+ *   RUNNING    its function runs on its stack, switched to by a poller
+ *              that holds the task's RUNNING bit;
+ *   SUSPENDED  its function called ws_fiber_suspend (), which switched
+ *              back to the poller, whose fiber_poll () returned PENDING;
+ *   DONE       its function returned; the stack has no live frame.
+ *
+ *  - Only a holder of the task's RUNNING bit switches to a fiber: the
+ *    core's poller (fiber_poll) or whoever destroys the task's future,
+ *    which the core does only with RUNNING held (ws-raw-task.c,
+ *    cancel_task and drop_stage). So one thread at a time runs a fiber,
+ *    and the state and the WsFiber fields are touched only under RUNNING,
+ *    whose acquire and release (the state word's) order them between
+ *    pollers: no field here needs an atomic.
+ *  - A suspend is a PENDING: the fiber suspends only after whatever it
+ *    waits on holds its waker (the awaited _poll function registered it,
+ *    or ws_context_yield () woke the task), exactly as a poll function
+ *    returns PENDING; the wake's protocol is the task's.
+ *  - Who owns the stack: the fiber from its first resume until its
+ *    function returns; then the poller that saw it return, which
+ *    releases it to its thread's cache. A stack is never released or
+ *    reused while it holds a live frame.
+ *  - Cancellation: ws_fiber_suspend () returns FALSE once the task is
+ *    cancelled; it reads CANCELLED in the state word before it switches,
+ *    and returns FALSE at once without a switch from then on. A task
+ *    cancelled while its fiber is SUSPENDED is never polled again: the
+ *    core destroys its future (cancel_task), which is fiber_destroy (),
+ *    and fiber_destroy () resumes the fiber with its cancelled flag set,
+ *    so the suspend it is in returns FALSE and its code unwinds; every
+ *    later suspend returns FALSE without switching, so that one resume
+ *    runs the function to its return. Only then is the stack released and
+ *    the user's destroy notify run. A fiber whose function returned after
+ *    it saw the cancellation ends as cancelled, whatever result it set.
+ *  - Shutdown reaches a fiber as it reaches any task (ws-task-registry.c,
+ *    ws-runtime-core.c): a queued or idle pending task is cancelled and
+ *    its future destroyed by the shutdown sweep or the queue drains,
+ *    which for a fiber is the resume above. So a fiber's stack is never
+ *    abandoned with live frames, and the fiber's output and user data are
+ *    dropped after its function returned (models/fiber.pml).
+ *  - Migration: a suspended fiber may be resumed by any poller, on any
+ *    worker (a steal, a wake from another thread) or, when cancelled, by
+ *    whoever ends the cancelled task: a worker that picks it up, or the
+ *    thread that shuts the runtime down. Pinning a
+ *    fiber to its first worker would take a queue of its own per worker
+ *    and lose the work stealing that makes fork-join scale. The cost is
+ *    the thread-local storage rule: no code may keep the address of a
+ *    thread-local variable across a suspend. wsrt's own path keeps it
+ *    (ws-fiber-switch.c); the rule for users is in
+ *    doc/getting-started-c.md.
+ *
+ * The fiber's context: the WsContext a fiber's function gets is the
+ * fiber's own (WsFiber.cx), valid for the fiber's life, not the poller's,
+ * which lives on the poller's stack for one poll. Each resume copies the
+ * poll's budget in and the budget and yield flag back; the result stays
+ * in the fiber's context until the function returns. Its worker is NULL:
+ * a migrated fiber must not reach into the worker that polled it before.
+ */
+
+#include "config.h"
+
+#include "ws-fiber.h"
+#include "ws-error.h"
+#include "ws-runtime-private.h"
+#include "ws-task-private.h"
+#include "ws-core-private.h"
+
+typedef enum
+{
+  FIBER_NEW,
+  FIBER_RUNNING,
+  FIBER_SUSPENDED,
+  FIBER_DONE,
+} FiberState;
+
+typedef struct _WsFiber WsFiber;
+struct _WsFiber
+{
+  WsContext       cx;                /* the fiber's context (see the top) */
+  WsFiberCtx      ctx;               /* the switch's; valid from the first poll */
+  WsFiberStack   *stack;             /* from the first poll until DONE */
+  WsFiberFunc     func;
+  gpointer        data;
+  GDestroyNotify  destroy;
+  gsize           stack_size;
+  FiberState      state;
+  gboolean        cancelled;         /* a suspend returned, or will return, FALSE */
+};
+
+static void
+fiber_main (gpointer arg)
+{
+  WsFiber *f = arg;
+
+  f->func (&f->cx, f->data);
+  f->state = FIBER_DONE;
+  ws_fiber_ctx_exit (&f->ctx);
+}
+
+/* Whether @address is on @f's stack. */
+static gboolean
+is_on_stack (WsFiber  *f,
+             gpointer  address)
+{
+  return f->stack != NULL
+         && (guint8 *) address >= (guint8 *) ws_fiber_stack_bottom (f->stack)
+         && (guint8 *) address < (guint8 *) ws_fiber_stack_top (f->stack);
+}
+
+/* With RUNNING held: runs the fiber until it suspends or returns. */
+static void
+resume (WsFiber *f,
+        guint    budget)
+{
+  f->cx.budget = budget;
+  f->cx.yielded = FALSE;
+  f->state = FIBER_RUNNING;
+  ws_fiber_ctx_resume (&f->ctx);
+}
+
+/* The fiber's function returned: its stack is ours to give back. On the
+ * poller's stack, never the fiber's. */
+static void
+release_stack (WsFiber *f)
+{
+  ws_fiber_ctx_clear (&f->ctx);
+  ws_fiber_stack_release (g_steal_pointer (&f->stack));
+}
+
+static WsPoll
+fiber_poll (WsContext *cx,
+            gpointer   user_data)
+{
+  WsFiber *f = user_data;
+
+  if G_UNLIKELY (f->state == FIBER_NEW)
+    {
+      int saved_errno;
+
+      f->stack = ws_fiber_stack_get (f->stack_size);
+      if (f->stack == NULL)
+        {
+          saved_errno = errno;
+          f->state = FIBER_DONE;
+          ws_context_return_error (cx, g_error_new (WS_ERROR, WS_ERROR_FAILED,
+                                                    "Could not map a fiber stack of %"
+                                                    G_GSIZE_FORMAT " bytes: %s",
+                                                    f->stack_size,
+                                                    g_strerror (saved_errno)));
+          return WS_POLL_READY;
+        }
+      ws_fiber_ctx_init (&f->ctx, f->stack, fiber_main, f);
+    }
+
+  f->cx.task = cx->task;
+  resume (f, cx->budget);
+  cx->budget = f->cx.budget;
+  cx->yielded = f->cx.yielded;
+
+  if (f->state != FIBER_DONE)
+    return WS_POLL_PENDING;
+
+  release_stack (f);
+  cx->result = f->cx.result;
+  f->cx.result.kind = WS_RESULT_NONE;
+  if (f->cancelled)
+    {
+      /* It saw the cancellation: it ends as cancelled. */
+      ws_result_clear (&cx->result);
+      cx->result.kind = WS_RESULT_CANCELLED;
+    }
+  return WS_POLL_READY;
+}
+
+/* The task's future is destroyed: after its last poll (DONE), at a refused
+ * spawn (NEW), or when the task was cancelled (SUSPENDED: see the top). */
+static void
+fiber_destroy (gpointer user_data)
+{
+  WsFiber *f = user_data;
+
+  if (f->state == FIBER_SUSPENDED)
+    {
+      f->cancelled = TRUE;
+      resume (f, G_MAXUINT);
+      /* Every suspend after the cancellation returns without switching,
+       * so one resume runs the function to its return. */
+      g_assert (f->state == FIBER_DONE);
+      ws_result_clear (&f->cx.result);
+      release_stack (f);
+    }
+  g_assert (f->stack == NULL);
+  if (f->destroy != NULL)
+    f->destroy (f->data);
+  g_free (f);
+}
+
+static WsFiber *
+fiber_new (gsize          stack_size,
+           WsFiberFunc    func,
+           gpointer       user_data,
+           GDestroyNotify destroy)
+{
+  WsFiber *f = g_new0 (WsFiber, 1);
+
+  f->cx.fiber = f;
+  f->func = func;
+  f->data = user_data;
+  f->destroy = destroy;
+  f->stack_size = MAX (stack_size, WS_FIBER_STACK_MIN_SIZE);
+  f->state = FIBER_NEW;
+  return f;
+}
+
+static gsize
+core_stack_size (WsRuntimeCore *core)
+{
+  return core->config.fiber_stack_size != 0 ? core->config.fiber_stack_size
+                                            : WS_FIBER_STACK_DEFAULT_SIZE;
+}
+
+static WsRawTask *
+spawn (WsRuntimeCore  *core,
+       gsize           stack_size,
+       WsFiberFunc     func,
+       gpointer        user_data,
+       GDestroyNotify  destroy)
+{
+  WsFiber *f = fiber_new (stack_size != 0 ? stack_size : core_stack_size (core),
+                          func, user_data, destroy);
+
+  return ws_runtime_core_spawn (core, fiber_poll, f, fiber_destroy, TRUE);
+}
+
+/* A refused call still frees what it was given. */
+static gboolean
+refuse (gboolean        ok,
+        GDestroyNotify  destroy,
+        gpointer        user_data)
+{
+  if G_LIKELY (ok)
+    return FALSE;
+  if (destroy != NULL)
+    destroy (user_data);
+  return TRUE;
+}
+
+/**
+ * ws_runtime_spawn_fiber: (skip)
+ * @self: a #WsRuntime
+ * @func: (scope notified) (closure user_data) (destroy destroy): the
+ *   fiber's body
+ * @user_data: data for @func
+ * @destroy: (nullable): frees @user_data once @func has returned
+ *
+ * Spawns a fiber on the workers of @self: a task whose body @func is an
+ * ordinary function on a stack of its own (of
+ * [property@Ws.Runtime:fiber-stack-size] bytes), which waits where it
+ * needs to with %WS_FIBER_AWAIT:
+ *
+ * ```c
+ * static void
+ * load (WsContext *cx, gpointer user_data)
+ * {
+ *   g_autoptr(WsSleep) nap = ws_sleep_new (10 * 1000);      // 10 ms
+ *
+ *   if (!WS_FIBER_AWAIT (cx, ws_sleep_poll (nap, cx)))
+ *     return;                            // cancelled
+ *   ws_context_return_uint64 (cx, 42);
+ * }
+ * ```
+ *
+ * The fiber is a task: it is spawned, scheduled, stolen, awaited,
+ * cancelled and shut down as [method@Ws.Runtime.spawn]'s are. A waiting
+ * fiber may be resumed on another worker than the one it waited on (see
+ * the C guide on thread-local variables). A cancelled fiber is resumed
+ * with its await returning %FALSE and is expected to return; shutdown
+ * does the same to every fiber still waiting, and returns once their
+ * functions have. @destroy runs exactly once, after @func has returned
+ * (or at once if the fiber is refused or cancelled before it started).
+ *
+ * Returns: (transfer full): the fiber's task
+ */
+WsTask *
+ws_runtime_spawn_fiber (WsRuntime      *self,
+                        WsFiberFunc     func,
+                        gpointer        user_data,
+                        GDestroyNotify  destroy)
+{
+  if (refuse (WS_IS_RUNTIME (self) && func != NULL, destroy, user_data))
+    {
+      g_return_val_if_fail (WS_IS_RUNTIME (self), NULL);
+      g_return_val_if_fail (func != NULL, NULL);
+    }
+
+  return ws_task_new_for_raw (spawn (ws_runtime_get_core (self), 0, func, user_data, destroy));
+}
+
+/**
+ * ws_runtime_spawn_fiber_full: (skip)
+ * @self: a #WsRuntime
+ * @stack_size: the usable size of the fiber's stack in bytes; 0 for
+ *   [property@Ws.Runtime:fiber-stack-size]; at least 16384
+ * @func: (scope notified) (closure user_data) (destroy destroy): the
+ *   fiber's body
+ * @user_data: data for @func
+ * @destroy: (nullable): frees @user_data once @func has returned
+ *
+ * Spawns a fiber as [method@Ws.Runtime.spawn_fiber] does, with a stack of
+ * @stack_size bytes (rounded up to pages; a smaller size than 16384 is
+ * raised to it), and returns a [struct@Ws.JoinHandle]: no GObject per
+ * fiber.
+ *
+ * Returns: (transfer full): the join handle of the fiber
+ */
+WsJoinHandle *
+ws_runtime_spawn_fiber_full (WsRuntime      *self,
+                             gsize           stack_size,
+                             WsFiberFunc     func,
+                             gpointer        user_data,
+                             GDestroyNotify  destroy)
+{
+  if (refuse (WS_IS_RUNTIME (self) && func != NULL && stack_size <= (1 << 30),
+              destroy, user_data))
+    {
+      g_return_val_if_fail (WS_IS_RUNTIME (self), NULL);
+      g_return_val_if_fail (func != NULL, NULL);
+      g_return_val_if_fail (stack_size <= (1 << 30), NULL);
+    }
+
+  return (WsJoinHandle *) spawn (ws_runtime_get_core (self), stack_size, func, user_data,
+                                 destroy);
+}
+
+/**
+ * ws_context_spawn_fiber: (skip)
+ * @context: the context of the running task or fiber
+ * @func: (scope notified) (closure user_data) (destroy destroy): the
+ *   fiber's body
+ * @user_data: data for @func
+ * @destroy: (nullable): frees @user_data once @func has returned
+ *
+ * Spawns a fiber on the runtime of the running task or fiber, as
+ * [method@Ws.Context.spawn] spawns a task: from a worker, the new fiber
+ * goes to that worker's LIFO slot. Fork-join reads as it does with
+ * threads:
+ *
+ * ```c
+ * g_autoptr(WsJoinHandle) a = ws_context_spawn_fiber (cx, fib, GUINT_TO_POINTER (n - 1), NULL);
+ * g_autoptr(WsJoinHandle) b = ws_context_spawn_fiber (cx, fib, GUINT_TO_POINTER (n - 2), NULL);
+ * guint64 x, y;
+ *
+ * if (!WS_FIBER_AWAIT (cx, ws_join_handle_poll (a, cx))
+ *     || !WS_FIBER_AWAIT (cx, ws_join_handle_poll (b, cx)))
+ *   return;
+ * ws_join_handle_finish_uint64 (g_steal_pointer (&a), &x, NULL);
+ * ws_join_handle_finish_uint64 (g_steal_pointer (&b), &y, NULL);
+ * ws_context_return_uint64 (cx, x + y);
+ * ```
+ *
+ * Returns: (transfer full): the join handle of the fiber
+ */
+WsJoinHandle *
+ws_context_spawn_fiber (WsContext      *context,
+                        WsFiberFunc     func,
+                        gpointer        user_data,
+                        GDestroyNotify  destroy)
+{
+  WsRuntimeCore *core = ws_runtime_core_get_current ();
+
+  if (refuse (context != NULL && context->task != NULL && func != NULL && core != NULL,
+              destroy, user_data))
+    {
+      g_return_val_if_fail (context != NULL && context->task != NULL, NULL);
+      g_return_val_if_fail (func != NULL, NULL);
+      g_return_val_if_fail (core != NULL, NULL);
+    }
+
+  return (WsJoinHandle *) spawn (core, 0, func, user_data, destroy);
+}
+
+/**
+ * ws_fiber_suspend: (skip)
+ * @context: the context of the running fiber
+ *
+ * Suspends the running fiber until its task is polled again: the fiber's
+ * equivalent of returning %WS_POLL_PENDING, so arrange for a wake first
+ * (a `_poll` function that returned %WS_POLL_PENDING did; %WS_FIBER_AWAIT
+ * wraps the two). The fiber may go on on another worker thread.
+ *
+ * Once the fiber's task has been cancelled this returns %FALSE, at once
+ * from then on: the fiber cleans up and returns.
+ *
+ * Calling it outside a fiber is a programmer error (a critical; it
+ * returns %FALSE).
+ *
+ * Returns: %TRUE when the task was polled again, %FALSE once it was
+ *   cancelled
+ */
+gboolean
+ws_fiber_suspend (WsContext *context)
+{
+  WsFiber *f;
+
+  g_return_val_if_fail (context != NULL && context->fiber != NULL, FALSE);
+  f = context->fiber;
+  /* Called on that fiber's own stack: a fiber's context used from another
+   * task or thread is refused. The frame address, not a local's, which
+   * ASan may move to a fake stack. The stack was set before the fiber
+   * first ran and is released only after it returned. */
+  g_return_val_if_fail (is_on_stack (f, __builtin_frame_address (0)), FALSE);
+
+  if (f->cancelled)
+    return FALSE;
+  /* Acquire: pairs with the canceller's release of CANCELLED; the flag is
+   * all we read. A cancel after this load finds the task RUNNING and is
+   * seen by the core when the poll returns PENDING (fiber_destroy). */
+  if (ws_raw_task_get_state (f->cx.task) & WS_STATE_CANCELLED)
+    {
+      f->cancelled = TRUE;
+      return FALSE;
+    }
+
+  f->state = FIBER_SUSPENDED;
+  ws_fiber_ctx_suspend (&f->ctx);
+  /* Resumed, maybe on another thread: read only the fiber's own fields
+   * (the top of ws-fiber-switch.c). */
+  return !f->cancelled;
+}
+
+/**
+ * ws_fiber_yield: (skip)
+ * @context: the context of the running fiber
+ *
+ * Lets the other tasks of the worker's queue run, then goes on: a
+ * [method@Ws.Context.yield] and a [func@Ws.fiber_suspend].
+ *
+ * Returns: %TRUE, or %FALSE once the fiber's task was cancelled
+ */
+gboolean
+ws_fiber_yield (WsContext *context)
+{
+  g_return_val_if_fail (context != NULL && context->fiber != NULL, FALSE);
+
+  ws_context_yield (context);
+  return ws_fiber_suspend (context);
+}
+
+/**
+ * ws_context_is_fiber: (skip)
+ * @context: a #WsContext
+ *
+ * Whether @context is a fiber's, where [func@Ws.fiber_suspend] may be
+ * called.
+ *
+ * Returns: %TRUE inside a fiber
+ */
+gboolean
+ws_context_is_fiber (WsContext *context)
+{
+  g_return_val_if_fail (context != NULL, FALSE);
+
+  return context->fiber != NULL;
+}
