@@ -8,7 +8,9 @@
  *  switch    a suspend plus a resume alone, on one thread, with no task
  *            around it: the hand-written switch wsrt uses
  *            (ws-fiber-switch.c) against glibc's swapcontext (), the
- *            ucontext fallback, doing the same two switches;
+ *            ucontext fallback, doing the same two switches, and, when
+ *            built with Boost.Context (libboost-context-dev), against its
+ *            fcontext (jump_fcontext, its C entry points);
  *  suspend   N tasks spawned from main that suspend once (a yield) and
  *            complete, as fibers (ws_fiber_yield) and as poll functions
  *            (ws_context_yield, then READY): the cost per task;
@@ -94,20 +96,68 @@ measure_ucontext_switch (void)
   return (double) (t1 - t0) / SWITCHES;
 }
 
+#ifdef WS_BENCH_BOOST_FCONTEXT
+/* Boost.Context's switch, declared as libboost_context exports it. */
+typedef void *fcontext_t;
+typedef struct
+{
+  fcontext_t  fctx;
+  void       *data;
+} transfer_t;
+
+transfer_t jump_fcontext (fcontext_t const  to,
+                          void             *vp);
+fcontext_t make_fcontext (void   *sp,
+                          size_t  size,
+                          void  (*fn) (transfer_t));
+
+static void
+fc_entry (transfer_t t)
+{
+  for (;;)
+    t = jump_fcontext (t.fctx, NULL);
+}
+
+static double
+measure_fcontext_switch (void)
+{
+  WsFiberStack *stack = ws_fiber_stack_get (64 * 1024);
+  gsize size = (guint8 *) ws_fiber_stack_top (stack) - (guint8 *) ws_fiber_stack_bottom (stack);
+  fcontext_t fc = make_fcontext (ws_fiber_stack_top (stack), size, fc_entry);
+  transfer_t t = jump_fcontext (fc, NULL);
+  guint64 t0, t1;
+
+  t0 = bench_now_ns ();
+  for (guint i = 0; i < SWITCHES; i++)
+    t = jump_fcontext (t.fctx, NULL);
+  t1 = bench_now_ns ();
+  return (double) (t1 - t0) / SWITCHES;
+}
+#endif
+
 static void
 bench_switch (void)
 {
   double a[ROUNDS], b[ROUNDS];
+#ifdef WS_BENCH_BOOST_FCONTEXT
+  double c[ROUNDS];
+#endif
 
   for (guint r = 0; r < ROUNDS; r++)
     {
       a[r] = measure_wsrt_switch ();
       b[r] = measure_ucontext_switch ();
+#ifdef WS_BENCH_BOOST_FCONTEXT
+      c[r] = measure_fcontext_switch ();
+#endif
     }
   printf ("bench=fiber-switch switches=%d rounds=%d (one suspend + one resume)\n",
           SWITCHES, ROUNDS);
   printf ("%-34s median_ns=%.1f\n", ws_fiber_switch_get_kind (), bench_median (a, ROUNDS));
   printf ("%-34s median_ns=%.1f\n", "ucontext (swapcontext x2)", bench_median (b, ROUNDS));
+#ifdef WS_BENCH_BOOST_FCONTEXT
+  printf ("%-34s median_ns=%.1f\n", "Boost.Context fcontext (jump x2)", bench_median (c, ROUNDS));
+#endif
 }
 
 /* ---- suspend once ---------------------------------------------------------- */
