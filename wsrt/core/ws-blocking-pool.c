@@ -645,10 +645,9 @@ blocking_schedule (WsTaskHost *host,
   /* Never a thread started here while the pool has one: an idle thread
    * takes the job, or the standby, or one that is starting or running
    * does (see above). While there is a standby, the job waits for a CPU
-   * slot like it: waking an idle thread would only make it wait too. */
-  if (self->standby != NULL)
-    ;
-  else if (self->idle != NULL)
+   * slot like it: waking an idle thread would only make it wait too (and
+   * a pool with a standby has a thread). */
+  if (self->standby == NULL && self->idle != NULL)
     wake_idle_locked (self);
   else if (self->n_threads == 0)
     {
