@@ -33,7 +33,6 @@
 
 #include <stdatomic.h>
 #include <stdio.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gio/gio.h>
@@ -255,33 +254,20 @@ run_round (Contender who)
   return r;
 }
 
+static void
+round_into (gint     who,
+            gpointer out)
+{
+  *(Round *) out = run_round ((Contender) who);
+}
+
 static Round
 run_round_in_child (Contender who)
 {
-  int fds[2];
   Round r;
-  pid_t pid;
-  int status;
 
-  if (pipe (fds) != 0)
-    g_error ("pipe failed");
-  fflush (stdout);
-  pid = fork ();
-  if (pid < 0)
-    g_error ("fork failed");
-  if (pid == 0)
-    {
-      close (fds[0]);
-      r = run_round (who);
-      if (write (fds[1], &r, sizeof r) != sizeof r)
-        _exit (1);
-      _exit (0);
-    }
-  close (fds[1]);
-  if (read (fds[0], &r, sizeof r) != sizeof r)
+  if (!bench_run_in_child (round_into, who, &r, sizeof r))
     g_error ("the %s round failed", contender_names[who]);
-  close (fds[0]);
-  waitpid (pid, &status, 0);
   return r;
 }
 

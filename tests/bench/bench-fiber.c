@@ -25,7 +25,6 @@
 #include "config.h"
 
 #include <stdio.h>
-#include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -163,30 +162,19 @@ bench_switch (void)
 /* ---- suspend once ---------------------------------------------------------- */
 
 static gint left;
-static GMutex done_mutex;
-static GCond done_cond;
-static gboolean done_flag;
+static BenchDone done;
 
 static void
 count_down (void)
 {
   if (g_atomic_int_dec_and_test (&left))
-    {
-      g_mutex_lock (&done_mutex);
-      done_flag = TRUE;
-      g_cond_signal (&done_cond);
-      g_mutex_unlock (&done_mutex);
-    }
+    bench_done_raise (&done);
 }
 
 static void
 done_wait (void)
 {
-  g_mutex_lock (&done_mutex);
-  while (!done_flag)
-    g_cond_wait (&done_cond, &done_mutex);
-  done_flag = FALSE;
-  g_mutex_unlock (&done_mutex);
+  bench_done_wait (&done);
 }
 
 static void
@@ -336,32 +324,19 @@ measure_child (Mode mode)
   return (double) (after - before) / N_PENDING;
 }
 
+static void
+measure_into (gint    mode,
+              gpointer out)
+{
+  *(double *) out = measure_child ((Mode) mode);
+}
+
 static double
 run_round (Mode mode)
 {
-  int fds[2];
-  pid_t pid;
   double result = -1;
-  int status;
 
-  if (pipe (fds) != 0)
-    g_error ("pipe failed");
-  pid = fork ();
-  if (pid == 0)
-    {
-      double r;
-
-      close (fds[0]);
-      r = measure_child (mode);
-      if (write (fds[1], &r, sizeof r) != sizeof r)
-        _exit (1);
-      _exit (0);
-    }
-  close (fds[1]);
-  if (read (fds[0], &result, sizeof result) != sizeof result)
-    result = -1;
-  close (fds[0]);
-  waitpid (pid, &status, 0);
+  (void) bench_run_in_child (measure_into, mode, &result, sizeof result);
   return result;
 }
 

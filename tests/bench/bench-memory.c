@@ -21,7 +21,6 @@
 #include "config.h"
 
 #include <stdio.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "wsrt.h"
@@ -113,32 +112,19 @@ measure_child (Mode mode)
   return (double) (after - before) / N_TASKS;
 }
 
+static void
+measure_into (gint    mode,
+              gpointer out)
+{
+  *(double *) out = measure_child ((Mode) mode);
+}
+
 static double
 run_round (Mode mode)
 {
-  int fds[2];
-  pid_t pid;
   double result = -1;
-  int status;
 
-  if (pipe (fds) != 0)
-    g_error ("pipe failed");
-  pid = fork ();
-  if (pid == 0)
-    {
-      double r;
-
-      close (fds[0]);
-      r = measure_child (mode);
-      if (write (fds[1], &r, sizeof r) != sizeof r)
-        _exit (1);
-      _exit (0);
-    }
-  close (fds[1]);
-  if (read (fds[0], &result, sizeof result) != sizeof result)
-    result = -1;
-  close (fds[0]);
-  waitpid (pid, &status, 0);
+  (void) bench_run_in_child (measure_into, mode, &result, sizeof result);
   return result;
 }
 

@@ -48,6 +48,7 @@
 #include <time.h>
 
 #include "wsrt.h"
+#include "bench-util.h"
 
 #define NUM_SPAWN        10000
 #define NUM_SPAWN_BUSY2  1000
@@ -124,27 +125,18 @@ env_double (const char *name,
 /* A count of tasks still to finish; the one that brings it to zero raises
  * the flag the main thread waits for. */
 static gint left;
-static GMutex done_mutex;
-static GCond done_cond;
-static gboolean done_flag;
+static BenchDone done;
 
 static void
 done_raise (void)
 {
-  g_mutex_lock (&done_mutex);
-  done_flag = TRUE;
-  g_cond_signal (&done_cond);
-  g_mutex_unlock (&done_mutex);
+  bench_done_raise (&done);
 }
 
 static void
 done_wait (void)
 {
-  g_mutex_lock (&done_mutex);
-  while (!done_flag)
-    g_cond_wait (&done_cond, &done_mutex);
-  done_flag = FALSE;
-  g_mutex_unlock (&done_mutex);
+  bench_done_wait (&done);
 }
 
 static inline void
