@@ -14,7 +14,9 @@
  *        BENCH_ITER_TIMEOUT_SECS (5; an iteration slower than this is DNF,
  *        and the background load is told to stop so that it can finish),
  *        WSRT_BENCH_METRICS=1 (the runtime's metrics table on stderr after
- *        each measured line: polls, steals, parks per worker).
+ *        each measured line: polls, steals, parks per worker),
+ *        WSRT_BENCH_PEER=NAME (measure only the lines of that peer, such
+ *        as wsrt or wsrt-fiber: for a profile of one of them).
  *
  * Every measured line gets a fresh runtime. The main thread only spawns
  * and waits; the N workers run the tasks.
@@ -83,6 +85,15 @@ typedef struct
 } Config;
 
 static Config cfg;
+
+/* WSRT_BENCH_PEER: NULL for every peer line. */
+static const char *only_peer;
+
+static gboolean
+peer_wanted (const char *peer)
+{
+  return only_peer == NULL || g_str_equal (only_peer, peer);
+}
 
 /* The runtime of the workload being measured; tasks spawn on it. */
 static WsRuntime *rt;
@@ -909,8 +920,11 @@ run_simple (const char *name,
             Body        body)
 {
   guint runs;
-  double median = run_variant (tasks, BG_NONE, body, &runs);
+  double median;
 
+  if (!peer_wanted ("wsrt"))
+    return;
+  median = run_variant (tasks, BG_NONE, body, &runs);
   print_line (name, "wsrt", tasks, median, runs);
 }
 
@@ -922,8 +936,11 @@ run_fiber (const char *name,
            Body        body)
 {
   guint runs;
-  double median = run_variant (tasks, bg, body, &runs);
+  double median;
 
+  if (!peer_wanted ("wsrt-fiber"))
+    return;
+  median = run_variant (tasks, bg, body, &runs);
   print_line (name, "wsrt-fiber", tasks, median, runs);
 }
 
@@ -938,13 +955,23 @@ run_joined (const char *name,
             Body        with_tasks)
 {
   guint runs;
-  double med = run_variant (n, bg, with_handles, &runs);
+  double med;
 
-  print_line (name, "wsrt", n, med, runs);
-  med = run_variant (n, bg, detached, &runs);
-  print_line (name, "wsrt-detached", n, med, runs);
-  med = run_variant (n, bg, with_tasks, &runs);
-  print_line (name, "wsrt-task", n, med, runs);
+  if (peer_wanted ("wsrt"))
+    {
+      med = run_variant (n, bg, with_handles, &runs);
+      print_line (name, "wsrt", n, med, runs);
+    }
+  if (peer_wanted ("wsrt-detached"))
+    {
+      med = run_variant (n, bg, detached, &runs);
+      print_line (name, "wsrt-detached", n, med, runs);
+    }
+  if (peer_wanted ("wsrt-task"))
+    {
+      med = run_variant (n, bg, with_tasks, &runs);
+      print_line (name, "wsrt-task", n, med, runs);
+    }
 }
 
 static gboolean
@@ -1015,6 +1042,7 @@ main (int   argc,
   cfg.warmup = MAX ((gint) env_double ("BENCH_WARMUP", 3), 0);
   cfg.max_secs = env_double ("BENCH_MAX_SECS", 20);
   cfg.iter_timeout_secs = env_double ("BENCH_ITER_TIMEOUT_SECS", 5);
+  only_peer = g_getenv ("WSRT_BENCH_PEER");
 
   if (g_str_equal (which, "all"))
     {
