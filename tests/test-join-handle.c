@@ -420,6 +420,15 @@ return_seven (WsContext *cx,
 }
 
 static void
+settle (WsRuntime *rt)
+{
+  WsJoinHandle *h = ws_runtime_spawn_joinable (rt, return_seven, NULL, NULL);
+
+  g_assert_true (ws_join_handle_wait (h, NULL));
+  ws_join_handle_free (h);
+}
+
+static void
 test_used_after_end_reported (void)
 {
   g_autoptr(WsRuntime) rt = ws_runtime_new (1);
@@ -431,6 +440,11 @@ test_used_after_end_reported (void)
       g_autoptr(GError) error = NULL;
 
       g_assert_true (ws_join_handle_wait (h, NULL));
+      /* The wait returns once the task's end is published, maybe before
+       * the worker has dropped its own reference: a task run after it on
+       * the one worker orders that drop before the misuse below reads
+       * the task's memory. */
+      settle (rt);
       if (misuse < 4)
         {
           g_assert_true (ws_join_handle_finish_uint64 (h, &value, &error));
@@ -468,6 +482,311 @@ test_used_after_end_reported (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* ---- work-first: an awaited child that has not started runs at once ---- */
+
+typedef struct
+{
+  guint         polls;
+  guint         n_children;          /* spawned in the first poll */
+  guint         await_first;         /* which child to await first */
+  WsJoinHandle *children[3];
+  GThread      *thread;
+  guint64       sum;
+  gint          done;
+} Parent;
+
+static WsPoll
+child_value (WsContext *cx,
+             gpointer   data)
+{
+  ws_context_return_uint64 (cx, GPOINTER_TO_UINT (data));
+  return WS_POLL_READY;
+}
+
+static WsPoll
+parent_poll (WsContext *cx,
+             gpointer   data)
+{
+  Parent *p = data;
+
+  p->polls++;
+  if (p->polls == 1)
+    {
+      p->thread = g_thread_self ();
+      for (guint i = 0; i < p->n_children; i++)
+        p->children[i] = ws_context_spawn (cx, child_value, GUINT_TO_POINTER (i + 1), NULL);
+    }
+  for (guint k = 0; k < p->n_children; k++)
+    {
+      guint i = (p->await_first + k) % p->n_children;
+
+      if (p->children[i] != NULL && ws_join_handle_poll (p->children[i], cx) == WS_POLL_PENDING)
+        return WS_POLL_PENDING;
+      if (p->children[i] != NULL)
+        {
+          guint64 v = 0;
+
+          g_assert_true (ws_join_handle_finish_uint64 (g_steal_pointer (&p->children[i]), &v,
+                                                       NULL));
+          p->sum += v;
+        }
+    }
+  g_atomic_int_set (&p->done, 1);
+  return WS_POLL_READY;
+}
+
+static guint
+run_parent (WsRuntime *rt,
+            guint      n_children,
+            guint      await_first)
+{
+  Parent p = { 0, };
+
+  p.n_children = n_children;
+  p.await_first = await_first;
+  ws_runtime_spawn_detached (rt, parent_poll, &p, NULL);
+  ws_test_wait_until (g_atomic_int_get (&p.done));
+  g_assert_cmpuint (p.sum, ==, n_children * (n_children + 1) / 2);
+  return p.polls;
+}
+
+/* On one worker, a task that awaits the child it spawned last (in the
+ * worker's LIFO slot) or the one before (the newest of the run queue)
+ * gets it ready in the same poll: the child ran nested, first. A child
+ * further down the queue is not taken out of order: the parent waits for
+ * it as before. */
+static void
+test_await_runs_child_first (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+
+  g_assert_cmpuint (run_parent (rt, 1, 0), ==, 1);
+  /* Two children: the second is in the LIFO slot, the first at the
+   * queue's tail; either order of awaiting needs one poll. */
+  g_assert_cmpuint (run_parent (rt, 2, 0), ==, 1);
+  g_assert_cmpuint (run_parent (rt, 2, 1), ==, 1);
+  /* Three, awaiting the oldest first: it is not the newest queued. */
+  g_assert_cmpuint (run_parent (rt, 3, 0), >, 1);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* A chain deeper than the nesting bound: each level spawns one child and
+ * awaits it; past the bound the awaiting task waits instead, and every
+ * level still gets its child's value. */
+#define CHAIN_DEPTH 300
+
+typedef struct
+{
+  guint         depth;
+  WsJoinHandle *child;
+} Link;
+
+static WsPoll
+link_poll (WsContext *cx,
+           gpointer   data)
+{
+  Link *l = data;
+  guint64 v = 0;
+
+  if (l->depth == 0)
+    {
+      ws_context_return_uint64 (cx, 0);
+      return WS_POLL_READY;
+    }
+  if (l->child == NULL)
+    {
+      Link *next = g_new0 (Link, 1);
+
+      next->depth = l->depth - 1;
+      l->child = ws_context_spawn (cx, link_poll, next, g_free);
+    }
+  if (ws_join_handle_poll (l->child, cx) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+  g_assert_true (ws_join_handle_finish_uint64 (g_steal_pointer (&l->child), &v, NULL));
+  ws_context_return_uint64 (cx, v + 1);
+  return WS_POLL_READY;
+}
+
+static void
+test_await_deep_chain (void)
+{
+  for (guint workers = 1; workers <= 2; workers++)
+    {
+      g_autoptr(WsRuntime) rt = ws_runtime_new (workers);
+      Link *root = g_new0 (Link, 1);
+      WsJoinHandle *h;
+      guint64 v = 0;
+
+      root->depth = CHAIN_DEPTH;
+      h = ws_runtime_spawn_joinable (rt, link_poll, root, g_free);
+      g_assert_true (ws_join_handle_wait (h, NULL));
+      g_assert_true (ws_join_handle_finish_uint64 (h, &v, NULL));
+      g_assert_cmpuint (v, ==, CHAIN_DEPTH);
+      g_assert_true (ws_runtime_shutdown (rt, -1));
+    }
+}
+
+/* A child run first that cannot finish yet returns PENDING as usual: the
+ * parent waits for it, and both end once the child's oneshot is sent. */
+typedef struct
+{
+  WsOneshot    *oneshot;
+  WsJoinHandle *child;
+  gint          parent_pending;
+  gint          child_polled;
+  gint          done;
+} Waiting;
+
+static WsPoll
+child_waits_oneshot (WsContext *cx,
+                     gpointer   data)
+{
+  Waiting *w = data;
+  gpointer item = NULL;
+
+  g_atomic_int_set (&w->child_polled, 1);
+  if (ws_oneshot_poll (w->oneshot, cx, &item, NULL) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+  g_assert_true (item == w);
+  return WS_POLL_READY;
+}
+
+static WsPoll
+parent_of_waiting_child (WsContext *cx,
+                         gpointer   data)
+{
+  Waiting *w = data;
+
+  if (w->child == NULL)
+    w->child = ws_context_spawn (cx, child_waits_oneshot, w, NULL);
+  if (ws_join_handle_poll (w->child, cx) == WS_POLL_PENDING)
+    {
+      /* The child ran (nested) before the parent learned it must wait. */
+      g_assert_true (g_atomic_int_get (&w->child_polled));
+      g_atomic_int_set (&w->parent_pending, 1);
+      return WS_POLL_PENDING;
+    }
+  g_assert_true (ws_join_handle_finish (g_steal_pointer (&w->child), NULL) == NULL);
+  g_atomic_int_set (&w->done, 1);
+  return WS_POLL_READY;
+}
+
+static void
+test_await_child_pending (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  Waiting w = { 0, };
+
+  w.oneshot = ws_oneshot_new (NULL);
+  ws_runtime_spawn_detached (rt, parent_of_waiting_child, &w, NULL);
+  ws_test_wait_until (g_atomic_int_get (&w.parent_pending));
+  g_assert_false (g_atomic_int_get (&w.done));
+  g_assert_true (ws_oneshot_send (w.oneshot, &w));
+  ws_test_wait_until (g_atomic_int_get (&w.done));
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  ws_oneshot_unref (w.oneshot);
+}
+
+/* A child run first may hand the worker to another thread with
+ * ws_block_in_place (): the parent's poll goes on without the worker,
+ * finishes, and the runtime keeps running tasks on the new thread. */
+static void
+note_blocked (gpointer data)
+{
+  g_atomic_int_set ((gint *) data, 1);
+}
+
+typedef struct
+{
+  WsJoinHandle *child;
+  gint          blocked;
+} Blocking;
+
+static WsPoll
+child_blocks_in_place (WsContext *cx,
+                       gpointer   data)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (ws_block_in_place (note_blocked, data, &error));
+  g_assert_no_error (error);
+  ws_context_return_uint64 (cx, 5);
+  return WS_POLL_READY;
+}
+
+static WsPoll
+parent_of_blocking_child (WsContext *cx,
+                          gpointer   data)
+{
+  Blocking *b = data;
+  guint64 v = 0;
+
+  if (b->child == NULL)
+    b->child = ws_context_spawn (cx, child_blocks_in_place, &b->blocked, NULL);
+  if (ws_join_handle_poll (b->child, cx) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+  g_assert_true (ws_join_handle_finish_uint64 (g_steal_pointer (&b->child), &v, NULL));
+  ws_context_return_uint64 (cx, v + 1);
+  return WS_POLL_READY;
+}
+
+static void
+test_await_child_blocks_in_place (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  Blocking b = { NULL, 0 };
+  WsJoinHandle *h;
+  guint64 v = 0;
+
+  h = ws_runtime_spawn_joinable (rt, parent_of_blocking_child, &b, NULL);
+  g_assert_true (ws_join_handle_wait (h, NULL));
+  g_assert_true (ws_join_handle_finish_uint64 (h, &v, NULL));
+  g_assert_cmpuint (v, ==, 6);
+  g_assert_cmpint (g_atomic_int_get (&b.blocked), ==, 1);
+
+  /* The worker still runs tasks. */
+  for (guint i = 0; i < 10; i++)
+    g_assert_cmpuint (run_parent (rt, 2, 1), >=, 1);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* A child cancelled before it started still ends through the parent's
+ * await: READY, with the cancellation as its outcome. */
+static WsPoll
+parent_of_cancelled_child (WsContext *cx,
+                           gpointer   data)
+{
+  WsJoinHandle **child = data;
+  g_autoptr(GError) error = NULL;
+  guint64 v = 1;
+
+  if (*child == NULL)
+    {
+      *child = ws_context_spawn (cx, child_value, GUINT_TO_POINTER (9), NULL);
+      ws_join_handle_cancel (*child);
+    }
+  if (ws_join_handle_poll (*child, cx) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+  g_assert_false (ws_join_handle_finish_uint64 (g_steal_pointer (child), &v, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  ws_context_return_uint64 (cx, 3);
+  return WS_POLL_READY;
+}
+
+static void
+test_await_cancelled_child (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  WsJoinHandle *child = NULL;
+  WsJoinHandle *h = ws_runtime_spawn_joinable (rt, parent_of_cancelled_child, &child, NULL);
+  guint64 v = 0;
+
+  g_assert_true (ws_join_handle_wait (h, NULL));
+  g_assert_true (ws_join_handle_finish_uint64 (h, &v, NULL));
+  g_assert_cmpuint (v, ==, 3);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 WS_TEST_MAIN ({ "/join-handle/fork-join", test_fork_join },
               { "/join-handle/used-after-end-reported", test_used_after_end_reported },
               { "/join-handle/results", test_results },
@@ -478,4 +797,9 @@ WS_TEST_MAIN ({ "/join-handle/fork-join", test_fork_join },
               { "/join-handle/wait-on-worker", test_wait_on_worker },
               { "/join-handle/refused-after-shutdown", test_refused_after_shutdown },
               { "/join-handle/bad-input", test_bad_input },
-              { "/join-handle/two-waiters-reported", test_two_waiters_reported })
+              { "/join-handle/two-waiters-reported", test_two_waiters_reported },
+              { "/join-handle/await-runs-child-first", test_await_runs_child_first },
+              { "/join-handle/await-deep-chain", test_await_deep_chain },
+              { "/join-handle/await-child-pending", test_await_child_pending },
+              { "/join-handle/await-child-blocks-in-place", test_await_child_blocks_in_place },
+              { "/join-handle/await-cancelled-child", test_await_cancelled_child })

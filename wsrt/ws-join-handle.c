@@ -124,6 +124,14 @@ ws_context_spawn (WsContext      *context,
  * [method@Ws.JoinHandle.into_task]. Then take the outcome with
  * [method@Ws.JoinHandle.finish] or [method@Ws.JoinHandle.finish_uint64].
  *
+ * On a worker, if the task has not started and is the next one that
+ * worker would run (the last task it spawned or woke, or the newest one
+ * queued), this call runs it first, nested in the awaiting task's poll,
+ * and returns %WS_POLL_READY if it ended there (work-first, as TBB's
+ * `task_group::wait` does): a parent that awaits the children it just
+ * spawned is then not woken and polled again. So do not hold a lock
+ * across this call that the awaited task takes.
+ *
  * Returns: %WS_POLL_READY if the task has ended
  */
 WsPoll
@@ -136,6 +144,11 @@ ws_join_handle_poll (WsJoinHandle *self,
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
   g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
   return_val_if_ended (self, WS_POLL_READY);
+
+  /* Work-first: a child this worker has not started yet runs now,
+   * nested, instead of after this task has returned PENDING. */
+  if (context->worker != NULL && !ws_raw_task_is_complete (RAW (self)))
+    ws_core_run_awaited (context, RAW (self));
 
   ready = ws_raw_task_try_read_output_full (RAW (self), &context->task->waker, NULL,
                                             &replaced_other);

@@ -1,5 +1,6 @@
 /* test-local-queue.c: the per-worker run queue: capacity, overflow into
- * the injection queue, stealing half
+ * the injection queue, stealing half, the owner's take-back of its newest
+ * task
  *
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -210,6 +211,198 @@ test_stress_concurrent_steal (void)
   g_free (d.thief_queue);
 }
 
+/* The take-back takes only the newest task, leaves the rest in FIFO
+ * order, and keeps working across the head's index and tag wrapping
+ * (2^24 pushes, 2^16 take-backs). */
+static void
+test_take_back (void)
+{
+  WsLocalQueue *q = g_new0 (WsLocalQueue, 1);
+  WsLocalQueue *thief = g_new0 (WsLocalQueue, 1);
+  WsInjectQueue inject;
+  guint n_stolen;
+
+  ws_local_queue_init (q);
+  ws_local_queue_init (thief);
+  ws_inject_queue_init (&inject);
+
+  g_assert_false (ws_local_queue_take_back (q, ws_test_fake_task (0)));
+
+  for (guint i = 0; i < 3; i++)
+    ws_local_queue_push_back_or_overflow (q, ws_test_fake_task (i), &inject);
+  /* Not the newest: refused, nothing moves. */
+  g_assert_false (ws_local_queue_take_back (q, ws_test_fake_task (0)));
+  g_assert_false (ws_local_queue_take_back (q, ws_test_fake_task (1)));
+  g_assert_cmpuint (ws_local_queue_len (q), ==, 3);
+  /* The newest, then the one below it. */
+  g_assert_true (ws_local_queue_take_back (q, ws_test_fake_task (2)));
+  g_assert_true (ws_local_queue_take_back (q, ws_test_fake_task (1)));
+  g_assert_false (ws_local_queue_take_back (q, ws_test_fake_task (1)));
+  g_assert_cmpuint (ws_local_queue_len (q), ==, 1);
+  g_assert_true (ws_local_queue_pop (q) == ws_test_fake_task (0));
+  g_assert_null (ws_local_queue_pop (q));
+
+  /* Through 2^24 + 1000 pushes (the head's indices wrap) with a
+   * take-back of every other one (the tag wraps many times) and a steal
+   * now and then, the queue keeps its length and order. */
+  for (guint i = 0; i < (1u << 24) + 1000; i++)
+    {
+      WsRawTask *t = ws_test_fake_task (i % 1000);
+
+      ws_local_queue_push_back_or_overflow (q, t, &inject);
+      if (i % 2 == 1)
+        g_assert_true (ws_local_queue_take_back (q, t));
+      else if (ws_local_queue_len (q) > 8)
+        {
+          g_assert_true (ws_local_queue_pop (q) != NULL);
+          if (i % 1024 == 0)
+            {
+              g_assert_nonnull (ws_local_queue_steal_into (q, thief, &n_stolen));
+              while (ws_local_queue_pop (thief) != NULL)
+                ;
+            }
+        }
+      g_assert_cmpuint (ws_local_queue_len (q), <=, 9);
+    }
+  g_assert_cmpuint (ws_inject_queue_len (&inject), ==, 0);
+  while (ws_local_queue_pop (q) != NULL)
+    ;
+  g_assert_cmpuint (ws_local_queue_len (q), ==, 0);
+  g_assert_cmpuint (ws_local_queue_remaining (q), ==, CAP);
+
+  ws_inject_queue_clear (&inject);
+  g_free (q);
+  g_free (thief);
+}
+
+/* The owner pushes, takes back its newest task and pops while two
+ * thieves steal: every task comes out exactly once
+ * (models/local-queue.pml is the exhaustive form). */
+#define TAKE_BACK_N 1000000
+
+typedef struct
+{
+  WsLocalQueue    *src;
+  _Atomic guint8  *seen;
+  _Atomic gboolean done;
+  _Atomic guint64  stolen;
+} TakeBackData;
+
+static void
+take_back_record (TakeBackData *d,
+                  WsRawTask    *t)
+{
+  guint i = ws_test_fake_task_index (t);
+
+  g_assert_cmpuint (i, <, TAKE_BACK_N);
+  if (atomic_fetch_add (&d->seen[i], 1) != 0)
+    g_error ("task %u taken twice", i);
+}
+
+static gpointer
+take_back_thief (gpointer data)
+{
+  TakeBackData *d = data;
+  WsLocalQueue *mine = g_new0 (WsLocalQueue, 1);
+
+  ws_local_queue_init (mine);
+  for (;;)
+    {
+      gboolean done = atomic_load (&d->done);
+      guint n;
+      WsRawTask *t = ws_local_queue_steal_into (d->src, mine, &n);
+
+      if (t != NULL)
+        {
+          atomic_fetch_add (&d->stolen, n);
+          take_back_record (d, t);
+          while ((t = ws_local_queue_pop (mine)) != NULL)
+            take_back_record (d, t);
+        }
+      else if (done)
+        break;
+    }
+  g_free (mine);
+  return NULL;
+}
+
+static void
+test_stress_take_back (void)
+{
+  TakeBackData d = { 0, };
+  WsInjectQueue inject;
+  GThread *thieves[2];
+  guint64 taken_back = 0, refused = 0, popped = 0;
+  WsRawTask *t;
+
+  d.src = g_new0 (WsLocalQueue, 1);
+  d.seen = g_new0 (_Atomic guint8, TAKE_BACK_N);
+  ws_local_queue_init (d.src);
+  ws_inject_queue_init (&inject);
+  for (guint i = 0; i < G_N_ELEMENTS (thieves); i++)
+    thieves[i] = g_thread_new ("thief", take_back_thief, &d);
+
+  for (guint i = 0; i < TAKE_BACK_N;)
+    {
+      /* A burst of 1-4 pushes, then take-backs of each, newest first, as
+       * nested parents that await their newest child do; what a thief
+       * claimed meanwhile is refused, and what is left waits for a pop. */
+      guint burst = MIN (i % 4 + 1, TAKE_BACK_N - i);
+
+      while (ws_local_queue_remaining (d.src) < burst)
+        if ((t = ws_local_queue_pop (d.src)) != NULL)
+          {
+            take_back_record (&d, t);
+            popped++;
+          }
+      for (guint k = 0; k < burst; k++)
+        g_assert_false (ws_local_queue_push_back_or_overflow (d.src, ws_test_fake_task (i + k),
+                                                              &inject));
+      for (guint k = burst; k-- > 0;)
+        {
+          if (i % 5 == 0)
+            break;
+          t = ws_test_fake_task (i + k);
+          if (ws_local_queue_take_back (d.src, t))
+            {
+              take_back_record (&d, t);
+              taken_back++;
+            }
+          else
+            refused++;
+        }
+      if (i % 7 == 0 && (t = ws_local_queue_pop (d.src)) != NULL)
+        {
+          take_back_record (&d, t);
+          popped++;
+        }
+      i += burst;
+    }
+  while ((t = ws_local_queue_pop (d.src)) != NULL)
+    {
+      take_back_record (&d, t);
+      popped++;
+    }
+  atomic_store (&d.done, TRUE);
+  for (guint i = 0; i < G_N_ELEMENTS (thieves); i++)
+    g_thread_join (thieves[i]);
+
+  for (guint i = 0; i < TAKE_BACK_N; i++)
+    if (atomic_load (&d.seen[i]) != 1)
+      g_error ("task %u taken %u times", i, (guint) atomic_load (&d.seen[i]));
+  g_assert_cmpuint (popped + taken_back + atomic_load (&d.stolen), ==, TAKE_BACK_N);
+  g_assert_cmpuint (ws_inject_queue_len (&inject), ==, 0);
+  g_test_message ("taken back %" G_GUINT64_FORMAT " (refused %" G_GUINT64_FORMAT
+                  "), popped %" G_GUINT64_FORMAT ", stolen %" G_GUINT64_FORMAT,
+                  taken_back, refused, popped, (guint64) atomic_load (&d.stolen));
+
+  ws_inject_queue_clear (&inject);
+  g_free ((gpointer) d.seen);
+  g_free (d.src);
+}
+
 WS_TEST_MAIN ({ "/local-queue/capacity-and-overflow", test_capacity_and_overflow },
               { "/local-queue/steal-half", test_steal_half },
-              { "/local-queue/stress-concurrent-steal", test_stress_concurrent_steal })
+              { "/local-queue/stress-concurrent-steal", test_stress_concurrent_steal },
+              { "/local-queue/take-back", test_take_back },
+              { "/local-queue/stress-take-back", test_stress_take_back })

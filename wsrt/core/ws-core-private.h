@@ -86,6 +86,8 @@ gboolean      ws_core_block_in_place_begin (GError        **error);
 GMainContext *ws_core_task_local_context   (WsRawTask      *task);
 void          ws_core_read_stats           (WsRuntimeCore  *core,
                                             WsCoreStats    *stats);
+gboolean      ws_core_run_awaited          (WsContext      *cx,
+                                            WsRawTask      *task);
 
 /* TRUE on a worker thread, where no call may block. */
 static inline gboolean

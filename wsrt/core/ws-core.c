@@ -50,6 +50,16 @@ ws_core_block_in_place_begin (GError **error)
     }
 }
 
+/* Work-first for a task that awaits @task's end: runs @task now, nested,
+ * if it waits unstarted in this worker's LIFO slot or at the back of its
+ * run queue (ws-worker.c). Returns TRUE if it ran. */
+gboolean
+ws_core_run_awaited (WsContext *cx,
+                     WsRawTask *task)
+{
+  return ws_worker_run_awaited (cx, task);
+}
+
 /* The context whose iteration polls @task if it is a local task, else
  * NULL. The caller's reference on @task keeps the context alive
  * (ws_local_executor_get_host_context). */

@@ -24,9 +24,10 @@ G_STATIC_ASSERT ((WS_LOCAL_QUEUE_CAPACITY & (WS_LOCAL_QUEUE_CAPACITY - 1)) == 0)
 
 typedef struct
 {
-  /* Two 32-bit indices packed in one word: the high half is where the
-   * stealer in progress started ("steal"), the low half the real head.
-   * They differ only while a thief copies tasks out. */
+  /* Two 24-bit indices and a tag packed in one word: where the stealer
+   * in progress started ("steal"), the real head, and a tag that each
+   * take-back changes. The indices differ only while a thief copies
+   * tasks out (ws-local-queue.c). */
   _Atomic guint64           head;
   _Atomic guint32           tail;         /* written by the owner only */
   _Atomic(WsRawTask *)      buffer[WS_LOCAL_QUEUE_CAPACITY];
@@ -46,6 +47,8 @@ gboolean   ws_local_queue_push_back_or_overflow (WsLocalQueue  *self,
                                                  WsRawTask     *task,
                                                  WsInjectQueue *overflow);
 WsRawTask *ws_local_queue_pop                   (WsLocalQueue  *self);
+gboolean   ws_local_queue_take_back             (WsLocalQueue  *self,
+                                                 WsRawTask     *task);
 WsRawTask *ws_local_queue_steal_into            (WsLocalQueue  *src,
                                                  WsLocalQueue  *dst,
                                                  guint         *n_stolen);

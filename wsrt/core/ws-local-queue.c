@@ -9,9 +9,47 @@
  * works on a victim at a time, and the owner never overwrites a slot a
  * thief is still copying because capacity is measured from "steal".
  *
- * Indices are free-running 32-bit counters (wrapping), masked into the
- * buffer; packing both heads in one 64-bit word makes each update one CAS
- * and keeps it ABA-safe.
+ * The head word packs three fields: "steal" and "real" (24-bit indices,
+ * free-running and wrapping, masked into the buffer) and a 16-bit tag.
+ * The tail is a 32-bit free-running index; every difference of indices is
+ * taken modulo 2^24, which CAPACITY divides. Each update of the head is
+ * one CAS, ABA-safe because the indices only grow and the tag changes
+ * whenever the owner takes back its newest task (below).
+ *
+ * Taking back the newest task (ws_local_queue_take_back): a task that
+ * awaits a child still at the tail of this queue runs it at once
+ * (work-first, ws-worker.c). A thief computes its claim from a tail it
+ * read after the head, then CASes the head it read, so a thief that read
+ * the tail before the owner lowered it claims with a stale, larger tail
+ * and may claim the slot the owner took. The take-back therefore:
+ *
+ *  1. reads the head; gives up if a thief is at work (steal != real), if
+ *     the queue is empty, or if the newest slot holds another task;
+ *  2. lowers the tail (relaxed: step 3 publishes it);
+ *  3. CASes the head from what it read in 1 to the same indices with the
+ *     tag + 1 (acq_rel). If that fails, a thief claimed since 1, perhaps
+ *     with the old tail: the owner puts the tail back and gives up, and
+ *     the task stays queued (or is the thief's).
+ *
+ * Between 2 and a failed 3 the tail can be below the head (a thief
+ * claimed the last tasks after 1): readers take a length above CAPACITY
+ * as an empty queue.
+ *
+ * Why no task is taken twice: a thief's claim succeeds only if the head
+ * is still the value it read before reading the tail. A thief that read
+ * the head before step 3 fails its CAS (the tag changed) and starts over.
+ * A thief that read the head after step 3 acquired the value step 3
+ * released, so it reads the lowered tail (or a later one) and claims at
+ * most what is below it. Tasks pushed later at the same index are
+ * queued, and claimed, like any other. A thief that succeeded between
+ * 1 and 3 made step 3 fail. models/local-queue.pml checks this with one
+ * owner and two thieves; its BROKEN_NO_TAG variant, a take-back that leaves
+ * the head as it was, lets a thief take the task the owner took.
+ *
+ * The tag wraps after 65,536 take-backs and the indices after 2^24 pops:
+ * a thief would have to sleep between two of its instructions through
+ * all of them for a CAS to succeed wrongly (tokio's queue on 32-bit
+ * targets accepts 16-bit indices with no tag).
  */
 
 #include "config.h"
@@ -22,24 +60,45 @@
 
 #define CAPACITY WS_LOCAL_QUEUE_CAPACITY
 #define MASK     (CAPACITY - 1)
+#define IDX_BITS 24
+#define IDX_MASK ((1u << IDX_BITS) - 1)
+
+G_STATIC_ASSERT (CAPACITY <= (IDX_MASK + 1) / 2);
+
+/* The distance from index @from to index @to, modulo 2^24. */
+static inline guint32
+dist (guint32 to,
+      guint32 from)
+{
+  return (to - from) & IDX_MASK;
+}
 
 static inline guint64
 pack (guint32 steal,
-      guint32 real)
+      guint32 real,
+      guint16 tag)
 {
-  return ((guint64) steal << 32) | real;
+  return ((guint64) tag << (2 * IDX_BITS))
+         | ((guint64) (steal & IDX_MASK) << IDX_BITS)
+         | (real & IDX_MASK);
 }
 
 static inline guint32
 unpack_steal (guint64 v)
 {
-  return (guint32) (v >> 32);
+  return (guint32) (v >> IDX_BITS) & IDX_MASK;
 }
 
 static inline guint32
 unpack_real (guint64 v)
 {
-  return (guint32) v;
+  return (guint32) v & IDX_MASK;
+}
+
+static inline guint16
+unpack_tag (guint64 v)
+{
+  return (guint16) (v >> (2 * IDX_BITS));
 }
 
 void
@@ -56,8 +115,11 @@ ws_local_queue_len (WsLocalQueue *self)
 {
   guint64 head = atomic_load_explicit (&self->head, memory_order_acquire);
   guint32 tail = atomic_load_explicit (&self->tail, memory_order_acquire);
+  guint32 n = dist (tail, unpack_real (head));
 
-  return tail - unpack_real (head);
+  /* A failing take-back can leave the tail below the head for a moment
+   * (see the top of this file): that is an empty queue. */
+  return n <= CAPACITY ? n : 0;
 }
 
 gboolean
@@ -73,7 +135,7 @@ ws_local_queue_remaining (WsLocalQueue *self)
   guint64 head = atomic_load_explicit (&self->head, memory_order_acquire);
   guint32 tail = atomic_load_explicit (&self->tail, memory_order_relaxed);
 
-  return CAPACITY - (tail - unpack_steal (head));
+  return CAPACITY - dist (tail, unpack_steal (head));
 }
 
 /* Moves half of the queue plus @task to the injection queue in one batch.
@@ -81,21 +143,23 @@ ws_local_queue_remaining (WsLocalQueue *self)
 static gboolean
 push_overflow (WsLocalQueue  *self,
                WsRawTask     *task,
-               guint32        head,
+               guint64        head_word,
                guint32        tail,
                WsInjectQueue *inject)
 {
   const guint32 n = CAPACITY / 2;
-  guint64 expected = pack (head, head);
+  guint32 head = unpack_real (head_word);
+  guint64 expected = head_word;
   WsRawTask *batch[CAPACITY / 2 + 1];
 
-  g_assert (tail - head == CAPACITY);
+  g_assert (dist (tail, head) == CAPACITY);
 
   /* Claim the first half. AcqRel: acquire pairs with a thief's release of
    * the head, so we never claim slots a thief still copies; release makes
    * the claim visible before the slots are reused by later pushes. */
   if (!atomic_compare_exchange_strong_explicit (&self->head, &expected,
-                                                pack (head + n, head + n),
+                                                pack (head + n, head + n,
+                                                      unpack_tag (head_word)),
                                                 memory_order_acq_rel,
                                                 memory_order_relaxed))
     return FALSE;
@@ -130,7 +194,7 @@ ws_local_queue_push_back_or_overflow (WsLocalQueue  *self,
       /* Relaxed: only this thread writes the tail. */
       guint32 tail = atomic_load_explicit (&self->tail, memory_order_relaxed);
 
-      if (tail - steal < CAPACITY)
+      if (dist (tail, steal) < CAPACITY)
         {
           WS_CHAOS_POINT ();
           atomic_store_explicit (&self->buffer[tail & MASK], task, memory_order_relaxed);
@@ -148,7 +212,7 @@ ws_local_queue_push_back_or_overflow (WsLocalQueue  *self,
           return TRUE;
         }
 
-      if (push_overflow (self, task, real, tail, overflow))
+      if (push_overflow (self, task, head, tail, overflow))
         return TRUE;
       /* A thief took some tasks meanwhile: there is room now, retry. */
     }
@@ -168,12 +232,13 @@ ws_local_queue_pop (WsLocalQueue *self)
       guint32 tail = atomic_load_explicit (&self->tail, memory_order_relaxed);
       guint64 next;
 
-      if (real == tail)
+      if (dist (tail, real) == 0)
         return NULL;
 
       WS_CHAOS_POINT ();
 
-      next = steal == real ? pack (real + 1, real + 1) : pack (steal, real + 1);
+      next = steal == real ? pack (real + 1, real + 1, unpack_tag (head))
+                           : pack (steal, real + 1, unpack_tag (head));
 
       /* AcqRel: the claim must be ordered against thieves' claims on the
        * same word; the slot itself was written by this thread. */
@@ -213,12 +278,17 @@ steal_half_into (WsLocalQueue *src,
       /* Acquire: pairs with the owner's release of the tail, so the slots
        * below it are written. */
       src_tail = atomic_load_explicit (&src->tail, memory_order_acquire);
-      n = src_tail - real;
+      n = dist (src_tail, real);
+      /* More than the capacity: the tail is below the head, lowered by
+       * a take-back after another thief claimed; that take-back's CAS
+       * fails and puts the tail back. Nothing to take now. */
+      if (n > CAPACITY)
+        return 0;
       n -= n / 2;               /* the larger half */
       if (n == 0)
         return 0;
 
-      next = pack (steal, real + n);
+      next = pack (steal, real + n, unpack_tag (prev));
       /* AcqRel: claims the range against the owner's pops and other
        * thieves. */
       if (atomic_compare_exchange_weak_explicit (&src->head, &prev, next,
@@ -247,7 +317,7 @@ steal_half_into (WsLocalQueue *src,
     {
       guint32 real = unpack_real (prev);
 
-      next = pack (real, real);
+      next = pack (real, real, unpack_tag (prev));
       if (atomic_compare_exchange_weak_explicit (&src->head, &prev, next,
                                                  memory_order_acq_rel,
                                                  memory_order_acquire))
@@ -271,7 +341,7 @@ ws_local_queue_steal_into (WsLocalQueue *src,
   *n_stolen = 0;
 
   /* Skip stealing while our own queue is more than half full. */
-  if (dst_tail - unpack_steal (dst_head) > CAPACITY / 2)
+  if (dist (dst_tail, unpack_steal (dst_head)) > CAPACITY / 2)
     return NULL;
 
   n = steal_half_into (src, dst, dst_tail);
@@ -286,4 +356,45 @@ ws_local_queue_steal_into (WsLocalQueue *src,
     atomic_store_explicit (&dst->tail, dst_tail + n, memory_order_release);
 
   return ret;
+}
+
+/* Owner only. Takes @task back if it is the newest task queued, so that
+ * the caller can run it now; FALSE if it is not there or a thief may be
+ * taking it. The protocol and why it is safe are at the top of this
+ * file. */
+gboolean
+ws_local_queue_take_back (WsLocalQueue *self,
+                          WsRawTask    *task)
+{
+  /* Acquire: pairs with a thief's release of the head, as in the pop. */
+  guint64 head = atomic_load_explicit (&self->head, memory_order_acquire);
+  guint32 real = unpack_real (head);
+  /* Relaxed: only this thread writes the tail and the slots. */
+  guint32 tail = atomic_load_explicit (&self->tail, memory_order_relaxed);
+  guint64 expected = head;
+
+  if (unpack_steal (head) != real || dist (tail, real) == 0)
+    return FALSE;
+  if (atomic_load_explicit (&self->buffer[(tail - 1) & MASK], memory_order_relaxed) != task)
+    return FALSE;
+
+  /* Step 2. Relaxed: the release of step 3 publishes it to every thief
+   * whose claim can still succeed. */
+  atomic_store_explicit (&self->tail, tail - 1, memory_order_relaxed);
+
+  WS_CHAOS_POINT ();
+
+  /* Step 3. AcqRel: release publishes the lowered tail to the thieves
+   * that acquire this head; the new tag fails every claim made from the
+   * head read before it. Strong: a spurious failure would only give up. */
+  if (atomic_compare_exchange_strong_explicit (&self->head, &expected,
+                                              pack (real, real, unpack_tag (head) + 1),
+                                              memory_order_acq_rel,
+                                              memory_order_relaxed))
+    return TRUE;
+
+  /* A thief claimed since step 1, maybe with the old tail: leave the task
+   * where it was (queued, or the thief's). Release: as a push's. */
+  atomic_store_explicit (&self->tail, tail, memory_order_release);
+  return FALSE;
 }

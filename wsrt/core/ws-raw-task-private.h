@@ -118,6 +118,7 @@ struct _WsContext
   WsRawTask *task;
   WsWorker  *worker;                 /* NULL off the worker pool */
   guint      budget;                 /* the cooperative budget of this tick */
+  guint      awaited_depth;          /* work-first nesting (ws-worker.c) */
   gboolean   yielded;
   WsResult   result;
   /* The fiber this context belongs to (ws-fiber.c), which keeps its own

@@ -30,6 +30,9 @@ typedef struct _WsWorkerPool WsWorkerPool;
  * tokio >= 1.29 uses 3). */
 #define WS_MAX_LIFO_POLLS_PER_TICK 3
 
+/* How deep work-first runs nest on one thread's stack (ws-worker.c). */
+#define WS_MAX_AWAITED_DEPTH 32
+
 /* How often, in polling time, a worker looks at the injection queue first
  * (self-tuned between 2 ticks and global-queue-interval ticks). */
 #ifndef WS_GLOBAL_QUEUE_TARGET_USEC
@@ -112,5 +115,7 @@ void      ws_worker_schedule_local     (WsWorker     *self,
                                         gboolean      is_yield);
 gboolean  ws_worker_drain              (WsWorker     *self);
 gboolean  ws_worker_hand_off_core      (GError      **error);
+gboolean  ws_worker_run_awaited        (WsContext    *cx,
+                                        WsRawTask    *task);
 
 G_END_DECLS

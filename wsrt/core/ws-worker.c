@@ -7,6 +7,25 @@
  * next task (the injection queue first every global-queue-interval ticks,
  * for fairness), then the LIFO slot up to a cap, else steal, else park.
  *
+ * Work-first. A task that awaits another task's end (a join-handle poll)
+ * runs it at once, nested in its own poll, if it is this worker's to run
+ * and has not started: in the LIFO slot, or the newest task of the run
+ * queue, taken back from the queue's tail (ws-local-queue.c says why no
+ * thief can take it too). The parent would otherwise return PENDING, be
+ * bound to the task registry, and wait for a wake and a second poll;
+ * TBB's task_group::wait runs its children the same way. The task that
+ * was in the LIFO slot moves to the queue first, so that thieves can take
+ * it while the nested task runs. The nested poll is a poll like any
+ * other (the task's state word is taken to RUNNING and back by
+ * ws_raw_task_run, the same as from the loop) with a context of its own
+ * that shares the awaiting poll's budget: each nested run costs one unit,
+ * so one tick still runs at most a budget's worth of polls, and at most
+ * WS_MAX_AWAITED_DEPTH nest, which bounds the thread's stack. Not on a
+ * fiber's stack (a fiber's context has no worker) and not once shutdown
+ * began. If the nested task hands the core to another thread
+ * (ws_block_in_place), every awaiting poll on this thread goes on
+ * without a worker, as the one that called it.
+ *
  * A worker's part in shutdown is step 2 of the protocol written at the top
  * of ws-worker-pool.c: walk the task registry, drain the queues, leave. The
  * worker never seals the injection queue: a thread inside
@@ -165,6 +184,50 @@ next_task (WsWorker *w)
   if (t != NULL)
     return t;
   return pop_injected (w);
+}
+
+/* Work-first: see the top of this file. Returns TRUE if @task was run
+ * (it may have returned PENDING, or handed the core away). */
+gboolean
+ws_worker_run_awaited (WsContext *cx,
+                       WsRawTask *task)
+{
+  WsWorker *w = cx->worker;
+  WsContext inner;
+
+  if (w == NULL || w != ws_thread.worker || !w->in_poll || w->core.is_shutdown
+      || cx->budget == 0 || cx->awaited_depth >= WS_MAX_AWAITED_DEPTH)
+    return FALSE;
+
+  if (w->core.lifo == task)
+    w->core.lifo = NULL;
+  else if (!ws_local_queue_take_back (&w->core.queue, task))
+    return FALSE;
+
+  if (w->core.lifo != NULL)
+    {
+      /* Stealable while the nested task runs; notify as any push. */
+      push_local_or_overflow (w, g_steal_pointer (&w->core.lifo));
+      ws_worker_pool_notify_parked (w->pool);
+    }
+
+  memset (&inner, 0, sizeof inner);
+  inner.worker = w;
+  inner.budget = cx->budget - 1;
+  inner.awaited_depth = cx->awaited_depth + 1;
+  w->cx = &inner;
+  WS_STAT_INC (w, polls);
+  ws_raw_task_run (task, &inner);
+
+  if (ws_thread.worker != w)
+    {
+      /* The core went to another thread during the nested poll. */
+      cx->worker = NULL;
+      return TRUE;
+    }
+  w->cx = cx;
+  cx->budget = inner.budget;
+  return TRUE;
 }
 
 /* Returns FALSE if the poll handed this worker's core to another thread
