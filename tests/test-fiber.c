@@ -664,6 +664,137 @@ test_stack_reuse (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* ---- work-first: an awaited child that has not started runs at once ---- */
+
+typedef struct
+{
+  gboolean suspended;
+  guint64  sum;
+  gint     done;
+} FirstRun;
+
+static void
+child_fiber (WsContext *cx,
+             gpointer   data)
+{
+  ws_context_return_uint64 (cx, GPOINTER_TO_UINT (data));
+}
+
+static WsPoll
+child_poll (WsContext *cx,
+            gpointer   data)
+{
+  ws_context_return_uint64 (cx, GPOINTER_TO_UINT (data));
+  return WS_POLL_READY;
+}
+
+/* A fiber that awaits the fiber and the poll task it just spawned finds
+ * each ready at its first poll: they ran first, nested, and the parent
+ * never suspended. On one worker, so that no thief takes them. */
+static void
+first_run_fiber (WsContext *cx,
+                 gpointer   data)
+{
+  FirstRun *r = data;
+  WsJoinHandle *a = ws_context_spawn_fiber (cx, child_fiber, GUINT_TO_POINTER (3), NULL);
+  WsJoinHandle *b = ws_context_spawn (cx, child_poll, GUINT_TO_POINTER (4), NULL);
+  guint64 va = 0, vb = 0;
+
+  while (ws_join_handle_poll (a, cx) == WS_POLL_PENDING)
+    {
+      r->suspended = TRUE;
+      g_assert_true (ws_fiber_suspend (cx));
+    }
+  while (ws_join_handle_poll (b, cx) == WS_POLL_PENDING)
+    {
+      r->suspended = TRUE;
+      g_assert_true (ws_fiber_suspend (cx));
+    }
+  g_assert_true (ws_join_handle_finish_uint64 (a, &va, NULL));
+  g_assert_true (ws_join_handle_finish_uint64 (b, &vb, NULL));
+  r->sum = va + vb;
+  g_atomic_int_set (&r->done, 1);
+}
+
+static void
+test_await_runs_child_first (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  FirstRun r = { FALSE, 0, 0 };
+
+  ws_join_handle_free (ws_runtime_spawn_fiber_full (rt, 0, first_run_fiber, &r, NULL));
+  ws_test_wait_until (g_atomic_int_get (&r.done));
+  g_assert_false (r.suspended);
+  g_assert_cmpuint (r.sum, ==, 7);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* A fiber of the smallest stack awaits a chain of 200 poll tasks, each
+ * awaiting the next: a few run nested on the fiber's stack, the rest
+ * wait, and the fiber gets the chain's value. */
+typedef struct
+{
+  guint         depth;
+  WsJoinHandle *next;
+} ChainLink;
+
+static WsPoll
+chain_link_poll (WsContext *cx,
+                 gpointer   data)
+{
+  ChainLink *l = data;
+  guint64 v = 0;
+
+  if (l->depth == 0)
+    {
+      ws_context_return_uint64 (cx, 0);
+      return WS_POLL_READY;
+    }
+  if (l->next == NULL)
+    {
+      ChainLink *n = g_new0 (ChainLink, 1);
+
+      n->depth = l->depth - 1;
+      l->next = ws_context_spawn (cx, chain_link_poll, n, g_free);
+    }
+  if (ws_join_handle_poll (l->next, cx) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+  g_assert_true (ws_join_handle_finish_uint64 (g_steal_pointer (&l->next), &v, NULL));
+  ws_context_return_uint64 (cx, v + 1);
+  return WS_POLL_READY;
+}
+
+static void
+chain_fiber (WsContext *cx,
+             gpointer   data)
+{
+  ChainLink *root = g_new0 (ChainLink, 1);
+  WsJoinHandle *h;
+  guint64 v = 0;
+
+  root->depth = 200;
+  h = ws_context_spawn (cx, chain_link_poll, root, g_free);
+  g_assert_true (WS_FIBER_AWAIT (cx, ws_join_handle_poll (h, cx)));
+  g_assert_true (ws_join_handle_finish_uint64 (h, &v, NULL));
+  ws_context_return_uint64 (cx, v);
+}
+
+static void
+test_await_chain_small_stack (void)
+{
+  g_autoptr(WsRuntime) rt = NULL;
+  WsJoinHandle *h;
+  guint64 v = 0;
+
+  rt = g_initable_new (WS_TYPE_RUNTIME, NULL, NULL, "n-workers", 2,
+                       "fiber-stack-size", 16 * 1024, NULL);
+  h = ws_runtime_spawn_fiber_full (rt, 0, chain_fiber, NULL, NULL);
+  g_assert_true (ws_join_handle_wait (h, NULL));
+  g_assert_true (ws_join_handle_finish_uint64 (h, &v, NULL));
+  g_assert_cmpuint (v, ==, 200);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 /* ---- stack overflow ----------------------------------------------------- */
 
 /* A fiber that overflows its stack hits the guard page: SIGSEGV kills the
@@ -722,6 +853,8 @@ static const WsTestDef tests[] = {
   { "/fiber/many-pending", test_many_pending },
   { "/fiber/stack-reuse", test_stack_reuse },
   { "/fiber/stack-overflow", test_stack_overflow },
+  { "/fiber/await-runs-child-first", test_await_runs_child_first },
+  { "/fiber/await-chain-small-stack", test_await_chain_small_stack },
 };
 
 int

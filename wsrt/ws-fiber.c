@@ -68,6 +68,8 @@
  * poll's budget in and the budget and yield flag back; the result stays
  * in the fiber's context until the function returns. Its worker is NULL:
  * a migrated fiber must not reach into the worker that polled it before.
+ * (The work-first run of an awaited task, ws-worker.c, takes the worker
+ * of the thread the fiber runs on at that moment.)
  */
 
 #include "config.h"

@@ -147,7 +147,8 @@ ws_join_handle_poll (WsJoinHandle *self,
 
   /* Work-first: a child this worker has not started yet runs now,
    * nested, instead of after this task has returned PENDING. */
-  if (context->worker != NULL && !ws_raw_task_is_complete (RAW (self)))
+  if ((context->worker != NULL || context->fiber != NULL)
+      && !ws_raw_task_is_complete (RAW (self)))
     ws_core_run_awaited (context, RAW (self));
 
   ready = ws_raw_task_try_read_output_full (RAW (self), &context->task->waker, NULL,

@@ -30,8 +30,10 @@ typedef struct _WsWorkerPool WsWorkerPool;
  * tokio >= 1.29 uses 3). */
 #define WS_MAX_LIFO_POLLS_PER_TICK 3
 
-/* How deep work-first runs nest on one thread's stack (ws-worker.c). */
-#define WS_MAX_AWAITED_DEPTH 32
+/* How deep work-first runs nest on a thread's stack, and on a fiber's
+ * (whose smallest size is 16 KiB) (ws-worker.c). */
+#define WS_MAX_AWAITED_DEPTH         32
+#define WS_MAX_AWAITED_DEPTH_ON_FIBER 4
 
 /* How often, in polling time, a worker looks at the injection queue first
  * (self-tuned between 2 ticks and global-queue-interval ticks). */

@@ -20,9 +20,13 @@
  * ws_raw_task_run, the same as from the loop) with a context of its own
  * that shares the awaiting poll's budget: each nested run costs one unit,
  * so one tick still runs at most a budget's worth of polls, and at most
- * WS_MAX_AWAITED_DEPTH nest, which bounds the thread's stack. Not on a
- * fiber's stack (a fiber's context has no worker) and not once shutdown
- * began. If the nested task hands the core to another thread
+ * WS_MAX_AWAITED_DEPTH nest, which bounds the thread's stack. A fiber
+ * runs its awaited tasks the same way, on its own stack, at most
+ * WS_MAX_AWAITED_DEPTH_ON_FIBER deep there (an awaited fiber runs on a
+ * stack of its own and counts from zero again): a fiber that awaits the
+ * fiber it just spawned runs it to its end at once, so the child's stack
+ * is free for the next child instead of waiting with it. Not once
+ * shutdown began. If the nested task hands the core to another thread
  * (ws_block_in_place), every awaiting poll on this thread goes on
  * without a worker, as the one that called it.
  *
@@ -192,11 +196,17 @@ gboolean
 ws_worker_run_awaited (WsContext *cx,
                        WsRawTask *task)
 {
-  WsWorker *w = cx->worker;
+  WsWorker *w = ws_thread.worker;
+  WsContext *outer;
   WsContext inner;
 
-  if (w == NULL || w != ws_thread.worker || !w->in_poll || w->core.is_shutdown
-      || cx->budget == 0 || cx->awaited_depth >= WS_MAX_AWAITED_DEPTH)
+  /* A fiber's context has no worker (it may migrate), but while it runs
+   * it runs inside the poll of the worker of this thread. */
+  if (w == NULL || (cx->worker != w && cx->fiber == NULL) || !w->in_poll
+      || w->core.is_shutdown || cx->budget == 0)
+    return FALSE;
+  if (cx->awaited_depth >= (cx->fiber != NULL ? WS_MAX_AWAITED_DEPTH_ON_FIBER
+                                              : WS_MAX_AWAITED_DEPTH))
     return FALSE;
 
   if (w->core.lifo == task)
@@ -214,18 +224,25 @@ ws_worker_run_awaited (WsContext *cx,
   memset (&inner, 0, sizeof inner);
   inner.worker = w;
   inner.budget = cx->budget - 1;
-  inner.awaited_depth = cx->awaited_depth + 1;
+  /* On a fiber's stack, counted from the fiber's own depth, so that a
+   * fiber of the smallest stack size has room for the nesting. */
+  inner.awaited_depth = (cx->fiber != NULL ? WS_MAX_AWAITED_DEPTH - WS_MAX_AWAITED_DEPTH_ON_FIBER
+                                           : 0) + cx->awaited_depth + 1;
+  outer = w->cx;
   w->cx = &inner;
   WS_STAT_INC (w, polls);
   ws_raw_task_run (task, &inner);
 
   if (ws_thread.worker != w)
     {
-      /* The core went to another thread during the nested poll. */
+      /* The core went to another thread during the nested poll: every
+       * poll on this thread's stack goes on without it. */
       cx->worker = NULL;
+      if (outer != NULL)
+        outer->worker = NULL;
       return TRUE;
     }
-  w->cx = cx;
+  w->cx = outer;
   cx->budget = inner.budget;
   return TRUE;
 }
