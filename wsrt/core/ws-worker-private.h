@@ -24,6 +24,8 @@ G_BEGIN_DECLS
 
 typedef struct _WsWorkerPool WsWorkerPool;
 
+#define WS_CACHE_LINE_PAIR 128
+
 /* After this many polls of LIFO-slot tasks in one tick the slot is
  * bypassed, so a chain of tasks that respawn each other cannot starve the
  * run queue or the injection queue (doc/architecture.md, "Rules: scheduling";
@@ -68,7 +70,8 @@ typedef struct
 /* What ws_block_in_place () hands to the next thread. */
 typedef struct
 {
-  WsLocalQueue    queue;
+  /* First, and on lines of its own: thieves write its head. */
+  _Alignas (WS_CACHE_LINE_PAIR) WsLocalQueue queue;
   WsRawTask      *lifo;              /* not stealable */
   GMainContext   *context;
   WsParker        parker;

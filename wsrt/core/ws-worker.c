@@ -742,7 +742,11 @@ WsWorker *
 ws_worker_new (WsWorkerPool *pool,
                guint         index)
 {
-  WsWorker *self = g_new0 (WsWorker, 1);
+  /* Cache-line aligned, so that no other allocation shares a line with
+   * the queue's head (which thieves write) or with the fields this
+   * worker writes on every poll (WS_CACHE_LINE_PAIR: the pair of lines
+   * the adjacent-line prefetcher pulls together). */
+  WsWorker *self = g_aligned_alloc0 (1, sizeof (WsWorker), WS_CACHE_LINE_PAIR);
 
   self->pool = pool;
   self->index = index;
@@ -763,5 +767,5 @@ ws_worker_free (WsWorker *self)
   if (self->thread != NULL)
     g_thread_unref (self->thread);
   g_main_context_unref (self->core.context);
-  g_free (self);
+  g_aligned_free (self);
 }
