@@ -10,7 +10,8 @@
  * ends at once and drops the timer's waker; sleeps work in local tasks
  * and on a thread that left ws_block_in_place(); and 10,000 sleeps,
  * moved from the main thread while their tasks await them, end in the
- * order of their deadlines, none early. On a main context, wait_async
+ * order of their deadlines, none early; more sleeps due at one tick than
+ * a busy worker's queue holds all end. On a main context, wait_async
  * and for_async call back on the caller's context, never early, never
  * from inside the call; a cancel ends them at once, and a reset from
  * another thread moves them as it moves a poll.
@@ -997,6 +998,99 @@ test_many_in_deadline_order (void)
   ws_test_sleepers_free (m);
 }
 
+/* More timers due at one tick than a worker's local queue holds, on the
+ * only worker, whose queue is kept full by tasks that yield: a dispatch
+ * there expires only what the queue has room for, at least one timer
+ * (ws-timer-driver.c, D9), and leaves the rest due in the wheel. Every
+ * sleep still ends (a timer left behind and never expired is a hang the
+ * watchdog reports), none before its deadline. */
+#define DUE_AT_ONCE 2000
+#define BUSY_YIELDERS 512
+
+typedef struct
+{
+  WsRuntime        *rt;
+  gint64            deadline;
+  _Atomic gboolean  stop;
+  _Atomic guint     n_done;
+  _Atomic guint     n_early;
+} DueAtOnce;
+
+typedef struct
+{
+  DueAtOnce *shared;
+  WsSleep   *nap;
+} DueSleeper;
+
+static void
+due_sleeper_free (gpointer data)
+{
+  DueSleeper *d = data;
+
+  g_clear_pointer (&d->nap, ws_sleep_unref);
+  g_free (d);
+}
+
+static WsPoll
+due_sleeper_func (WsContext *cx,
+                  gpointer   data)
+{
+  DueSleeper *d = data;
+
+  if (d->nap == NULL)
+    d->nap = ws_sleep_new_deadline (d->shared->deadline);
+  if (ws_sleep_poll (d->nap, cx) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+  if (g_get_monotonic_time () < d->shared->deadline)
+    atomic_fetch_add (&d->shared->n_early, 1);
+  atomic_fetch_add (&d->shared->n_done, 1);
+  return WS_POLL_READY;
+}
+
+static WsPoll
+busy_yielder (WsContext *cx,
+              gpointer   data)
+{
+  DueAtOnce *shared = data;
+
+  if (atomic_load (&shared->stop))
+    return WS_POLL_READY;
+  return ws_context_yield (cx);
+}
+
+/* Runs on the worker: its spawns go to the worker's own queue. */
+static WsPoll
+due_at_once_root (WsContext *cx,
+                  gpointer   data)
+{
+  DueAtOnce *shared = data;
+
+  shared->deadline = g_get_monotonic_time () + 20 * G_TIME_SPAN_MILLISECOND;
+  for (guint i = 0; i < BUSY_YIELDERS; i++)
+    ws_runtime_spawn_detached (shared->rt, busy_yielder, shared, NULL);
+  for (guint i = 0; i < DUE_AT_ONCE; i++)
+    {
+      DueSleeper *d = g_new0 (DueSleeper, 1);
+
+      d->shared = shared;
+      ws_runtime_spawn_detached (shared->rt, due_sleeper_func, d, due_sleeper_free);
+    }
+  return WS_POLL_READY;
+}
+
+static void
+test_many_due_at_once_on_busy_worker (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  DueAtOnce shared = { .rt = rt };
+
+  ws_runtime_spawn_detached (rt, due_at_once_root, &shared, NULL);
+  ws_test_wait_until (atomic_load (&shared.n_done) == DUE_AT_ONCE);
+  g_assert_cmpuint (atomic_load (&shared.n_early), ==, 0);
+  atomic_store (&shared.stop, TRUE);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 /* ws_sleep_race: a task awaits a child with a deadline. A child that
  * never ends loses (a 20 ms deadline): the race reports the timeout, the
  * parent cancels it, and its destroy notify runs. A child that ends at
@@ -1101,6 +1195,7 @@ WS_TEST_MAIN ({ "/sleep/in-deadline-order", test_in_deadline_order },
               { "/sleep/in-local-task", test_in_local_task },
               { "/sleep/after-block-in-place", test_after_block_in_place },
               { "/sleep/many-in-deadline-order", test_many_in_deadline_order },
+              { "/sleep/many-due-at-once-on-busy-worker", test_many_due_at_once_on_busy_worker },
               { "/sleep/wait-async", test_wait_async },
               { "/sleep/wait-async-cancelled", test_wait_async_cancelled },
               { "/sleep/wait-async-reset", test_wait_async_reset },

@@ -91,6 +91,22 @@
  *     dispatch wakes the rest of the batch first, then expires what is
  *     due. Only the thread that owns the context dispatches it, so the
  *     batch needs no lock; prepare and check report a batch left over.
+ *  D9 A dispatch by a worker of its own driver expires at most as many
+ *     timers as its local queue has free slots, and at least one. Its
+ *     wakes stay local (LIFO slot, then the run queue); past the queue's
+ *     room they would overflow into the injection queue, behind every
+ *     task spawned from outside and not polled yet, and their tasks would
+ *     be polled long after the wake, their memory evicted meanwhile (with
+ *     a million sleeps, about twice the work per sleep; doc/performance.md,
+ *     "Latency: wakes, completions and a million timers"). What it leaves
+ *     stays linked on the wheel's expired list with its waker, so D1-D7
+ *     hold as before, and the wheel's next expiration is then its elapsed
+ *     tick: prepare and check report the source ready, and the worker's
+ *     next iteration (at the next maintenance, or before it parks, whose
+ *     iteration does not sleep while a source is ready) expires more. At
+ *     least one per dispatch: a queue kept full by tasks that yield does
+ *     not hold timers back for good. Any other thread's dispatch has no
+ *     bound (its wakes go to the injection queue anyway).
  */
 
 #include "config.h"
@@ -223,6 +239,17 @@ wake_batch (WsTimerDriver *self)
     }
 }
 
+/* D9: how many timers a dispatch may expire now. */
+static guint
+dispatch_limit (WsTimerDriver *self)
+{
+  WsWorker *w = ws_worker_get_current ();
+
+  if (w == NULL || w->core.timers != self)
+    return G_MAXUINT;
+  return MAX (ws_local_queue_remaining (&w->core.queue), 1);
+}
+
 static gboolean
 driver_dispatch (GSource     *source,
                  GSourceFunc  callback,
@@ -230,6 +257,7 @@ driver_dispatch (GSource     *source,
 {
   WsTimerDriver *self = (WsTimerDriver *) source;
   guint64 now = tick_floor (self, g_source_get_time (source));
+  guint limit;
 
   /* Cleared before the wheel is read: a ready time that another thread
    * sets from now on (D3) makes one more dispatch at worst. */
@@ -237,25 +265,33 @@ driver_dispatch (GSource     *source,
     g_source_set_ready_time (source, -1);
 
   wake_batch (self);
+  limit = dispatch_limit (self);
   do
     {
       WsTimerEntry *entry;
       guint n = 0;
+      guint max = MIN (limit, WAKE_BATCH);
 
       ws_lock_lock (&self->lock);
-      while (n < WAKE_BATCH && (entry = ws_timer_wheel_poll (&self->wheel, now)) != NULL)
+      while (n < max && (entry = ws_timer_wheel_poll (&self->wheel, now)) != NULL)
         {
           WsTimer *timer = timer_of_entry (entry);
+          WsWaker *waker = g_steal_pointer (&timer->waker);
 
-          self->batch[n++] = g_steal_pointer (&timer->waker);
+          /* The wake writes the waker's owner (a task's state, in the
+           * waker's cache line): start the load now, so that it overlaps
+           * the next entry's, which the walk of the list must wait for. */
+          __builtin_prefetch (waker, 1);
+          self->batch[n++] = waker;
         }
       ws_lock_unlock (&self->lock);
 
+      limit -= n;
       self->batch_next = 0;
       self->batch_len = n;
       wake_batch (self);
     }
-  while (self->batch_len == WAKE_BATCH);
+  while (self->batch_len == WAKE_BATCH && limit > 0);
 
   return G_SOURCE_CONTINUE;
 }
