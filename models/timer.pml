@@ -41,6 +41,10 @@
  *  -DBROKEN_NO_READY      lowering `armed` does not make the source ready
  *                         (D3): the context sleeps in poll with the timeout
  *                         it computed before the timer moved.
+ *
+ * Two more models share this file, each with its own header below:
+ * -DASYNC_WAIT (an async wait's waker, cancelled and replaced) and
+ * -DMANY_DUE (two timers due at one tick, a dispatch bounded by D9).
  */
 
 #define FAR   9              /* an hour: past MAXCLOCK */
@@ -70,7 +74,7 @@ bool task_done = false;
 inline acquire () { atomic { !lock -> lock = true } }
 inline release () { lock = false }
 
-#ifndef ASYNC_WAIT
+#if !defined (ASYNC_WAIT) && !defined (MANY_DUE)
 proctype Task ()
 {
   byte now, d, tick;
@@ -466,5 +470,301 @@ active proctype Monitor2 ()
   assert (completions1 == 1);
   assert (n1 == 0 || slot2 == 1);
   assert (!w2_armed || w2_woken)
+}
+#endif
+
+#ifdef MANY_DUE
+/* ---- timers due together, a bounded dispatch (-DMANY_DUE) ----------------
+ *
+ * A third model in this file, of D9 in ws-timer-driver.c: two sleeps, each
+ * awaited by its own task, both due at the same tick on the same driver,
+ * and a context iterated by the worker that owns the driver, whose local
+ * queue is full: each dispatch expires at most LIMIT (1) timers and
+ * leaves the rest linked on the wheel's expired list with their wakers.
+ * The deadlines do not move here (the reset is the first model's
+ * business): NEAR, which the clock reaches when the context sleeps in
+ * poll to the timeout it computed. Mirrors:
+ *  - ws_timer_driver_arm with lower_armed_locked and wake_context (the
+ *    sleeps' first polls, as in the first model);
+ *  - the wheel (ws-timer-wheel.c), one level of one-tick slots: a timer is
+ *    unlinked, in the slot of its tick, or on the expired list;
+ *    ws_timer_wheel_insert fails for a tick not after elapsed;
+ *    ws_timer_wheel_next_expiration is elapsed while the expired list is
+ *    not empty, else the earliest tick in a slot, else none;
+ *    ws_timer_wheel_poll takes an entry of the expired list (either one:
+ *    the list's order is not modelled), else moves the whole first slot
+ *    whose tick is at or before now to the expired list and takes from it,
+ *    else advances elapsed to now and returns none;
+ *  - one iteration of the context, as GLib runs it: driver_prepare
+ *    (sets `armed` to the next expiration; ready with timeout 0 if that
+ *    has come, else polls the wheel to now and times out at it), then the
+ *    source's ready time; poll; driver_check unless prepare said ready,
+ *    then the ready time; driver_dispatch if the source is ready: clears
+ *    the ready time, dispatch_limit (the worker's own driver, its queue
+ *    full: 1), expires up to that many under the lock, wakes outside it.
+ *    With two timers the batch (WAKE_BATCH) never fills, so the dispatch's
+ *    outer loop runs once, and no wake is left in the batch for prepare or
+ *    check to see (D8 is binding.pml's).
+ *
+ * Properties:
+ *  - when nothing can move any more, every task has seen its sleep ready,
+ *    no timer is left on the expired list, and no unlinked timer holds a
+ *    waker (D1);
+ *  - never early: a sleep is ready only at or after its deadline, and the
+ *    dispatch expires only timers due at the iteration's clock.
+ *
+ * Broken variant, must give a counterexample:
+ *  -DBROKEN_NO_REREADY  the next expiration comes from the timers in the
+ *                       slots only, not the expired list: after the first
+ *                       dispatch leaves a timer behind, prepare and check
+ *                       do not report the source ready, prepare's poll of
+ *                       the wheel to now takes the timer left behind and
+ *                       drops it, and the context sleeps in poll with no
+ *                       timeout while its task waits for ever.
+ *                       With -DLIMIT=2 (room for both: the dispatch as it
+ *                       was before D9) the same variant passes: the
+ *                       re-ready is needed only because of the limit.
+ */
+
+#define NT       2           /* timers */
+#ifndef LIMIT
+#define LIMIT    1           /* dispatch_limit: the worker's queue is full */
+#endif
+#define UNLINKED 0
+#define IN_SLOT  1
+#define EXPIRED  2
+
+byte entry[NT];              /* UNLINKED, IN_SLOT or EXPIRED (under lock) */
+byte twhen[NT];              /* the entry's tick (under lock) */
+bool twaker[NT];             /* the timer holds its task's waker (D1) */
+bool tnotified[NT];
+bool tdone[NT];
+
+/* ws_timer_wheel_next_expiration, under the lock. */
+inline next_expiration (next)
+{
+  next = NONE;
+#ifndef BROKEN_NO_REREADY
+  if
+  :: entry[0] == EXPIRED || entry[1] == EXPIRED -> next = elapsed
+  :: else ->
+#endif
+     if
+     :: entry[0] == IN_SLOT -> next = twhen[0]
+     :: else -> skip
+     fi;
+     if
+     :: entry[1] == IN_SLOT && twhen[1] < next -> next = twhen[1]
+     :: else -> skip
+     fi
+#ifndef BROKEN_NO_REREADY
+  fi
+#endif
+}
+
+/* ws_timer_wheel_poll, under the lock: got is the entry taken, or NT. */
+inline wheel_poll (now, got)
+{
+  got = NT;
+  do
+  :: entry[0] == EXPIRED -> entry[0] = UNLINKED; got = 0; break
+  :: entry[1] == EXPIRED -> entry[1] = UNLINKED; got = 1; break
+  :: else ->
+     start = NONE;
+     if
+     :: entry[0] == IN_SLOT -> start = twhen[0]
+     :: else -> skip
+     fi;
+     if
+     :: entry[1] == IN_SLOT && twhen[1] < start -> start = twhen[1]
+     :: else -> skip
+     fi;
+     if
+     :: start != NONE && start <= now ->
+        /* the first occupied slot has come: all its entries expire */
+        elapsed = start;
+        if
+        :: entry[0] == IN_SLOT && twhen[0] == start -> entry[0] = EXPIRED
+        :: else -> skip
+        fi;
+        if
+        :: entry[1] == IN_SLOT && twhen[1] == start -> entry[1] = EXPIRED
+        :: else -> skip
+        fi
+     :: else ->
+        if
+        :: now > elapsed -> elapsed = now
+        :: else -> skip
+        fi;
+        break
+     fi
+  od
+}
+
+/* A task's poll of its sleep: ws_sleep_poll, then ws_timer_driver_arm
+ * (the sleep is bound already, its deadline NEAR for good). */
+proctype Sleeper (byte me)
+{
+  byte now, tick;
+  bool wake_ctx;
+
+poll:
+  now = clock;
+  if
+  :: now >= NEAR ->
+     assert (clock >= NEAR);
+     goto done
+  :: else -> skip
+  fi;
+
+  wake_ctx = false;
+  acquire ();
+  tick = NEAR;
+  if
+  :: entry[me] != UNLINKED && twhen[me] == tick ->
+     twaker[me] = true                /* armed already: the waker only */
+  :: else ->
+     entry[me] = UNLINKED;            /* ws_timer_wheel_remove */
+     if
+     :: tick > elapsed ->             /* ws_timer_wheel_insert */
+        entry[me] = IN_SLOT;
+        twhen[me] = tick;
+        twaker[me] = true;
+        if
+        :: tick < armed -> armed = tick; wake_ctx = true
+        :: else -> skip
+        fi
+     :: else ->                       /* the wheel is past the tick */
+        twaker[me] = false;
+        release ();
+        assert (clock >= NEAR);       /* never early */
+        goto done
+     fi
+  fi;
+  release ();
+  if
+  :: wake_ctx -> ready = true         /* wake_context */
+  :: else -> skip
+  fi;
+
+  /* PENDING until woken. */
+  tnotified[me];
+  tnotified[me] = false;
+  goto poll;
+
+done:
+  tdone[me] = true
+}
+
+proctype Worker ()
+{
+  byte next, got, start, n, limit;
+  bool rdy, wake0, wake1;
+
+  do
+  :: /* driver_prepare */
+     acquire ();
+     next_expiration (next);
+     armed = next;
+     if
+     :: next <= clock -> rdy = true   /* timeout 0 */
+     :: else ->
+        rdy = false;
+        /* The wheel moves to now. The C drops what this returns (nothing
+         * is due, so it returns none): a timer it took would stay
+         * unlinked with its waker. */
+        wheel_poll (clock, got)
+     fi;
+     release ();
+     if
+     :: ready -> rdy = true           /* the ready time is 0 */
+     :: else -> skip
+     fi;
+
+     /* poll: not at all if a source is ready; else until the source is
+      * made ready, or until the timeout (only a timeout the model's clock
+      * can reach passes). */
+end_poll:
+     if
+     :: rdy -> skip
+     :: ready -> skip
+     :: next != NONE && next <= MAXCLOCK ->
+        if
+        :: next > clock -> clock = next
+        :: else -> skip
+        fi
+     fi;
+
+     /* driver_check, unless prepare said ready; then the ready time */
+     if
+     :: !rdy ->
+        acquire ();
+        next_expiration (next);
+        rdy = (next <= clock);
+        release ();
+        if
+        :: ready -> rdy = true
+        :: else -> skip
+        fi
+     :: else -> skip
+     fi;
+
+     /* driver_dispatch */
+     if
+     :: rdy ->
+        ready = false;
+        limit = LIMIT;                /* dispatch_limit */
+        n = 0;
+        wake0 = false;
+        wake1 = false;
+        acquire ();
+        do
+        :: n < limit ->
+           wheel_poll (clock, got);
+           if
+           :: got == NT -> break
+           :: else ->
+              assert (twhen[got] <= clock);   /* never early (D4) */
+              if
+              :: got == 0 -> wake0 = twaker[0]; twaker[0] = false
+              :: else -> wake1 = twaker[1]; twaker[1] = false
+              fi;
+              n++
+           fi
+        :: else -> break
+        od;
+        release ();
+        /* wake_batch */
+        if
+        :: wake0 -> tnotified[0] = true
+        :: else -> skip
+        fi;
+        if
+        :: wake1 -> tnotified[1] = true
+        :: else -> skip
+        fi
+     :: else -> skip
+     fi
+  od
+}
+
+init
+{
+  atomic
+  {
+    run Sleeper (0);
+    run Sleeper (1);
+    run Worker ()
+  }
+}
+
+/* Nothing can move: every sleep was seen ready, nothing is left behind. */
+active proctype Monitor3 ()
+{
+  timeout ->
+  assert (tdone[0] && tdone[1]);
+  assert (entry[0] != EXPIRED && entry[1] != EXPIRED);
+  assert (!twaker[0] || entry[0] != UNLINKED);
+  assert (!twaker[1] || entry[1] != UNLINKED)
 }
 #endif
