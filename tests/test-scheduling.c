@@ -5,7 +5,8 @@
  *
  * Through the public API: a yield lets other tasks run, a blocked
  * worker's queue is stolen, tasks that respawn themselves for ever do not
- * starve remote spawns, a worker that never runs out of work still
+ * starve remote spawns (nor hold them back for long), a worker that never
+ * runs out of work still
  * dispatches its GMainContext, and the cooperative budget makes a greedy
  * task give up its worker.
  */
@@ -155,6 +156,62 @@ test_respawning_chains_do_not_starve (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* A task spawned from outside while a chain of tasks respawns itself on
+ * the only worker runs after at most a few more links: a link spawned
+ * while remote tasks wait queues behind them instead of taking the LIFO
+ * slot. (At the fairness tick alone it would wait up to
+ * global-queue-interval ticks of four links each.) Counted in links, not
+ * time. */
+static _Atomic gboolean chain_stop;
+static _Atomic guint chain_links;
+
+static WsPoll
+chain_link (WsContext *cx,
+            gpointer   data)
+{
+  atomic_fetch_add (&chain_links, 1);
+  if (!atomic_load (&chain_stop))
+    ws_join_handle_free (ws_context_spawn (cx, chain_link, NULL, NULL));
+  return WS_POLL_READY;
+}
+
+static WsPoll
+note_links (WsContext *cx,
+            gpointer   data)
+{
+  ws_context_return_uint64 (cx, atomic_load (&chain_links));
+  return WS_POLL_READY;
+}
+
+static void
+test_remote_spawn_not_held_back_by_chain (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+
+  atomic_store (&chain_stop, FALSE);
+  atomic_store (&chain_links, 0);
+  ws_runtime_spawn_detached (rt, chain_link, NULL, NULL);
+  ws_test_wait_until (atomic_load (&chain_links) >= 100);
+
+  for (guint i = 0; i < 20; i++)
+    {
+      WsJoinHandle *h = ws_runtime_spawn_joinable (rt, note_links, NULL, NULL);
+      /* The spawn has returned: the task is in the injection queue. */
+      guint64 pushed_at = atomic_load (&chain_links);
+      guint64 ran_at = 0;
+
+      g_assert_true (ws_join_handle_wait (h, NULL));
+      g_assert_true (ws_join_handle_finish_uint64 (h, &ran_at, NULL));
+      /* The link running at the push, the one it spawned before seeing
+       * the remote task, and the one that queues behind it (the task may
+       * also have run before this thread read the count). */
+      g_assert_cmpuint (ran_at, <=, pushed_at + 3);
+    }
+
+  atomic_store (&chain_stop, TRUE);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 /* A timeout attached to a worker's context fires while that worker never
  * runs out of work: maintenance dispatches the context every
  * event-interval ticks. */
@@ -277,5 +334,7 @@ test_budget_forces_yield (void)
 WS_TEST_MAIN ({ "/scheduling/yield-loop", test_yield_loop },
               { "/scheduling/blocked-worker-child-stolen", test_blocked_worker_child_stolen },
               { "/scheduling/respawning-chains-do-not-starve", test_respawning_chains_do_not_starve },
+              { "/scheduling/remote-spawn-not-held-back-by-chain",
+                test_remote_spawn_not_held_back_by_chain },
               { "/scheduling/timer-fires-under-load", test_timer_fires_under_load },
               { "/scheduling/budget-forces-yield", test_budget_forces_yield })

@@ -59,6 +59,20 @@ next_random (WsWorker *w,
   return x % n;
 }
 
+static WsRawTask *pop_injected (WsWorker *w);
+
+/* Whether tasks scheduled from outside the pool (not this pool's own
+ * overflow) came since this worker last saw the injection queue empty,
+ * and the queue holds tasks. Hints: relaxed loads; a wrong answer only
+ * places one task in the LIFO slot or at the back of the run queue. */
+static inline gboolean
+remote_tasks_waiting (WsWorker *w)
+{
+  return !ws_inject_queue_is_empty (&w->pool->inject)
+         && atomic_load_explicit (&w->pool->remote_schedules, memory_order_relaxed)
+            != w->core.remote_seen;
+}
+
 static void
 push_local_or_overflow (WsWorker  *w,
                         WsRawTask *task)
@@ -69,7 +83,10 @@ push_local_or_overflow (WsWorker  *w,
 
 /* A spawn or wake on a worker goes to its LIFO slot, pushing the
  * previous occupant to the back of the run queue; a yield goes to the
- * back. */
+ * back; and while remote tasks wait, so does a spawn or wake, behind our
+ * share of them. Every path that puts a task in the run queue notifies a
+ * sleeper, as models/park.pml has it: the tasks taken from the injection
+ * queue here are in the run queue, stealable, before the notify. */
 void
 ws_worker_schedule_local (WsWorker  *w,
                           WsRawTask *task,
@@ -81,6 +98,19 @@ ws_worker_schedule_local (WsWorker  *w,
 
   if (is_yield || w->pool->config->disable_lifo_slot)
     {
+      push_local_or_overflow (w, task);
+      should_notify = TRUE;
+    }
+  else if G_UNLIKELY (remote_tasks_waiting (w))
+    {
+      /* Tasks spawned from outside are waiting: this one queues behind
+       * our share of them instead of running next, as a new item does in
+       * a plain FIFO pool. A chain of tasks that respawn each other would
+       * otherwise hold them back until the fairness tick. */
+      WsRawTask *first = pop_injected (w);
+
+      if (first != NULL)
+        push_local_or_overflow (w, first);
       push_local_or_overflow (w, task);
       should_notify = TRUE;
     }
@@ -120,13 +150,23 @@ static WsRawTask *
 pop_injected (WsWorker *w)
 {
   WsWorkerPool *s = w->pool;
-  gsize len = ws_inject_queue_len (&s->inject);
+  gsize len;
   WsRawTask *batch[WS_LOCAL_QUEUE_CAPACITY / 2 + 1];
   gsize want;
   gsize n;
+  guint64 remote;
 
+  /* Relaxed: a hint for remote_tasks_waiting (), kept when we see the
+   * queue empty or empty it, so that remote tasks left in it count as
+   * waiting until then. Read before the length: a remote push after it
+   * shows as new. */
+  remote = atomic_load_explicit (&s->remote_schedules, memory_order_relaxed);
+  len = ws_inject_queue_len (&s->inject);
   if (len == 0)
-    return NULL;
+    {
+      w->core.remote_seen = remote;
+      return NULL;
+    }
 
   /* Our fair share, at most half the room we have, so that stealing and
    * other workers still get some (tokio >= 1.29 does the same). */
@@ -134,6 +174,8 @@ pop_injected (WsWorker *w)
   want = CLAMP (want, 1, G_N_ELEMENTS (batch));
 
   n = ws_inject_queue_pop_batch (&s->inject, batch, want);
+  if (n >= len)
+    w->core.remote_seen = remote;
   if (n == 0)
     return NULL;
 
