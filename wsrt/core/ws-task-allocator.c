@@ -43,7 +43,11 @@
 #endif
 
 #define WS_TASK_MAGAZINE_SIZE 64
-#define WS_TASK_DEPOT_MAX     64      /* magazines: 4,096 tasks, 384 KiB */
+/* Magazines: 16,384 tasks, 1.5 MiB. A thread that spawns bursts of
+ * 10,000 tasks that the workers free (a main loop's fan-out) found a
+ * quarter of the size too small: the rest went back to malloc on the
+ * workers and came from calloc on the spawner (doc/performance.md). */
+#define WS_TASK_DEPOT_MAX     256
 
 #if WS_TASK_CACHE
 
