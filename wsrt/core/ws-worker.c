@@ -83,8 +83,8 @@ push_local_or_overflow (WsWorker  *w,
 
 /* A spawn or wake on a worker goes to its LIFO slot, pushing the
  * previous occupant to the back of the run queue; a yield goes to the
- * back; and while remote tasks wait, so does a spawn or wake, behind our
- * share of them. Every path that puts a task in the run queue notifies a
+ * back; and while remote tasks wait, a spawn, wake or yield goes behind
+ * our share of them. Every path that puts a task in the run queue notifies a
  * sleeper, as models/park.pml has it: the tasks taken from the injection
  * queue here are in the run queue, stealable, before the notify. */
 void
@@ -96,21 +96,22 @@ ws_worker_schedule_local (WsWorker  *w,
 
   WS_STAT_INC (w, local_schedules);
 
-  if (is_yield || w->pool->config->disable_lifo_slot)
-    {
-      push_local_or_overflow (w, task);
-      should_notify = TRUE;
-    }
-  else if G_UNLIKELY (remote_tasks_waiting (w))
+  if G_UNLIKELY (remote_tasks_waiting (w))
     {
       /* Tasks spawned from outside are waiting: this one queues behind
        * our share of them instead of running next, as a new item does in
-       * a plain FIFO pool. A chain of tasks that respawn each other would
-       * otherwise hold them back until the fairness tick. */
+       * a plain FIFO pool. A chain of tasks that respawn each other, or
+       * tasks that yield, would otherwise hold them back until the
+       * fairness tick. */
       WsRawTask *first = pop_injected (w);
 
       if (first != NULL)
         push_local_or_overflow (w, first);
+      push_local_or_overflow (w, task);
+      should_notify = TRUE;
+    }
+  else if (is_yield || w->pool->config->disable_lifo_slot)
+    {
       push_local_or_overflow (w, task);
       should_notify = TRUE;
     }
