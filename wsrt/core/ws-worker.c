@@ -64,7 +64,7 @@ static WsRawTask *pop_injected (WsWorker *w);
 /* Whether tasks scheduled from outside the pool (not this pool's own
  * overflow) came since this worker last saw the injection queue empty,
  * and the queue holds tasks. Hints: relaxed loads; a wrong answer only
- * places one task in the LIFO slot or at the back of the run queue. */
+ * takes a batch from the injection queue early, or not yet. */
 static inline gboolean
 remote_tasks_waiting (WsWorker *w)
 {
