@@ -750,6 +750,96 @@ test_await_child_blocks_in_place (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* The hand-off two levels down, with more to await after it: a parent
+ * runs child A nested, A runs grandchild G nested, and G blocks in place,
+ * so the worker's core moves to another thread. A and the parent finish
+ * their polls off the worker; the parent then awaits child B, which is
+ * queued on the core it no longer has, so it waits for B as usual, and
+ * the new worker thread runs B and wakes it. */
+typedef struct
+{
+  WsJoinHandle *a;
+  WsJoinHandle *b;
+  WsJoinHandle *g;
+  gint          blocked;
+  gboolean      started;
+  guint64       sum;
+} Deep;
+
+static WsPoll
+deep_grandchild (WsContext *cx,
+                 gpointer   data)
+{
+  Deep *d = data;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (ws_block_in_place (note_blocked, &d->blocked, &error));
+  g_assert_no_error (error);
+  ws_context_return_uint64 (cx, 1);
+  return WS_POLL_READY;
+}
+
+static WsPoll
+deep_child (WsContext *cx,
+            gpointer   data)
+{
+  Deep *d = data;
+  guint64 v = 0;
+
+  if (d->g == NULL)
+    d->g = ws_context_spawn (cx, deep_grandchild, d, NULL);
+  if (ws_join_handle_poll (d->g, cx) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+  g_assert_true (ws_join_handle_finish_uint64 (g_steal_pointer (&d->g), &v, NULL));
+  ws_context_return_uint64 (cx, v + 10);
+  return WS_POLL_READY;
+}
+
+static WsPoll
+deep_parent (WsContext *cx,
+             gpointer   data)
+{
+  Deep *d = data;
+  guint64 v = 0;
+
+  if (!d->started)
+    {
+      d->started = TRUE;
+      d->b = ws_context_spawn (cx, child_value, GUINT_TO_POINTER (100), NULL);
+      d->a = ws_context_spawn (cx, deep_child, d, NULL);
+    }
+  if (d->a != NULL && ws_join_handle_poll (d->a, cx) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+  if (d->a != NULL)
+    {
+      g_assert_true (ws_join_handle_finish_uint64 (g_steal_pointer (&d->a), &v, NULL));
+      d->sum += v;
+    }
+  if (ws_join_handle_poll (d->b, cx) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+  g_assert_true (ws_join_handle_finish_uint64 (g_steal_pointer (&d->b), &v, NULL));
+  d->sum += v;
+  ws_context_return_uint64 (cx, d->sum);
+  return WS_POLL_READY;
+}
+
+static void
+test_await_hand_off_two_levels_down (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  Deep d = { NULL, };
+  WsJoinHandle *h = ws_runtime_spawn_joinable (rt, deep_parent, &d, NULL);
+  guint64 v = 0;
+
+  g_assert_true (ws_join_handle_wait (h, NULL));
+  g_assert_true (ws_join_handle_finish_uint64 (h, &v, NULL));
+  g_assert_cmpuint (v, ==, 111);
+  g_assert_cmpint (g_atomic_int_get (&d.blocked), ==, 1);
+  for (guint i = 0; i < 10; i++)
+    g_assert_cmpuint (run_parent (rt, 2, 1), >=, 1);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 /* A child cancelled before it started still ends through the parent's
  * await: READY, with the cancellation as its outcome. */
 static WsPoll
@@ -802,4 +892,6 @@ WS_TEST_MAIN ({ "/join-handle/fork-join", test_fork_join },
               { "/join-handle/await-deep-chain", test_await_deep_chain },
               { "/join-handle/await-child-pending", test_await_child_pending },
               { "/join-handle/await-child-blocks-in-place", test_await_child_blocks_in_place },
+              { "/join-handle/await-hand-off-two-levels-down",
+                test_await_hand_off_two_levels_down },
               { "/join-handle/await-cancelled-child", test_await_cancelled_child })

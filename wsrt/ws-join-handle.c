@@ -124,13 +124,20 @@ ws_context_spawn (WsContext      *context,
  * [method@Ws.JoinHandle.into_task]. Then take the outcome with
  * [method@Ws.JoinHandle.finish] or [method@Ws.JoinHandle.finish_uint64].
  *
- * On a worker, if the task has not started and is the next one that
- * worker would run (the last task it spawned or woke, or the newest one
- * queued), this call runs it first, nested in the awaiting task's poll,
- * and returns %WS_POLL_READY if it ended there (work-first, as TBB's
+ * On a worker, if the task is the next one that worker would run (the
+ * last task it spawned or woke, or the newest one queued), this call runs
+ * it first, nested in the awaiting task's poll, and returns
+ * %WS_POLL_READY if it ended there (work-first, as TBB's
  * `task_group::wait` does): a parent that awaits the children it just
- * spawned is then not woken and polled again. So do not hold a lock
- * across this call that the awaited task takes.
+ * spawned is then not woken and polled again. Other code therefore runs
+ * inside this call: the awaited task, the tasks it awaits in turn, their
+ * destroy notifies. Across it, hold no lock the awaited task takes (a
+ * recursive one would let it in), leave shared data as consistent as at a
+ * return of %WS_POLL_PENDING, and do not count on the thread's
+ * thread-default main context or thread-local variables being left as
+ * they were. A nested task that calls ws_block_in_place() moves the
+ * awaiting task off the worker too. On a fiber, the nested task runs on
+ * the fiber's stack.
  *
  * Returns: %WS_POLL_READY if the task has ended
  */

@@ -24,9 +24,9 @@ G_STATIC_ASSERT ((WS_LOCAL_QUEUE_CAPACITY & (WS_LOCAL_QUEUE_CAPACITY - 1)) == 0)
 
 typedef struct
 {
-  /* Two 24-bit indices and a tag packed in one word: where the stealer
-   * in progress started ("steal"), the real head, and a tag that each
-   * take-back changes. The indices differ only while a thief copies
+  /* Two 16-bit indices and a generation packed in one word: where the
+   * stealer in progress started ("steal"), the real head, and a count of
+   * the head's changes. The indices differ only while a thief copies
    * tasks out (ws-local-queue.c). */
   _Atomic guint64           head;
   _Atomic guint32           tail;         /* written by the owner only */

@@ -9,12 +9,17 @@
  * works on a victim at a time, and the owner never overwrites a slot a
  * thief is still copying because capacity is measured from "steal".
  *
- * The head word packs three fields: "steal" and "real" (24-bit indices,
- * free-running and wrapping, masked into the buffer) and a 16-bit tag.
- * The tail is a 32-bit free-running index; every difference of indices is
- * taken modulo 2^24, which CAPACITY divides. Each update of the head is
- * one CAS, ABA-safe because the indices only grow and the tag changes
- * whenever the owner takes back its newest task (below).
+ * The head word packs three fields: "steal" and "real" (16-bit indices,
+ * free-running and wrapping, masked into the buffer) and a 32-bit
+ * generation that every change of the head increments. The tail is a
+ * 32-bit free-running index; every difference of indices is taken modulo
+ * 2^16, which CAPACITY divides. Each update of the head is one CAS, and
+ * the generation makes it ABA-safe: a CAS from a head read earlier
+ * succeeds only if no update happened since, or a multiple of 2^32 of
+ * them (tokio's 64-bit targets have the same bound, with 32-bit
+ * indices). The indices alone would not do: the take-back below moves
+ * the tail, not the head, so without the generation a take-back would
+ * leave the head as it was.
  *
  * Taking back the newest task (ws_local_queue_take_back): a task that
  * awaits a child still at the tail of this queue runs it at once
@@ -25,11 +30,12 @@
  *
  *  1. reads the head; gives up if a thief is at work (steal != real), if
  *     the queue is empty, or if the newest slot holds another task;
- *  2. lowers the tail (relaxed: step 3 publishes it);
+ *  2. lowers the tail (release, as a push's store of the tail: a thief
+ *     that reads it has the slots below it written);
  *  3. CASes the head from what it read in 1 to the same indices with the
- *     tag + 1 (acq_rel). If that fails, a thief claimed since 1, perhaps
- *     with the old tail: the owner puts the tail back and gives up, and
- *     the task stays queued (or is the thief's).
+ *     next generation (acq_rel). If that fails, a thief claimed since 1,
+ *     perhaps with the old tail: the owner puts the tail back and gives
+ *     up, and the task stays queued (or is the thief's).
  *
  * Between 2 and a failed 3 the tail can be below the head (a thief
  * claimed the last tasks after 1): readers take a length above CAPACITY
@@ -37,19 +43,23 @@
  *
  * Why no task is taken twice: a thief's claim succeeds only if the head
  * is still the value it read before reading the tail. A thief that read
- * the head before step 3 fails its CAS (the tag changed) and starts over.
- * A thief that read the head after step 3 acquired the value step 3
- * released, so it reads the lowered tail (or a later one) and claims at
- * most what is below it. Tasks pushed later at the same index are
+ * the head before step 3 fails its CAS (the generation changed) and
+ * starts over. A thief that read the head after step 3 acquired the
+ * value step 3 released (or a later one, in its release sequence: every
+ * write of the head is an RMW), so it reads the lowered tail or a later
+ * one, and claims at most what is below it. Tasks pushed later at the same index are
  * queued, and claimed, like any other. A thief that succeeded between
  * 1 and 3 made step 3 fail. models/local-queue.pml checks this with one
- * owner and two thieves; its BROKEN_NO_TAG variant, a take-back that leaves
- * the head as it was, lets a thief take the task the owner took.
+ * owner (push with its overflow, pop, take-back) and two thieves; its
+ * BROKEN_NO_TAG variant, a take-back that leaves the head as it was,
+ * lets a thief take the task the owner took.
  *
- * The tag wraps after 65,536 take-backs and the indices after 2^24 pops:
- * a thief would have to sleep between two of its instructions through
- * all of them for a CAS to succeed wrongly (tokio's queue on 32-bit
- * targets accepts 16-bit indices with no tag).
+ * The generation counts every change of the head, not only take-backs,
+ * and is 32 bits wide: a count of take-backs alone, 16 bits wide, comes
+ * back to the value a thief read after 65,536 take-backs (about 16 ms of
+ * fork-join), which a thief descheduled between its read of the head and
+ * its CAS can sleep through. The model's -DBROKEN_GEN_WRAP (a one-bit
+ * generation) finds that double take.
  */
 
 #include "config.h"
@@ -60,12 +70,12 @@
 
 #define CAPACITY WS_LOCAL_QUEUE_CAPACITY
 #define MASK     (CAPACITY - 1)
-#define IDX_BITS 24
+#define IDX_BITS 16
 #define IDX_MASK ((1u << IDX_BITS) - 1)
 
 G_STATIC_ASSERT (CAPACITY <= (IDX_MASK + 1) / 2);
 
-/* The distance from index @from to index @to, modulo 2^24. */
+/* The distance from index @from to index @to, modulo 2^16. */
 static inline guint32
 dist (guint32 to,
       guint32 from)
@@ -76,9 +86,9 @@ dist (guint32 to,
 static inline guint64
 pack (guint32 steal,
       guint32 real,
-      guint16 tag)
+      guint32 gen)
 {
-  return ((guint64) tag << (2 * IDX_BITS))
+  return ((guint64) gen << (2 * IDX_BITS))
          | ((guint64) (steal & IDX_MASK) << IDX_BITS)
          | (real & IDX_MASK);
 }
@@ -95,10 +105,11 @@ unpack_real (guint64 v)
   return (guint32) v & IDX_MASK;
 }
 
-static inline guint16
-unpack_tag (guint64 v)
+/* The generation of the head's next value. */
+static inline guint32
+next_gen (guint64 v)
 {
-  return (guint16) (v >> (2 * IDX_BITS));
+  return (guint32) (v >> (2 * IDX_BITS)) + 1;
 }
 
 void
@@ -159,7 +170,7 @@ push_overflow (WsLocalQueue  *self,
    * the claim visible before the slots are reused by later pushes. */
   if (!atomic_compare_exchange_strong_explicit (&self->head, &expected,
                                                 pack (head + n, head + n,
-                                                      unpack_tag (head_word)),
+                                                      next_gen (head_word)),
                                                 memory_order_acq_rel,
                                                 memory_order_relaxed))
     return FALSE;
@@ -237,8 +248,8 @@ ws_local_queue_pop (WsLocalQueue *self)
 
       WS_CHAOS_POINT ();
 
-      next = steal == real ? pack (real + 1, real + 1, unpack_tag (head))
-                           : pack (steal, real + 1, unpack_tag (head));
+      next = steal == real ? pack (real + 1, real + 1, next_gen (head))
+                           : pack (steal, real + 1, next_gen (head));
 
       /* AcqRel: the claim must be ordered against thieves' claims on the
        * same word; the slot itself was written by this thread. */
@@ -288,7 +299,7 @@ steal_half_into (WsLocalQueue *src,
       if (n == 0)
         return 0;
 
-      next = pack (steal, real + n, unpack_tag (prev));
+      next = pack (steal, real + n, next_gen (prev));
       /* AcqRel: claims the range against the owner's pops and other
        * thieves. */
       if (atomic_compare_exchange_weak_explicit (&src->head, &prev, next,
@@ -317,7 +328,7 @@ steal_half_into (WsLocalQueue *src,
     {
       guint32 real = unpack_real (prev);
 
-      next = pack (real, real, unpack_tag (prev));
+      next = pack (real, real, next_gen (prev));
       if (atomic_compare_exchange_weak_explicit (&src->head, &prev, next,
                                                  memory_order_acq_rel,
                                                  memory_order_acquire))
@@ -378,17 +389,19 @@ ws_local_queue_take_back (WsLocalQueue *self,
   if (atomic_load_explicit (&self->buffer[(tail - 1) & MASK], memory_order_relaxed) != task)
     return FALSE;
 
-  /* Step 2. Relaxed: the release of step 3 publishes it to every thief
-   * whose claim can still succeed. */
-  atomic_store_explicit (&self->tail, tail - 1, memory_order_relaxed);
+  /* Step 2. Release, as a push's: a thief that reads this tail has the
+   * slots below it written (the release of step 3 publishes it too, to
+   * the thieves whose claim can still succeed). */
+  atomic_store_explicit (&self->tail, tail - 1, memory_order_release);
 
   WS_CHAOS_POINT ();
 
   /* Step 3. AcqRel: release publishes the lowered tail to the thieves
-   * that acquire this head; the new tag fails every claim made from the
-   * head read before it. Strong: a spurious failure would only give up. */
+   * that acquire this head; the new generation fails every claim made
+   * from the head read before it. Strong: a spurious failure would only
+   * give up. */
   if (atomic_compare_exchange_strong_explicit (&self->head, &expected,
-                                              pack (real, real, unpack_tag (head) + 1),
+                                              pack (real, real, next_gen (head)),
                                               memory_order_acq_rel,
                                               memory_order_relaxed))
     return TRUE;

@@ -123,7 +123,8 @@ struct _WsContext
   WsResult   result;
   /* The fiber this context belongs to (ws-fiber.c), which keeps its own
    * context for the fiber's whole life; NULL in a poller's context. The
-   * core never reads it. */
+   * core reads only whether it is set (a work-first run on a fiber's
+   * stack, ws-worker.c). */
   gpointer   fiber;
 };
 

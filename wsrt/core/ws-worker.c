@@ -26,9 +26,12 @@
  * stack of its own and counts from zero again): a fiber that awaits the
  * fiber it just spawned runs it to its end at once, so the child's stack
  * is free for the next child instead of waiting with it. Not once
- * shutdown began. If the nested task hands the core to another thread
- * (ws_block_in_place), every awaiting poll on this thread goes on
- * without a worker, as the one that called it.
+ * shutdown began, and not for a cancelled task. "Next to run" is what
+ * the queue says, not "never polled": a task woken or yielded into the
+ * LIFO slot or the queue's tail runs nested as well. If the nested task
+ * hands the core to another thread (ws_block_in_place), every awaiting
+ * poll on this thread goes on without a worker, as the one that called
+ * it.
  *
  * A worker's part in shutdown is step 2 of the protocol written at the top
  * of ws-worker-pool.c: walk the task registry, drain the queues, leave. The
@@ -58,8 +61,6 @@ next_random (WsWorker *w,
   w->core.rand_state = x;
   return x % n;
 }
-
-static WsRawTask *pop_injected (WsWorker *w);
 
 /* Whether tasks scheduled from outside the pool (not this pool's own
  * overflow) came since this worker last saw the injection queue empty,
@@ -129,9 +130,11 @@ next_local_task (WsWorker *w)
 }
 
 /* Pulls a batch from the injection queue into the local queue; returns
- * the first task to run now. */
+ * the first task to run now, or, with @all_queued, queues it first and
+ * returns it too (not to be run: it is queued). */
 static WsRawTask *
-pop_injected (WsWorker *w)
+take_injected (WsWorker *w,
+               gboolean  all_queued)
 {
   WsWorkerPool *s = w->pool;
   gsize len;
@@ -163,9 +166,15 @@ pop_injected (WsWorker *w)
   if (n == 0)
     return NULL;
 
-  for (gsize i = 1; i < n; i++)
+  for (gsize i = all_queued ? 0 : 1; i < n; i++)
     push_local_or_overflow (w, batch[i]);
   return batch[0];
+}
+
+static WsRawTask *
+pop_injected (WsWorker *w)
+{
+  return take_injected (w, FALSE);
 }
 
 /* Sets the fairness interval so that the injection queue is looked at
@@ -230,6 +239,11 @@ ws_worker_run_awaited (WsContext *cx,
    * it runs inside the poll of the worker of this thread. */
   if (w == NULL || (cx->worker != w && cx->fiber == NULL) || !w->in_poll
       || w->core.is_shutdown || cx->budget == 0)
+    return FALSE;
+  /* A cancelled task that still awaits is unwinding (a cancelled fiber's
+   * code runs to its end with a budget that never runs out): it waits
+   * for nothing, and must not start its children on the way out. */
+  if (ws_raw_task_get_state (cx->task) & WS_STATE_CANCELLED)
     return FALSE;
   if (cx->awaited_depth >= (cx->fiber != NULL ? WS_MAX_AWAITED_DEPTH_ON_FIBER
                                               : WS_MAX_AWAITED_DEPTH))
@@ -320,12 +334,7 @@ queue_behind_remote (WsWorker  *w,
                      WsRawTask *task)
 {
   if G_UNLIKELY (remote_tasks_waiting (w))
-    {
-      WsRawTask *first = pop_injected (w);
-
-      if (first != NULL)
-        push_local_or_overflow (w, first);
-    }
+    (void) take_injected (w, TRUE);
   push_local_or_overflow (w, task);
 }
 
