@@ -152,7 +152,7 @@ ws_join_handle_poll (WsJoinHandle *self,
   g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
   return_val_if_ended (self, WS_POLL_READY);
 
-  /* Work-first: a child this worker has not started yet runs now,
+  /* Work-first: a task queued to run next on this worker runs now,
    * nested, instead of after this task has returned PENDING. */
   if ((context->worker != NULL || context->fiber != NULL)
       && !ws_raw_task_is_complete (RAW (self)))

@@ -212,8 +212,8 @@ test_stress_concurrent_steal (void)
 }
 
 /* The take-back takes only the newest task, leaves the rest in FIFO
- * order, and keeps working across the head's index and tag wrapping
- * (2^24 pushes, 2^16 take-backs). */
+ * order, and keeps working while the head's 16-bit indices wrap (2^16
+ * pops) and its generation counts on. */
 static void
 test_take_back (void)
 {
@@ -242,9 +242,9 @@ test_take_back (void)
   g_assert_true (ws_local_queue_pop (q) == ws_test_fake_task (0));
   g_assert_null (ws_local_queue_pop (q));
 
-  /* Through 2^24 + 1000 pushes (the head's indices wrap) with a
-   * take-back of every other one (the tag wraps many times) and a steal
-   * now and then, the queue keeps its length and order. */
+  /* Through 2^24 + 1000 pushes (the indices wrap 128 times) with a
+   * take-back of every other one and a steal now and then, the queue
+   * keeps its length and order. */
   for (guint i = 0; i < (1u << 24) + 1000; i++)
     {
       WsRawTask *t = ws_test_fake_task (i % 1000);

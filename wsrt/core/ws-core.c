@@ -51,8 +51,8 @@ ws_core_block_in_place_begin (GError **error)
 }
 
 /* Work-first for a task that awaits @task's end: runs @task now, nested,
- * if it waits unstarted in this worker's LIFO slot or at the back of its
- * run queue (ws-worker.c). Returns TRUE if it ran. */
+ * if it is queued to run next on this worker, in its LIFO slot or at the
+ * back of its run queue (ws-worker.c). Returns TRUE if it ran. */
 gboolean
 ws_core_run_awaited (WsContext *cx,
                      WsRawTask *task)
