@@ -680,14 +680,6 @@ child_fiber (WsContext *cx,
   ws_context_return_uint64 (cx, GPOINTER_TO_UINT (data));
 }
 
-static WsPoll
-child_poll (WsContext *cx,
-            gpointer   data)
-{
-  ws_context_return_uint64 (cx, GPOINTER_TO_UINT (data));
-  return WS_POLL_READY;
-}
-
 /* A fiber that awaits the fiber and the poll task it just spawned finds
  * each ready at its first poll: they ran first, nested, and the parent
  * never suspended. On one worker, so that no thief takes them. */
@@ -697,7 +689,7 @@ first_run_fiber (WsContext *cx,
 {
   FirstRun *r = data;
   WsJoinHandle *a = ws_context_spawn_fiber (cx, child_fiber, GUINT_TO_POINTER (3), NULL);
-  WsJoinHandle *b = ws_context_spawn (cx, child_poll, GUINT_TO_POINTER (4), NULL);
+  WsJoinHandle *b = ws_context_spawn (cx, ws_test_return_uint64, GUINT_TO_POINTER (4), NULL);
   guint64 va = 0, vb = 0;
 
   while (ws_join_handle_poll (a, cx) == WS_POLL_PENDING)
@@ -732,48 +724,16 @@ test_await_runs_child_first (void)
 /* A fiber of the smallest stack awaits a chain of 200 poll tasks, each
  * awaiting the next: a few run nested on the fiber's stack, the rest
  * wait, and the fiber gets the chain's value. */
-typedef struct
-{
-  guint         depth;
-  WsJoinHandle *next;
-} ChainLink;
-
-static WsPoll
-chain_link_poll (WsContext *cx,
-                 gpointer   data)
-{
-  ChainLink *l = data;
-  guint64 v = 0;
-
-  if (l->depth == 0)
-    {
-      ws_context_return_uint64 (cx, 0);
-      return WS_POLL_READY;
-    }
-  if (l->next == NULL)
-    {
-      ChainLink *n = g_new0 (ChainLink, 1);
-
-      n->depth = l->depth - 1;
-      l->next = ws_context_spawn (cx, chain_link_poll, n, g_free);
-    }
-  if (ws_join_handle_poll (l->next, cx) == WS_POLL_PENDING)
-    return WS_POLL_PENDING;
-  g_assert_true (ws_join_handle_finish_uint64 (g_steal_pointer (&l->next), &v, NULL));
-  ws_context_return_uint64 (cx, v + 1);
-  return WS_POLL_READY;
-}
-
 static void
 chain_fiber (WsContext *cx,
              gpointer   data)
 {
-  ChainLink *root = g_new0 (ChainLink, 1);
+  WsTestChainLink *root = g_new0 (WsTestChainLink, 1);
   WsJoinHandle *h;
   guint64 v = 0;
 
   root->depth = 200;
-  h = ws_context_spawn (cx, chain_link_poll, root, g_free);
+  h = ws_context_spawn (cx, ws_test_chain_link_poll, root, g_free);
   g_assert_true (WS_FIBER_AWAIT (cx, ws_join_handle_poll (h, cx)));
   g_assert_true (ws_join_handle_finish_uint64 (h, &v, NULL));
   ws_context_return_uint64 (cx, v);

@@ -496,14 +496,6 @@ typedef struct
 } Parent;
 
 static WsPoll
-child_value (WsContext *cx,
-             gpointer   data)
-{
-  ws_context_return_uint64 (cx, GPOINTER_TO_UINT (data));
-  return WS_POLL_READY;
-}
-
-static WsPoll
 parent_poll (WsContext *cx,
              gpointer   data)
 {
@@ -514,7 +506,7 @@ parent_poll (WsContext *cx,
     {
       p->thread = g_thread_self ();
       for (guint i = 0; i < p->n_children; i++)
-        p->children[i] = ws_context_spawn (cx, child_value, GUINT_TO_POINTER (i + 1), NULL);
+        p->children[i] = ws_context_spawn (cx, ws_test_return_uint64, GUINT_TO_POINTER (i + 1), NULL);
     }
   for (guint k = 0; k < p->n_children; k++)
     {
@@ -575,50 +567,18 @@ test_await_runs_child_first (void)
  * level still gets its child's value. */
 #define CHAIN_DEPTH 300
 
-typedef struct
-{
-  guint         depth;
-  WsJoinHandle *child;
-} Link;
-
-static WsPoll
-link_poll (WsContext *cx,
-           gpointer   data)
-{
-  Link *l = data;
-  guint64 v = 0;
-
-  if (l->depth == 0)
-    {
-      ws_context_return_uint64 (cx, 0);
-      return WS_POLL_READY;
-    }
-  if (l->child == NULL)
-    {
-      Link *next = g_new0 (Link, 1);
-
-      next->depth = l->depth - 1;
-      l->child = ws_context_spawn (cx, link_poll, next, g_free);
-    }
-  if (ws_join_handle_poll (l->child, cx) == WS_POLL_PENDING)
-    return WS_POLL_PENDING;
-  g_assert_true (ws_join_handle_finish_uint64 (g_steal_pointer (&l->child), &v, NULL));
-  ws_context_return_uint64 (cx, v + 1);
-  return WS_POLL_READY;
-}
-
 static void
 test_await_deep_chain (void)
 {
   for (guint workers = 1; workers <= 2; workers++)
     {
       g_autoptr(WsRuntime) rt = ws_runtime_new (workers);
-      Link *root = g_new0 (Link, 1);
+      WsTestChainLink *root = g_new0 (WsTestChainLink, 1);
       WsJoinHandle *h;
       guint64 v = 0;
 
       root->depth = CHAIN_DEPTH;
-      h = ws_runtime_spawn_joinable (rt, link_poll, root, g_free);
+      h = ws_runtime_spawn_joinable (rt, ws_test_chain_link_poll, root, g_free);
       g_assert_true (ws_join_handle_wait (h, NULL));
       g_assert_true (ws_join_handle_finish_uint64 (h, &v, NULL));
       g_assert_cmpuint (v, ==, CHAIN_DEPTH);
@@ -805,7 +765,7 @@ deep_parent (WsContext *cx,
   if (!d->started)
     {
       d->started = TRUE;
-      d->b = ws_context_spawn (cx, child_value, GUINT_TO_POINTER (100), NULL);
+      d->b = ws_context_spawn (cx, ws_test_return_uint64, GUINT_TO_POINTER (100), NULL);
       d->a = ws_context_spawn (cx, deep_child, d, NULL);
     }
   if (d->a != NULL && ws_join_handle_poll (d->a, cx) == WS_POLL_PENDING)
@@ -852,7 +812,7 @@ parent_of_cancelled_child (WsContext *cx,
 
   if (*child == NULL)
     {
-      *child = ws_context_spawn (cx, child_value, GUINT_TO_POINTER (9), NULL);
+      *child = ws_context_spawn (cx, ws_test_return_uint64, GUINT_TO_POINTER (9), NULL);
       ws_join_handle_cancel (*child);
     }
   if (ws_join_handle_poll (*child, cx) == WS_POLL_PENDING)

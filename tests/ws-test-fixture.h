@@ -485,6 +485,51 @@ ws_test_return_index (WsContext *cx,
   return WS_POLL_READY;
 }
 
+/* Returns GPOINTER_TO_UINT (@data) as a plain integer
+ * (ws_context_return_uint64). */
+static inline WsPoll
+ws_test_return_uint64 (WsContext *cx,
+                       gpointer   data)
+{
+  ws_context_return_uint64 (cx, GPOINTER_TO_UINT (data));
+  return WS_POLL_READY;
+}
+
+/* One link of a chain of tasks: a link of depth n > 0 spawns the link
+ * of depth n - 1, awaits it and returns its value + 1, so the chain's
+ * first link returns its depth. Spawn it with g_free as destroy. */
+typedef struct
+{
+  guint         depth;
+  WsJoinHandle *next;
+} WsTestChainLink;
+
+static inline WsPoll
+ws_test_chain_link_poll (WsContext *cx,
+                         gpointer   data)
+{
+  WsTestChainLink *l = data;
+  guint64 v = 0;
+
+  if (l->depth == 0)
+    {
+      ws_context_return_uint64 (cx, 0);
+      return WS_POLL_READY;
+    }
+  if (l->next == NULL)
+    {
+      WsTestChainLink *n = g_new0 (WsTestChainLink, 1);
+
+      n->depth = l->depth - 1;
+      l->next = ws_context_spawn (cx, ws_test_chain_link_poll, n, g_free);
+    }
+  if (ws_join_handle_poll (l->next, cx) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+  g_assert_true (ws_join_handle_finish_uint64 (g_steal_pointer (&l->next), &v, NULL));
+  ws_context_return_uint64 (cx, v + 1);
+  return WS_POLL_READY;
+}
+
 /* Ends the task with G_IO_ERROR_NOT_FOUND ("gone"). */
 static inline WsPoll
 ws_test_return_not_found (WsContext *cx,
