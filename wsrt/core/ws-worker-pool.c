@@ -328,7 +328,6 @@ static void
 push_remote (WsWorkerPool *self,
              WsRawTask    *task)
 {
-  atomic_fetch_add_explicit (&self->remote_schedules, 1, memory_order_relaxed);
   if G_UNLIKELY (!ws_inject_queue_push (&self->inject, task))
     {
       /* Sealed: shutdown's last sweep is over, every task of the pool has
@@ -337,6 +336,14 @@ push_remote (WsWorkerPool *self,
       ws_raw_task_unref (task);
       return;
     }
+  /* Counted after the push, with release, paired with the acquire in
+   * take_injected (ws-worker.c): a worker that reads a count including
+   * this push then sees the task in the queue's length, so it records
+   * the count as seen only once it has taken the task. Counted before
+   * the push, a worker could read the new count and an empty queue,
+   * record the count, and then hold the task back behind a chain of
+   * local tasks until the fairness tick. */
+  atomic_fetch_add_explicit (&self->remote_schedules, 1, memory_order_release);
   ws_worker_pool_notify_parked (self);
 }
 

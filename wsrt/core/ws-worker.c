@@ -143,11 +143,14 @@ take_injected (WsWorker *w,
   gsize n;
   guint64 remote;
 
-  /* Relaxed: a hint for remote_tasks_waiting (), kept when we see the
-   * queue empty or empty it, so that remote tasks left in it count as
-   * waiting until then. Read before the length: a remote push after it
-   * shows as new. */
-  remote = atomic_load_explicit (&s->remote_schedules, memory_order_relaxed);
+  /* For remote_tasks_waiting (): kept when we see the queue empty or
+   * empty it, so that remote tasks left in it count as waiting until
+   * then. Read before the length: a remote push counted after this read
+   * shows as new. Acquire, paired with the release in push_remote
+   * (ws-worker-pool.c), which counts after pushing: a push this count
+   * includes is in the length read next, so it is never recorded as seen
+   * while still queued. */
+  remote = atomic_load_explicit (&s->remote_schedules, memory_order_acquire);
   len = ws_inject_queue_len (&s->inject);
   if (len == 0)
     {
