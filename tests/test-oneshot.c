@@ -7,7 +7,9 @@
  * caller's context, never from inside the call, with the item sent from
  * another thread, or WS_ERROR_CLOSED; a cancelled receive ends with
  * G_IO_ERROR_CANCELLED and leaves the item for the next receive, and an
- * item nobody received is freed with the oneshot.
+ * item nobody received is freed with the oneshot. Races of a send with a
+ * send or a close while a task awaits, and of two receivers, on two
+ * workers: one claim wins and the item is received once.
  */
 
 #include "config.h"
@@ -251,7 +253,137 @@ test_receive_async_replaced (void)
   g_main_context_pop_thread_default (ctx);
 }
 
+/* Races between the sides, each round on a fresh oneshot: a task that
+ * awaits the item while a task and this thread both send (or this thread
+ * closes), on two workers. Exactly one claim wins; the receiver gets the
+ * winner's item, or WS_ERROR_CLOSED if a close won; every other item is
+ * freed at once. The leak checks after the test see every waker
+ * reference dropped. */
+#define RACE_ROUNDS 3000
+
+typedef struct
+{
+  WsOneshot *shot;
+  guint      item;
+  gboolean   sent;
+} RaceSend;
+
+static WsPoll
+race_send (WsContext *cx,
+           gpointer   data)
+{
+  RaceSend *r = data;
+
+  r->sent = ws_oneshot_send (r->shot, GUINT_TO_POINTER (r->item));
+  return WS_POLL_READY;
+}
+
+static void
+test_race_send_close_poll (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+
+  for (guint i = 0; i < RACE_ROUNDS; i++)
+    {
+      ShotWait rx = { ws_oneshot_new (ws_test_count_destroy) };
+      RaceSend tx = { rx.shot, 2 * i + 1, FALSE };
+      gboolean close = i % 3 == 0;
+      gboolean main_won;
+      WsJoinHandle *r, *t;
+
+      ws_test_reset_counters ();
+      r = ws_runtime_spawn_joinable (rt, shot_func, &rx, NULL);
+      t = ws_runtime_spawn_joinable (rt, race_send, &tx, NULL);
+      if (close)
+        {
+          ws_oneshot_close (rx.shot);
+          main_won = FALSE;
+        }
+      else
+        main_won = ws_oneshot_send (rx.shot, GUINT_TO_POINTER (2 * i + 2));
+      g_assert_true (ws_join_handle_wait (r, NULL));
+      g_assert_true (ws_join_handle_wait (t, NULL));
+      ws_join_handle_free (r);
+      ws_join_handle_free (t);
+
+      if (close && !tx.sent)
+        {
+          g_assert_error (rx.error, WS_ERROR, WS_ERROR_CLOSED);
+          g_assert_null (rx.item);
+          g_clear_error (&rx.error);
+        }
+      else
+        {
+          g_assert_true (main_won != tx.sent);
+          g_assert_no_error (rx.error);
+          g_assert_cmpuint (GPOINTER_TO_UINT (rx.item), ==, main_won ? 2 * i + 2 : 2 * i + 1);
+        }
+      /* The losing send's item; a close frees nothing of its own. */
+      g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, close ? (tx.sent ? 0 : 1) : 1);
+      ws_oneshot_unref (rx.shot);
+      g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, close ? (tx.sent ? 0 : 1) : 1);
+    }
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* Two tasks poll one oneshot at once, each polling again as soon as it
+ * can (each poll replaces the other's waker), while this thread sends:
+ * one of them gets the item, the other WS_ERROR_CLOSED, never both the
+ * item. */
+typedef struct
+{
+  WsOneshot *shot;
+  gpointer   item;
+  GError    *error;
+} Repoll;
+
+static WsPoll
+repoll (WsContext *cx,
+        gpointer   data)
+{
+  Repoll *p = data;
+
+  if (ws_oneshot_poll (p->shot, cx, &p->item, &p->error) == WS_POLL_READY)
+    return WS_POLL_READY;
+  return ws_context_yield (cx);
+}
+
+static void
+test_race_two_receivers (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+
+  for (guint i = 0; i < RACE_ROUNDS; i++)
+    {
+      WsOneshot *shot = ws_oneshot_new (ws_test_count_destroy);
+      Repoll a = { shot }, b = { shot };
+      WsJoinHandle *ha = ws_runtime_spawn_joinable (rt, repoll, &a, NULL);
+      WsJoinHandle *hb = ws_runtime_spawn_joinable (rt, repoll, &b, NULL);
+
+      ws_test_reset_counters ();
+      g_assert_true (ws_oneshot_send (shot, GUINT_TO_POINTER (i + 1)));
+      g_assert_true (ws_join_handle_wait (ha, NULL));
+      g_assert_true (ws_join_handle_wait (hb, NULL));
+      ws_join_handle_free (ha);
+      ws_join_handle_free (hb);
+
+      Repoll *got = a.item != NULL ? &a : &b, *other = a.item != NULL ? &b : &a;
+
+      g_assert_cmpuint (GPOINTER_TO_UINT (got->item), ==, i + 1);
+      g_assert_no_error (got->error);
+      g_assert_null (other->item);
+      g_assert_error (other->error, WS_ERROR, WS_ERROR_CLOSED);
+      g_clear_error (&a.error);
+      g_clear_error (&b.error);
+      ws_oneshot_unref (shot);
+      g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 0);
+    }
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 WS_TEST_MAIN ({ "/oneshot/send-and-close", test_send_and_close },
               { "/oneshot/receive-async", test_receive_async },
               { "/oneshot/receive-async-cancelled", test_receive_async_cancelled },
-              { "/oneshot/receive-async-replaced", test_receive_async_replaced })
+              { "/oneshot/receive-async-replaced", test_receive_async_replaced },
+              { "/oneshot/race-send-close-poll", test_race_send_close_poll },
+              { "/oneshot/race-two-receivers", test_race_two_receivers })

@@ -3,25 +3,65 @@
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * An item slot and one waker slot under a lock. What must hold: the item
- * is handed over at most once (a send closes the oneshot, and a second
- * send or a send after close is refused and frees its item); the receiver
- * is woken after every change it waits for (a send or a close), and the
- * wake happens outside the lock (ws-waker-private.h); an item nobody
- * received is freed with the last reference.
+ * What must hold: the item is handed over at most once (a send closes the
+ * oneshot, and a second send or a send after close is refused and frees
+ * its item); the receiver is woken after every change it waits for (a
+ * send or a close); an item nobody received, and a waker nobody took, are
+ * dropped with the last reference.
+ *
+ * No lock: one state word and one waker slot (models/oneshot.pml checks
+ * this protocol, with a broken variant of each step below).
+ *
+ *   CLAIMED   a send or a close has begun; the first claim wins, so the
+ *             item is written by at most one sender, and later sends are
+ *             refused (and later closes do nothing).
+ *   COMPLETE  the outcome is published: with VALUE an item (written
+ *             before, released by this RMW), without it a close.
+ *   TAKEN     a receiver has taken the item (an RMW: two receivers
+ *             polling at once get it once between them).
+ *   WAKER     the slot holds a waker the completer must take and wake.
+ *   RX_BUSY   a receiver is changing the slot: receivers exclude one
+ *             another with it (they spin; each holds it for a few
+ *             instructions), senders never take it.
+ *
+ * Who owns the slot: the receiver that holds RX_BUSY, while WAKER is
+ * clear; the completer, if its COMPLETE RMW saw WAKER; nobody else. So:
+ *
+ *  - A completer sets COMPLETE and, if the word it replaced had WAKER,
+ *    takes the waker out and wakes it (outside any lock: wakes run
+ *    arbitrary code, ws-waker-private.h).
+ *  - A receiver that finds COMPLETE reads the outcome and never touches
+ *    the slot.
+ *  - A receiver that registers takes RX_BUSY, then, if WAKER is set,
+ *    clears it: a word that was COMPLETE by then means the completer saw
+ *    WAKER and owns the slot, so the receiver reads the outcome instead;
+ *    otherwise the old waker is the receiver's to drop. It stores its own
+ *    waker and sets WAKER while clearing RX_BUSY in one RMW; if that RMW
+ *    finds COMPLETE, the completer came first and saw no waker, so the
+ *    receiver takes its waker back and reads the outcome (without this
+ *    re-check the wake is lost: model-oneshot-broken-no-recheck).
+ *
+ * Orders: the COMPLETE RMW is acq_rel (release: the item written before
+ * it; acquire: the slot a receiver stored before its release of WAKER);
+ * a receiver's loads of the word and its WAKER RMWs are acquire (the item)
+ * and release (the slot it stored); RX_BUSY is taken with acquire and
+ * handed on with release, ordering one receiver's slot writes before the
+ * next one's. CLAIMED is relaxed: it only picks the sender; what that
+ * sender writes is published by its COMPLETE.
  *
  * ws_oneshot_receive_async () registers a WsAsyncWait (ws-async-wait.c) as
  * the waker: a send or close wakes it, which queues its callback on the
  * caller's context; its cancellable queues it too, and whichever comes
  * first is delivered (the others find it queued). The finish function, on
- * the caller's context, takes the item under the lock as a poll does, so
- * a cancelled receive leaves the item in the oneshot for a later one. A
- * cancelled wait stays in the waker slot until a send, a close, another
- * receive or the last unref drops it (it holds its main context until
- * then).
+ * the caller's context, takes the item as a poll does, so a cancelled
+ * receive leaves the item in the oneshot for a later one. A cancelled
+ * wait stays in the waker slot until a send, a close, another receive or
+ * the last unref drops it (it holds its main context until then).
  */
 
 #include "config.h"
+
+#include <stdatomic.h>
 
 #include "ws-oneshot.h"
 #include "ws-context.h"
@@ -29,16 +69,145 @@
 #include "ws-core-private.h"
 #include "ws-async-wait-private.h"
 
+enum
+{
+  CLAIMED  = 1 << 0,
+  COMPLETE = 1 << 1,
+  VALUE    = 1 << 2,
+  TAKEN    = 1 << 3,
+  WAKER    = 1 << 4,
+  RX_BUSY  = 1 << 5,
+};
+
 struct _WsOneshot
 {
   gatomicrefcount  ref_count;
+  _Atomic guint    state;
   GDestroyNotify   item_destroy;
-  WsLock           lock;
-  gpointer         item;
-  gboolean         has_item;
-  gboolean         closed;       /* sent, or closed without a value */
-  WsWaker         *waker;
+  gpointer         item;         /* written by the claiming sender */
+  WsWaker         *waker;        /* owned as the top of this file says */
 };
+
+/* The outcome of a complete oneshot (@s has COMPLETE): TRUE with the
+ * item for the one receiver that takes it, FALSE for a close and for
+ * every receiver after that one. */
+static gboolean
+take_item (WsOneshot *self,
+           guint      s,
+           gpointer  *item)
+{
+  /* Acquire: the item, which the sender wrote before its COMPLETE. */
+  if ((s & VALUE) != 0
+      && (atomic_fetch_or_explicit (&self->state, TAKEN, memory_order_acquire) & TAKEN) == 0)
+    {
+      *item = self->item;
+      return TRUE;
+    }
+  return FALSE;
+}
+
+/* RX_BUSY: receivers change the slot one at a time. */
+static void
+rx_lock (WsOneshot *self)
+{
+  guint spins = 0;
+
+  /* Acquire: the slot as the receiver before us left it (its release). */
+  while ((atomic_fetch_or_explicit (&self->state, RX_BUSY, memory_order_acquire) & RX_BUSY) != 0)
+    {
+      /* Held for a few instructions; yield in case its holder was
+       * preempted on a busy machine. */
+      while ((atomic_load_explicit (&self->state, memory_order_relaxed) & RX_BUSY) != 0)
+        if (++spins % 64 == 0)
+          g_thread_yield ();
+    }
+}
+
+static void
+rx_unlock (WsOneshot *self)
+{
+  atomic_fetch_and_explicit (&self->state, ~(guint) RX_BUSY, memory_order_release);
+}
+
+/* Registers @waker (a reference the caller gives) to be woken by the
+ * completion. Returns 0 once it is registered; otherwise the oneshot is
+ * complete, the return value is its state word, and @waker is still the
+ * caller's. *@old is a waker replaced, for the caller to drop. */
+static guint
+register_waker (WsOneshot  *self,
+                WsWaker    *waker,
+                WsWaker   **old)
+{
+  guint s;
+
+  *old = NULL;
+  rx_lock (self);
+  WS_CHAOS_POINT ();
+  s = atomic_load_explicit (&self->state, memory_order_acquire);
+  if ((s & COMPLETE) != 0)
+    {
+      rx_unlock (self);
+      return s;
+    }
+  if ((s & WAKER) != 0)
+    {
+      /* Acq_rel: acquire, the item if the word is complete; release,
+       * nothing (the slot is not written yet). */
+      s = atomic_fetch_and_explicit (&self->state, ~(guint) WAKER, memory_order_acq_rel);
+      if ((s & COMPLETE) != 0)
+        {
+          /* The completer saw WAKER: the slot is its own. */
+          rx_unlock (self);
+          return s;
+        }
+      *old = self->waker;
+    }
+  self->waker = waker;
+  WS_CHAOS_POINT ();
+  /* Sets WAKER and clears RX_BUSY in one RMW (we hold RX_BUSY and WAKER
+   * is clear, so subtracting the difference does both). Release: the
+   * slot, for the completer that sees WAKER and the next receiver;
+   * acquire: the item, if a send came first. */
+  s = atomic_fetch_sub_explicit (&self->state, RX_BUSY - WAKER, memory_order_acq_rel);
+  if ((s & COMPLETE) != 0)
+    {
+      /* The completer came first and saw no waker, so nobody wakes this
+       * one: take it back. No other thread touches the slot now (a
+       * receiver sees COMPLETE; nothing completes twice). */
+      self->waker = NULL;
+      return s;
+    }
+  return 0;
+}
+
+/* Publishes the outcome (@value: VALUE for a send, 0 for a close) and
+ * wakes the registered waker. The caller's claim won. */
+static void
+complete (WsOneshot *self,
+          guint      value)
+{
+  guint prev;
+
+  WS_CHAOS_POINT ();
+  /* Acq_rel: release, the item written before; acquire, the slot the
+   * receiver stored before it set WAKER. */
+  prev = atomic_fetch_or_explicit (&self->state, COMPLETE | value, memory_order_acq_rel);
+  if ((prev & WAKER) != 0)
+    {
+      WsWaker *waker = self->waker;
+
+      self->waker = NULL;
+      ws_waker_take_and_wake (waker);
+    }
+}
+
+/* Relaxed: the claim picks one sender (or closer) among those racing;
+ * what the winner writes is published by its COMPLETE. */
+static gboolean
+claim (WsOneshot *self)
+{
+  return (atomic_fetch_or_explicit (&self->state, CLAIMED, memory_order_relaxed) & CLAIMED) == 0;
+}
 
 /**
  * WsOneshot:
@@ -72,11 +241,13 @@ G_DEFINE_BOXED_TYPE (WsOneshot, ws_oneshot, ws_oneshot_ref, ws_oneshot_unref)
 WsOneshot *
 ws_oneshot_new (GDestroyNotify item_destroy)
 {
-  WsOneshot *self = g_new0 (WsOneshot, 1);
+  WsOneshot *self = g_new (WsOneshot, 1);
 
   g_atomic_ref_count_init (&self->ref_count);
+  atomic_init (&self->state, 0);
   self->item_destroy = item_destroy;
-  ws_lock_init (&self->lock);
+  self->item = NULL;
+  self->waker = NULL;
   return self;
 }
 
@@ -106,15 +277,18 @@ ws_oneshot_ref (WsOneshot *self)
 void
 ws_oneshot_unref (WsOneshot *self)
 {
+  guint s;
+
   g_return_if_fail (self != NULL);
 
+  /* Acq_rel (GLib's): every thread that used @self is done with it. */
   if (!g_atomic_ref_count_dec (&self->ref_count))
     return;
 
-  if (self->has_item && self->item_destroy != NULL)
+  s = atomic_load_explicit (&self->state, memory_order_relaxed);
+  if ((s & VALUE) != 0 && (s & TAKEN) == 0 && self->item_destroy != NULL)
     self->item_destroy (self->item);
   g_clear_pointer (&self->waker, ws_waker_unref);
-  ws_lock_clear (&self->lock);
   g_free (self);
 }
 
@@ -132,26 +306,17 @@ gboolean
 ws_oneshot_send (WsOneshot *self,
                  gpointer   item)
 {
-  WsWaker *waker = NULL;
-  gboolean sent = FALSE;
-
   g_return_val_if_fail (self != NULL, FALSE);
 
-  ws_lock_lock (&self->lock);
-  if (!self->closed)
+  if (!claim (self))
     {
-      self->item = item;
-      self->has_item = TRUE;
-      self->closed = TRUE;
-      waker = g_steal_pointer (&self->waker);
-      sent = TRUE;
+      if (self->item_destroy != NULL)
+        self->item_destroy (item);
+      return FALSE;
     }
-  ws_lock_unlock (&self->lock);
-
-  if (!sent && self->item_destroy != NULL)
-    self->item_destroy (item);
-  ws_waker_take_and_wake (waker);
-  return sent;
+  self->item = item;
+  complete (self, VALUE);
+  return TRUE;
 }
 
 /**
@@ -172,9 +337,7 @@ ws_oneshot_poll (WsOneshot  *self,
                  gpointer   *item,
                  GError    **error)
 {
-  WsWaker *old = NULL;
-  WsPoll ret = WS_POLL_READY;
-  gboolean closed_empty = FALSE;
+  guint s;
 
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
   g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
@@ -184,28 +347,25 @@ ws_oneshot_poll (WsOneshot  *self,
   if (!ws_context_poll_proceed (context))
     return WS_POLL_PENDING;
 
-  ws_lock_lock (&self->lock);
-  if (self->has_item)
+  /* Acquire: the item, if complete. */
+  s = atomic_load_explicit (&self->state, memory_order_acquire);
+  if ((s & COMPLETE) == 0)
     {
-      *item = self->item;
-      self->item = NULL;
-      self->has_item = FALSE;
-    }
-  else if (self->closed)
-    closed_empty = TRUE;
-  else
-    {
-      old = ws_waker_slot_replace (&self->waker, context);
-      ret = WS_POLL_PENDING;
-    }
-  ws_lock_unlock (&self->lock);
+      WsWaker *waker = ws_context_get_waker (context);
+      WsWaker *old;
 
-  if (old != NULL)
-    ws_waker_unref (old);
-  if (closed_empty)
+      s = register_waker (self, waker, &old);
+      if (old != NULL)
+        ws_waker_unref (old);
+      if (s == 0)
+        return WS_POLL_PENDING;
+      ws_waker_unref (waker);
+    }
+
+  if (!take_item (self, s, item))
     g_set_error_literal (error, WS_ERROR, WS_ERROR_CLOSED,
                          "The oneshot was closed without a value");
-  return ret;
+  return WS_POLL_READY;
 }
 
 /**
@@ -218,16 +378,10 @@ ws_oneshot_poll (WsOneshot  *self,
 void
 ws_oneshot_close (WsOneshot *self)
 {
-  WsWaker *waker;
-
   g_return_if_fail (self != NULL);
 
-  ws_lock_lock (&self->lock);
-  self->closed = TRUE;
-  waker = g_steal_pointer (&self->waker);
-  ws_lock_unlock (&self->lock);
-
-  ws_waker_take_and_wake (waker);
+  if (claim (self))
+    complete (self, 0);
 }
 
 /**
@@ -252,8 +406,8 @@ ws_oneshot_receive_async (WsOneshot           *self,
 {
   WsAsyncWait *wait;
   WsWaker *waker;
-  WsWaker *old = NULL;
-  gboolean ready;
+  WsWaker *old;
+  guint s;
 
   g_return_if_fail (self != NULL);
   g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
@@ -261,22 +415,19 @@ ws_oneshot_receive_async (WsOneshot           *self,
   wait = ws_async_wait_new (NULL, ws_oneshot_receive_async, cancellable, callback, user_data);
   waker = ws_async_wait_get_waker (wait);
 
-  ws_lock_lock (&self->lock);
-  ready = self->has_item || self->closed;
-  if (!ready)
-    {
-      /* The slot's reference, dropped by whoever takes it out. */
-      waker->vtable->ref (waker);
-      old = self->waker;
-      self->waker = waker;
-    }
-  ws_lock_unlock (&self->lock);
-
+  /* The slot's reference, dropped by whoever takes it out. */
+  waker->vtable->ref (waker);
+  s = register_waker (self, waker, &old);
   if (old != NULL)
     ws_waker_unref (old);
-  /* Queued for the caller's context: never delivered from here. */
-  if (ready)
-    ws_async_wait_complete (wait);
+  if (s != 0)
+    {
+      /* Complete already: queued for the caller's context, never
+       * delivered from here; queued before the slot's reference goes,
+       * whose drop would otherwise end the wait unanswered. */
+      ws_async_wait_complete (wait);
+      waker->vtable->unref (waker);
+    }
   g_object_unref (wait);
 }
 
@@ -299,7 +450,7 @@ ws_oneshot_receive_finish (WsOneshot     *self,
                            GError       **error)
 {
   gpointer item = NULL;
-  gboolean closed_empty = FALSE;
+  guint s;
 
   g_return_val_if_fail (self != NULL, NULL);
   g_return_val_if_fail (ws_async_wait_is_valid (result, NULL, ws_oneshot_receive_async), NULL);
@@ -309,21 +460,10 @@ ws_oneshot_receive_finish (WsOneshot     *self,
   if (ws_async_wait_propagate_error (WS_ASYNC_WAIT (result), "the oneshot's item", error))
     return NULL;
 
-  ws_lock_lock (&self->lock);
-  if (self->has_item)
-    {
-      item = g_steal_pointer (&self->item);
-      self->has_item = FALSE;
-    }
-  else
-    {
-      /* Woken only by a send or a close: closed now. */
-      g_warn_if_fail (self->closed);
-      closed_empty = TRUE;
-    }
-  ws_lock_unlock (&self->lock);
-
-  if (closed_empty)
+  /* Woken only by a send or a close: complete now. Acquire: the item. */
+  s = atomic_load_explicit (&self->state, memory_order_acquire);
+  g_warn_if_fail ((s & COMPLETE) != 0);
+  if (!take_item (self, s, &item))
     g_set_error_literal (error, WS_ERROR, WS_ERROR_CLOSED,
                          "The oneshot was closed without a value");
   return item;

@@ -10,7 +10,8 @@
  *  - the task harness (ws-raw-task-private.h: a task, its waker, its
  *    outcome and cancel hook), the waker lists and slots of the
  *    awaitables (ws-waker-private.h), the cooperative budget
- *    (ws-context-budget-private.h), the locks (ws-lock-private.h);
+ *    (ws-context-budget-private.h), the locks (ws-lock-private.h), the
+ *    chaos points of the face's own lock-free code (ws-chaos-private.h);
  *  - one runtime (ws-runtime-core-private.h: spawn, hooks, shutdown);
  *  - timers (ws-timer-driver-private.h, ws-time-private.h) and the
  *    GIO completions a runtime thread is owed (ws-owed-private.h);
@@ -27,6 +28,7 @@
 
 #include <glib.h>
 
+#include "ws-chaos-private.h"
 #include "ws-context-budget-private.h"
 #include "ws-fiber-stack-private.h"
 #include "ws-fiber-switch-private.h"
