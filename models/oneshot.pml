@@ -7,13 +7,17 @@
  * and a close: -DCLOSER), a receiver that polls until it has an outcome
  * and waits for a wake between polls (R1), and a second receiver that
  * polls once and leaves its waker behind, as a cancelled task does (R2).
+ * With -DUNSENT nothing is sent and both receivers poll once, so the last
+ * unref finds a waker in the slot and drops it.
  * The state word's bits are those of the C code; each atomic step below
  * is one C11 read-modify-write or load of it, and the slot (a plain
  * pointer in C) is read and written in steps of its own, so a race on it
  * shows as a wrong reference count.
  *
  * Properties:
- *  - one claim wins: exactly one of the senders sends (or closes);
+ *  - one claim wins: exactly one of the senders sends (or closes), and
+ *    every send or close, won or lost, returns with the oneshot complete
+ *    (a poll after it is READY, as under a lock);
  *  - the item is received exactly once when it was sent, never when the
  *    oneshot was closed;
  *  - no lost wake: R1 never waits for ever (an invalid end state); the
@@ -29,7 +33,13 @@
  *     ever (test: model-oneshot-broken-no-recheck);
  *  -DBROKEN_STEAL_FROM_SENDER: a receiver that clears WAKER and finds the
  *     send complete takes the old waker out anyway, though the sender saw
- *     WAKER and takes it too (test: model-oneshot-broken-steal-from-sender);
+ *     WAKER and owns the slot: the sender finds it emptied under it (a
+ *     lost wake, or a double drop when the two meet on the slot) (test:
+ *     model-oneshot-broken-steal-from-sender);
+ *  -DCLOSER -DBROKEN_NO_LOSER_WAIT: a close that loses the claim to a
+ *     send returns before that send completed, so a poll right after the
+ *     close could still be PENDING (test:
+ *     model-oneshot-broken-no-loser-wait);
  *  -DBROKEN_NO_RX_LOCK: receivers register without RX_BUSY, so two of
  *     them write the slot at once and a reference is lost (test:
  *     model-oneshot-broken-no-rx-lock).
@@ -72,7 +82,12 @@ proctype sender (byte id; bit with_item)
 
   atomic { prev = state; state = state | CLAIMED };
   if
-  :: (prev & CLAIMED) != 0 -> goto out        /* refused: frees its item */
+  :: (prev & CLAIMED) != 0 ->
+     /* Refused (a send frees its item), once the winner completed. */
+#ifndef BROKEN_NO_LOSER_WAIT
+     (state & COMPLETE) != 0;
+#endif
+     goto out
   :: else -> claims++
   fi;
   if
@@ -90,6 +105,8 @@ proctype sender (byte id; bit with_item)
   :: else
   fi;
 out:
+  /* Whichever claim won, the call returns with the outcome in place. */
+  assert ((state & COMPLETE) != 0);
   done++
 }
 
@@ -156,7 +173,14 @@ inline poll (me, ret)
            refs[me]++;
            slot = me;
 #ifndef BROKEN_NO_RX_LOCK
-           atomic { prev = state; state = (state | WAKER) & ~RX_BUSY };
+           /* In C one subtraction of RX_BUSY - WAKER, right only with
+            * RX_BUSY set and WAKER clear. */
+           atomic
+           {
+             assert ((state & RX_BUSY) != 0 && (state & WAKER) == 0);
+             prev = state;
+             state = state - (RX_BUSY - WAKER)
+           };
 #else
            atomic { prev = state; state = state | WAKER };
 #endif
@@ -192,6 +216,11 @@ proctype receiver1 ()
   byte s, prev, old, w;
   bit ret;
 
+#ifdef UNSENT
+  ret = PENDING;
+  poll (1, ret);
+  goto finished;
+#endif
   do
   :: ret = PENDING;
      poll (1, ret);
@@ -203,6 +232,7 @@ proctype receiver1 ()
         replaced[1] = 0
      fi
   od;
+finished:
   done++
 }
 
@@ -220,11 +250,15 @@ init
 {
   atomic
   {
-    run sender (1, 1);
-#ifdef CLOSER
-    run sender (2, 0);
+#ifdef UNSENT
+    done = 2;
 #else
+    run sender (1, 1);
+# ifdef CLOSER
+    run sender (2, 0);
+# else
     run sender (2, 1);
+# endif
 #endif
     run receiver1 ();
     run receiver2 ()
@@ -237,7 +271,11 @@ init
   :: else
   fi;
   assert (refs[1] == 0 && refs[2] == 0);
+#ifdef UNSENT
+  assert (claims == 0);
+#else
   assert (claims == 1);
+#endif
   if
   :: sent -> assert (got == 1)
   :: else -> assert (got == 0)

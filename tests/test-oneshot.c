@@ -326,6 +326,53 @@ test_race_send_close_poll (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* A close or a send returns with the oneshot complete, also when it lost
+ * to a send still in progress on another worker: a task spawned after it
+ * finds the outcome at its first poll. */
+static WsPoll
+poll_once (WsContext *cx,
+           gpointer   data)
+{
+  ShotWait *s = data;
+
+  /* READY at once, or the test fails: the task never polls again. */
+  g_assert_cmpint (ws_oneshot_poll (s->shot, cx, &s->item, &s->error), ==, WS_POLL_READY);
+  return WS_POLL_READY;
+}
+
+static void
+test_race_outcome_in_place (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+
+  for (guint i = 0; i < RACE_ROUNDS; i++)
+    {
+      ShotWait rx = { ws_oneshot_new (ws_test_count_destroy) };
+      RaceSend tx = { rx.shot, 1, FALSE };
+      WsJoinHandle *t = ws_runtime_spawn_joinable (rt, race_send, &tx, NULL);
+      WsJoinHandle *r;
+      gboolean sent = FALSE;
+
+      if (i % 2 == 0)
+        ws_oneshot_close (rx.shot);
+      else
+        sent = ws_oneshot_send (rx.shot, GUINT_TO_POINTER (2));
+      r = ws_runtime_spawn_joinable (rt, poll_once, &rx, NULL);
+      g_assert_true (ws_join_handle_wait (r, NULL));
+      g_assert_true (ws_join_handle_wait (t, NULL));
+      ws_join_handle_free (r);
+      ws_join_handle_free (t);
+
+      if (tx.sent || sent)
+        g_assert_cmpuint (GPOINTER_TO_UINT (rx.item), ==, tx.sent ? 1 : 2);
+      else
+        g_assert_error (rx.error, WS_ERROR, WS_ERROR_CLOSED);
+      g_clear_error (&rx.error);
+      ws_oneshot_unref (rx.shot);
+    }
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 /* Two tasks poll one oneshot at once, each polling again as soon as it
  * can (each poll replaces the other's waker), while this thread sends:
  * one of them gets the item, the other WS_ERROR_CLOSED, never both the
@@ -386,4 +433,5 @@ WS_TEST_MAIN ({ "/oneshot/send-and-close", test_send_and_close },
               { "/oneshot/receive-async-cancelled", test_receive_async_cancelled },
               { "/oneshot/receive-async-replaced", test_receive_async_replaced },
               { "/oneshot/race-send-close-poll", test_race_send_close_poll },
+              { "/oneshot/race-outcome-in-place", test_race_outcome_in_place },
               { "/oneshot/race-two-receivers", test_race_two_receivers })

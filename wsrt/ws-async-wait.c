@@ -125,7 +125,8 @@ waker_ref (WsWaker *waker)
 {
   WsAsyncWait *self = WAIT_FROM_WAKER (waker);
 
-  /* Relaxed: a count; the awaitable's lock orders a ref and its unref. */
+  /* Relaxed: a count; the awaitable orders a ref before its unref (its
+   * lock, or the oneshot's release and acquire of its waker slot). */
   atomic_fetch_add_explicit (&self->n_waker_refs, 1, memory_order_relaxed);
   g_object_ref (self);
 }

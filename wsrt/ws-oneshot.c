@@ -14,7 +14,9 @@
  *
  *   CLAIMED   a send or a close has begun; the first claim wins, so the
  *             item is written by at most one sender, and later sends are
- *             refused (and later closes do nothing).
+ *             refused (and later closes do nothing) once the winner's
+ *             COMPLETE is there: a loser waits for it, so every call
+ *             returns with the outcome it reports in place.
  *   COMPLETE  the outcome is published: with VALUE an item (written
  *             before, released by this RMW), without it a close.
  *   TAKEN     a receiver has taken the item (an RMW: two receivers
@@ -151,6 +153,7 @@ register_waker (WsOneshot  *self,
     }
   if ((s & WAKER) != 0)
     {
+      WS_CHAOS_POINT ();
       /* Acq_rel: acquire, the item if the word is complete; release,
        * nothing (the slot is not written yet). */
       s = atomic_fetch_and_explicit (&self->state, ~(guint) WAKER, memory_order_acq_rel);
@@ -202,11 +205,23 @@ complete (WsOneshot *self,
 }
 
 /* Relaxed: the claim picks one sender (or closer) among those racing;
- * what the winner writes is published by its COMPLETE. */
+ * what the winner writes is published by its COMPLETE. A loser waits for
+ * that COMPLETE, a few instructions after the winner's claim, so that a
+ * refused send or a close returns with the oneshot complete: a poll after
+ * it is READY, as it was when a lock made each call one step. */
 static gboolean
 claim (WsOneshot *self)
 {
-  return (atomic_fetch_or_explicit (&self->state, CLAIMED, memory_order_relaxed) & CLAIMED) == 0;
+  guint spins = 0;
+
+  if ((atomic_fetch_or_explicit (&self->state, CLAIMED, memory_order_relaxed) & CLAIMED) == 0)
+    return TRUE;
+  /* Acquire: nothing to read, but a poll after this call must see the
+   * COMPLETE this thread saw. */
+  while ((atomic_load_explicit (&self->state, memory_order_acquire) & COMPLETE) == 0)
+    if (++spins % 64 == 0)
+      g_thread_yield ();
+  return FALSE;
 }
 
 /**

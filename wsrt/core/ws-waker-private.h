@@ -14,11 +14,12 @@
  *  - A kept waker holds a reference, taken when it is stored and dropped
  *    by whoever takes it out (to wake it, or because nobody can wait any
  *    more).
- *  - Wakers are stored and taken under the awaitable's own lock, and woken
- *    outside it: a wake may run arbitrary code (a task group's member
- *    waker takes the group's lock, a local executor arms a GSource), and
- *    the woken task may poll the awaitable again at once on another
- *    thread, taking that same lock.
+ *  - Wakers are stored and taken under the awaitable's own lock (in the
+ *    lock-free WsOneshot, by the one thread its state word gives the slot
+ *    to), and woken outside it: a wake may run arbitrary code (a task
+ *    group's member waker takes the group's lock, a local executor arms
+ *    a GSource), and the woken task may poll the awaitable again at once
+ *    on another thread, taking that same lock.
  *  - A wake keeps the caller's reference (wake by reference); the
  *    reference is dropped after the wake, so the waker is alive during it.
  *
