@@ -290,10 +290,70 @@ test_counts_many_threads (WsTestCoreFixture *f)
   assert_counts (registry, 0, accepted);
 }
 
+/* Counter slots change owners as threads come and go, and threads
+ * beyond the owned slots count on the shared one: waves of threads, more
+ * than there are owned slots alive at once, each counting some spawns
+ * and completions; no count is lost. */
+#define WAVE_THREADS (WS_TASK_REGISTRY_SHARDS + 8)
+#define WAVES        4
+#define WAVE_COUNTS  2000
+
+typedef struct
+{
+  WsTaskRegistry *registry;
+  _Atomic guint  *arrived;
+  guint           accepted;
+  guint           completed;
+} Wave;
+
+static gpointer
+wave_thread (gpointer data)
+{
+  Wave *w = data;
+
+  for (guint i = 0; i < w->accepted; i++)
+    ws_task_registry_count_accepted (w->registry);
+  for (guint i = 0; i < w->completed; i++)
+    ws_task_registry_count_completed (w->registry);
+  /* Stay until the whole wave has counted: every slot is owned at once
+   * and the last threads of the wave count on the shared one. */
+  atomic_fetch_add (w->arrived, 1);
+  while (atomic_load (w->arrived) < WAVE_THREADS)
+    g_thread_yield ();
+  return NULL;
+}
+
+static void
+test_counter_slots (WsTestCoreFixture *f)
+{
+  WsTaskRegistry *registry = &f->host.registry;
+  guint64 accepted = 0, completed = 0;
+
+  for (guint wave = 0; wave < WAVES; wave++)
+    {
+      _Atomic guint arrived = 0;
+      Wave waves[WAVE_THREADS];
+      GThread *threads[WAVE_THREADS];
+
+      for (guint i = 0; i < WAVE_THREADS; i++)
+        {
+          waves[i] = (Wave) { registry, &arrived, WAVE_COUNTS + i, WAVE_COUNTS + wave };
+          accepted += waves[i].accepted;
+          completed += waves[i].completed;
+          threads[i] = g_thread_new ("wave", wave_thread, &waves[i]);
+        }
+      for (guint i = 0; i < WAVE_THREADS; i++)
+        g_thread_join (threads[i]);
+      /* Joined: every count is ordered before these reads. */
+      assert_counts (registry, (gint64) (accepted - completed), accepted);
+    }
+}
+
 WS_TEST_CORE_MAIN ({ "/task-registry/bind-and-remove", test_bind_and_remove },
                    { "/task-registry/complete-leaves-set", test_complete_leaves_set },
                    { "/task-registry/close-refuses-bind", test_close_refuses_bind },
                    { "/task-registry/shutdown-all-cancels", test_shutdown_all_cancels },
                    { "/task-registry/spawn-gate", test_spawn_gate },
                    { "/task-registry/wait-spawns", test_wait_spawns },
-                   { "/task-registry/counts-many-threads", test_counts_many_threads })
+                   { "/task-registry/counts-many-threads", test_counts_many_threads },
+                   { "/task-registry/counter-slots", test_counter_slots })

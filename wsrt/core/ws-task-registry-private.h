@@ -14,6 +14,10 @@ G_BEGIN_DECLS
 /* Sharded so that threads binding and completing at once rarely meet on
  * one lock. A power of two. */
 #define WS_TASK_REGISTRY_SHARDS 16
+/* Counter slots: one per shard that a thread may own alone, and the last
+ * one shared by the threads that found none free. */
+#define WS_TASK_REGISTRY_COUNTER_SLOTS (WS_TASK_REGISTRY_SHARDS + 1)
+#define WS_TASK_REGISTRY_SHARED_COUNTER WS_TASK_REGISTRY_SHARDS
 
 typedef struct
 {
@@ -21,10 +25,14 @@ typedef struct
   WsRawTask       *head;
 } WsRegistryShard;
 
-/* Counters of one slot; a thread always uses the same slot, so that two
+/* Counters of one slot; a thread always uses the same slots, so that two
  * workers counting never share a cache line (the padding). A foreign spawn enters and
  * leaves the spawn gate (ws-task-registry.c) and is counted by leaving it,
  * so that the gate costs no more atomic operations than counting did.
+ * The gate counters are at the thread's gate slot; accepted and
+ * completed at its counter slot, which only that thread writes (plain
+ * loads and stores), or the shared last slot (atomic adds): see
+ * "Counter slots" in ws-task-registry.c.
  * All but gate_entered (which a refusal takes back) only ever grow. */
 typedef struct
 {
@@ -40,7 +48,7 @@ struct _WsTaskRegistry
   /* Read on every spawn, written once: not on a line with shard 0's lock. */
   _Atomic gboolean   closed;
   _Alignas (64) WsRegistryShard shards[WS_TASK_REGISTRY_SHARDS];
-  WsRegistryCounters counters[WS_TASK_REGISTRY_SHARDS];
+  WsRegistryCounters counters[WS_TASK_REGISTRY_COUNTER_SLOTS];
 };
 
 void     ws_task_registry_init          (WsTaskRegistry *self);
@@ -65,6 +73,22 @@ gboolean ws_task_registry_wait_spawns   (WsTaskRegistry *self,
 guint64  ws_task_registry_spawned       (WsTaskRegistry *self);
 
 guint    ws_task_registry_current_slot  (void);
+guint    ws_task_registry_counter_slot  (void);
+
+/* Adds one to a counter of the counter slot @slot with @order: a plain
+ * load and store on a slot this thread owns (no other writer), an
+ * atomic add on the shared one. */
+static inline void
+ws_task_registry_counter_add (_Atomic guint64 *counter,
+                              guint            slot,
+                              memory_order     order)
+{
+  if G_LIKELY (slot != WS_TASK_REGISTRY_SHARED_COUNTER)
+    atomic_store_explicit (counter, atomic_load_explicit (counter, memory_order_relaxed) + 1,
+                           order);
+  else
+    atomic_fetch_add_explicit (counter, 1, order);
+}
 
 /* A task was accepted without the gate (a worker's own spawn, a host
  * that binds at spawn) / an accepted task completed (complete()).
@@ -75,15 +99,17 @@ guint    ws_task_registry_current_slot  (void);
 static inline void
 ws_task_registry_count_accepted (WsTaskRegistry *self)
 {
-  atomic_fetch_add_explicit (&self->counters[ws_task_registry_current_slot ()].accepted,
-                             1, memory_order_relaxed);
+  guint slot = ws_task_registry_counter_slot ();
+
+  ws_task_registry_counter_add (&self->counters[slot].accepted, slot, memory_order_relaxed);
 }
 
 static inline void
 ws_task_registry_count_completed (WsTaskRegistry *self)
 {
-  atomic_fetch_add_explicit (&self->counters[ws_task_registry_current_slot ()].completed,
-                             1, memory_order_release);
+  guint slot = ws_task_registry_counter_slot ();
+
+  ws_task_registry_counter_add (&self->counters[slot].completed, slot, memory_order_release);
 }
 
 G_END_DECLS

@@ -55,6 +55,9 @@ typedef struct
   /* This thread's slot in the spawn gates (ws-task-registry.c), 1-based;
    * 0 until the first spawn. */
   guint                       registry_slot;
+  /* This thread's counter slot in every task registry, 1-based; 0 until
+   * the first count (ws-task-registry.c, "Counter slots"). */
+  guint                       counter_slot;
   /* The worker this thread runs now (ws-worker.c); NULL once a
    * ws_block_in_place () gave the worker's core to another thread. */
   struct _WsWorker           *worker;
