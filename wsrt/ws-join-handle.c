@@ -236,12 +236,11 @@ static const WsWakerVTable thread_waker_vtable = {
 #define WAIT_SPIN_USEC 4
 
 /* A task queued behind a few others ends within microseconds, less than
- * a sleep and a wake cost (a futex wake and a context switch, 4 to 25 us
- * here): a thread waiting for a stream of them, each one sleep and one
- * wake, went at the pace of its wakes (spawn_many_remote_busy2 with join
- * handles at 1,200 ns per task in its slow mode against 200 for the
- * counted variant; doc/performance.md). TRUE if the task ended within
- * WAIT_SPIN_USEC. */
+ * a sleep and a wake cost (a futex wake and a context switch): a thread
+ * that waits for a stream of them in turn would otherwise go at the pace
+ * of its wakes, one sleep and one wake per task (doc/performance.md,
+ * "Join waits that look before they sleep"). TRUE if the task ended
+ * within WAIT_SPIN_USEC. */
 static gboolean
 spin_until_complete (WsJoinHandle *self)
 {

@@ -21,8 +21,9 @@
  * (a CAS on the slot's owner flag, acquire) and gives it back when it
  * exits (a store, release; the GPrivate destructor below); while it owns
  * it no other thread writes that slot's counters in any registry, so it
- * counts with a plain load and store, not an atomic add (which was a
- * tenth of chained_spawn's samples). The acquire and release order one
+ * counts with a plain load and store, not an atomic add (a lock-prefixed
+ * instruction at every spawn and completion; doc/performance.md). The
+ * acquire and release order one
  * owner's last store before the next owner's first load, so no count is
  * lost across owners. A thread that finds every slot owned (more than
  * WS_TASK_REGISTRY_SHARDS counting threads at once) counts on the shared
