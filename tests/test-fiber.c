@@ -744,14 +744,11 @@ test_await_chain_small_stack (void)
 {
   g_autoptr(WsRuntime) rt = NULL;
   WsJoinHandle *h;
-  guint64 v = 0;
 
   rt = g_initable_new (WS_TYPE_RUNTIME, NULL, NULL, "n-workers", 2,
                        "fiber-stack-size", 16 * 1024, NULL);
   h = ws_runtime_spawn_fiber_full (rt, 0, chain_fiber, NULL, NULL);
-  g_assert_true (ws_join_handle_wait (h, NULL));
-  g_assert_true (ws_join_handle_finish_uint64 (h, &v, NULL));
-  g_assert_cmpuint (v, ==, 200);
+  g_assert_cmpuint (ws_test_join_uint64 (h), ==, 200);
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 

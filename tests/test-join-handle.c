@@ -575,13 +575,10 @@ test_await_deep_chain (void)
       g_autoptr(WsRuntime) rt = ws_runtime_new (workers);
       WsTestChainLink *root = g_new0 (WsTestChainLink, 1);
       WsJoinHandle *h;
-      guint64 v = 0;
 
       root->depth = CHAIN_DEPTH;
       h = ws_runtime_spawn_joinable (rt, ws_test_chain_link_poll, root, g_free);
-      g_assert_true (ws_join_handle_wait (h, NULL));
-      g_assert_true (ws_join_handle_finish_uint64 (h, &v, NULL));
-      g_assert_cmpuint (v, ==, CHAIN_DEPTH);
+      g_assert_cmpuint (ws_test_join_uint64 (h), ==, CHAIN_DEPTH);
       g_assert_true (ws_runtime_shutdown (rt, -1));
     }
 }
@@ -690,24 +687,30 @@ parent_of_blocking_child (WsContext *cx,
   return WS_POLL_READY;
 }
 
+/* The end of a test of a hand-off inside a nested run: the awaiting
+ * task @h ended with @expected after one ws_block_in_place (*@blocked),
+ * and the worker, now on another thread, still runs tasks. */
+static void
+assert_handed_off (WsRuntime    *rt,
+                   WsJoinHandle *h,
+                   guint64       expected,
+                   gint         *blocked)
+{
+  g_assert_cmpuint (ws_test_join_uint64 (h), ==, expected);
+  g_assert_cmpint (g_atomic_int_get (blocked), ==, 1);
+  for (guint i = 0; i < 10; i++)
+    g_assert_cmpuint (run_parent (rt, 2, 1), >=, 1);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 static void
 test_await_child_blocks_in_place (void)
 {
   g_autoptr(WsRuntime) rt = ws_runtime_new (1);
   Blocking b = { NULL, 0 };
-  WsJoinHandle *h;
-  guint64 v = 0;
 
-  h = ws_runtime_spawn_joinable (rt, parent_of_blocking_child, &b, NULL);
-  g_assert_true (ws_join_handle_wait (h, NULL));
-  g_assert_true (ws_join_handle_finish_uint64 (h, &v, NULL));
-  g_assert_cmpuint (v, ==, 6);
-  g_assert_cmpint (g_atomic_int_get (&b.blocked), ==, 1);
-
-  /* The worker still runs tasks. */
-  for (guint i = 0; i < 10; i++)
-    g_assert_cmpuint (run_parent (rt, 2, 1), >=, 1);
-  g_assert_true (ws_runtime_shutdown (rt, -1));
+  assert_handed_off (rt, ws_runtime_spawn_joinable (rt, parent_of_blocking_child, &b, NULL),
+                     6, &b.blocked);
 }
 
 /* The hand-off two levels down, with more to await after it: a parent
@@ -788,16 +791,8 @@ test_await_hand_off_two_levels_down (void)
 {
   g_autoptr(WsRuntime) rt = ws_runtime_new (1);
   Deep d = { NULL, };
-  WsJoinHandle *h = ws_runtime_spawn_joinable (rt, deep_parent, &d, NULL);
-  guint64 v = 0;
 
-  g_assert_true (ws_join_handle_wait (h, NULL));
-  g_assert_true (ws_join_handle_finish_uint64 (h, &v, NULL));
-  g_assert_cmpuint (v, ==, 111);
-  g_assert_cmpint (g_atomic_int_get (&d.blocked), ==, 1);
-  for (guint i = 0; i < 10; i++)
-    g_assert_cmpuint (run_parent (rt, 2, 1), >=, 1);
-  g_assert_true (ws_runtime_shutdown (rt, -1));
+  assert_handed_off (rt, ws_runtime_spawn_joinable (rt, deep_parent, &d, NULL), 111, &d.blocked);
 }
 
 /* A child cancelled before it started still ends through the parent's

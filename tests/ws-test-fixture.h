@@ -495,6 +495,18 @@ ws_test_return_uint64 (WsContext *cx,
   return WS_POLL_READY;
 }
 
+/* Waits for the task of @h (off the workers), which must end with a plain
+ * integer, and takes it; @h is freed. */
+static inline guint64
+ws_test_join_uint64 (WsJoinHandle *h)
+{
+  guint64 v = 0;
+
+  g_assert_true (ws_join_handle_wait (h, NULL));
+  g_assert_true (ws_join_handle_finish_uint64 (h, &v, NULL));
+  return v;
+}
+
 /* One link of a chain of tasks: a link of depth n > 0 spawns the link
  * of depth n - 1, awaits it and returns its value + 1, so the chain's
  * first link returns its depth. Spawn it with g_free as destroy. */
