@@ -415,6 +415,7 @@ typedef struct
   GError   *error;
   gint64    at;                 /* when the callback ran */
   GThread  *thread;
+  WsSleep  *nap;                /* awaited; the wait holds it */
 } SleepWaitResult;
 
 static void
@@ -423,12 +424,20 @@ sleep_wait_cb (GObject      *object,
                gpointer      data)
 {
   SleepWaitResult *r = data;
-  WsSleep *nap = g_task_get_task_data (G_TASK (result));
 
   r->calls++;
   r->at = g_get_monotonic_time ();
   r->thread = g_thread_self ();
-  r->ok = ws_sleep_wait_finish (nap, result, &r->error);
+  r->ok = ws_sleep_wait_finish (r->nap, result, &r->error);
+}
+
+static void
+sleep_wait (WsSleep         *nap,
+            GCancellable    *cancellable,
+            SleepWaitResult *r)
+{
+  r->nap = nap;
+  ws_sleep_wait_async (nap, cancellable, sleep_wait_cb, r);
 }
 
 static void
@@ -458,9 +467,9 @@ test_wait_async (void)
 
   g_main_context_push_thread_default (ctx);
   start = g_get_monotonic_time ();
-  ws_sleep_wait_async (nap, NULL, sleep_wait_cb, &a);
+  sleep_wait (nap, NULL, &a);
   ws_sleep_for_async (20 * G_TIME_SPAN_MILLISECOND, NULL, sleep_for_cb, &b);
-  ws_sleep_wait_async (past, NULL, sleep_wait_cb, &c);
+  sleep_wait (past, NULL, &c);
   g_assert_cmpuint (a.calls + b.calls + c.calls, ==, 0);
   ws_test_iterate_until (ctx, a.calls == 1 && b.calls == 1 && c.calls == 1);
   g_assert_true (a.ok && b.ok && c.ok);
@@ -500,7 +509,7 @@ test_wait_async_cancelled (void)
   g_main_context_push_thread_default (ctx);
   g_cancellable_cancel (cancelled);
   ws_sleep_for_async (G_TIME_SPAN_HOUR, cancelled, sleep_for_cb, &b);
-  ws_sleep_wait_async (nap, cancellable, sleep_wait_cb, &a);
+  sleep_wait (nap, cancellable, &a);
   g_assert_cmpuint (b.calls, ==, 0);
   canceller = g_thread_new ("canceller", cancel_later, cancellable);
   ws_test_iterate_until (ctx, a.calls == 1 && b.calls == 1);
@@ -550,7 +559,7 @@ test_wait_async_reset (void)
   gint64 later_deadline;
 
   g_main_context_push_thread_default (ctx);
-  ws_sleep_wait_async (hour, NULL, sleep_wait_cb, &a);
+  sleep_wait (hour, NULL, &a);
   args = (ResetArgs) { hour, g_get_monotonic_time () + 30 * G_TIME_SPAN_MILLISECOND,
                       10 * G_TIME_SPAN_MILLISECOND, 0 };
   resetter = g_thread_new ("resetter", reset_later, &args);
@@ -561,7 +570,7 @@ test_wait_async_reset (void)
 
   /* Pending when it is moved: 20 ms from now, then 80. */
   ws_sleep_reset (later, g_get_monotonic_time () + 20 * G_TIME_SPAN_MILLISECOND);
-  ws_sleep_wait_async (later, NULL, sleep_wait_cb, &b);
+  sleep_wait (later, NULL, &b);
   later_deadline = g_get_monotonic_time () + 80 * G_TIME_SPAN_MILLISECOND;
   ws_sleep_reset (later, later_deadline);
   ws_test_iterate_until (ctx, b.calls == 1);
@@ -627,8 +636,8 @@ test_wait_async_reset_from_thread (void)
       guint a_seq = 0, b_seq = 0;
       gint64 start;
 
-      ws_sleep_wait_async (earlier, NULL, sleep_wait_cb, &a);
-      ws_sleep_wait_async (later, NULL, sleep_wait_cb, &b);
+      sleep_wait (earlier, NULL, &a);
+      sleep_wait (later, NULL, &b);
       start = g_get_monotonic_time ();
       early_args = (ResetArgs) { earlier, start + 3 * unit, unit, 0 };
       late_args = (ResetArgs) { later, start + 10 * unit, unit, 0 };
@@ -826,8 +835,8 @@ test_wait_async_taken_over (void)
   gint64 deadline;
 
   g_main_context_push_thread_default (ctx);
-  ws_sleep_wait_async (nap, NULL, sleep_wait_cb, &a);
-  ws_sleep_wait_async (nap, NULL, sleep_wait_cb, &b);
+  sleep_wait (nap, NULL, &a);
+  sleep_wait (nap, NULL, &b);
   /* Not from inside the call. */
   g_assert_cmpuint (a.calls, ==, 0);
   ws_test_iterate_until (ctx, a.calls == 1);
@@ -864,6 +873,7 @@ typedef struct
 {
   ManyWaits *m;
   guint      i;
+  WsSleep   *nap;                 /* the wait's reference keeps it */
 } ManyWait;
 
 static void
@@ -876,7 +886,7 @@ many_wait_cb (GObject      *object,
   gint64 now = g_get_monotonic_time ();
   gint64 deadline = m->deadlines[w->i];
 
-  g_assert_true (ws_sleep_wait_finish (g_task_get_task_data (G_TASK (result)), result, NULL));
+  g_assert_true (ws_sleep_wait_finish (w->nap, result, NULL));
   if (now < deadline)
     m->n_early++;
   m->max_late = MAX (m->max_late, now - deadline);
@@ -914,6 +924,7 @@ test_wait_async_many_in_deadline_order (void)
       w->i = i;
       m.deadlines[i] = g_get_monotonic_time () + duration;
       nap = ws_sleep_new_deadline (m.deadlines[i]);
+      w->nap = nap;
       ws_sleep_wait_async (nap, NULL, many_wait_cb, w);
       ws_sleep_unref (nap);
     }
@@ -950,10 +961,10 @@ test_wait_async_frees_sleep (void)
   SleepWaitResult a = { 0 }, b = { 0 }, c = { 0 }, d = { 0 };
 
   g_main_context_push_thread_default (ctx);
-  ws_sleep_wait_async (due, NULL, sleep_wait_cb, &a);
-  ws_sleep_wait_async (cancelled, cancellable, sleep_wait_cb, &b);
-  ws_sleep_wait_async (shared, NULL, sleep_wait_cb, &c);
-  ws_sleep_wait_async (shared, NULL, sleep_wait_cb, &d);
+  sleep_wait (due, NULL, &a);
+  sleep_wait (cancelled, cancellable, &b);
+  sleep_wait (shared, NULL, &c);
+  sleep_wait (shared, NULL, &d);
   /* The caller's references go: the waits hold the sleeps. */
   ws_sleep_unref (due);
   ws_sleep_unref (cancelled);

@@ -683,8 +683,95 @@ test_wait_timeout (void)
   ws_test_on_context_clear (&f);
 }
 
+/* ws_task_wait_timeout_async near its deadline: G_IO_ERROR_TIMED_OUT
+ * only for a task that ended cancelled, never for one that completed with
+ * its value. Blocking jobs of 1-4 ms against a 2 ms timeout: the cancel
+ * often comes while the job runs, which a cancel never interrupts, and
+ * the job then completes with its value; poll tasks waiting for a sleep of
+ * 1-4 ms, whose wake races the cancel. */
+static WsPoll
+sleep_then_seven (WsContext *cx,
+                  gpointer   data)
+{
+  g_usleep (GPOINTER_TO_UINT (data));
+  return ws_test_return_int (cx, 7);
+}
+
+/* A poll task that waits for its sleep, then returns 7: cancelled while it
+ * waits, or racing its sleep's wake. */
+static WsPoll
+sleep_poll_then_seven (WsContext *cx,
+                       gpointer   data)
+{
+  if (ws_sleep_poll (data, cx) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+  return ws_test_return_int (cx, 7);
+}
+
+static void
+set_flag_on_finalize (gpointer  data,
+                      GObject  *object)
+{
+  atomic_store ((_Atomic gboolean *) data, TRUE);
+}
+
+static void
+test_wait_timeout_race (void)
+{
+  WsTestOnContext f;
+  guint n_timed_out = 0, n_in_time = 0;
+  const guint rounds = 300;
+  _Atomic gboolean finalized;
+
+  ws_test_on_context_init (&f, 2);
+  for (guint i = 0; i < rounds; i++)
+    {
+      g_autoptr(WsTask) task = NULL;
+      g_autoptr(GError) error = NULL;
+      TimeoutResult r = { NULL };
+
+      if (i % 2 == 0)
+        task = ws_runtime_spawn_blocking (f.rt, sleep_then_seven,
+                                          GUINT_TO_POINTER (1000 + (i % 8) * 500), NULL);
+      else
+        task = ws_runtime_spawn (f.rt, sleep_poll_then_seven,
+                                 ws_sleep_new (1000 + (i % 8) * 500),
+                                 (GDestroyNotify) ws_sleep_unref);
+      ws_task_wait_timeout_async (task, 2000, NULL, on_wait_timeout, &r);
+      ws_test_iterate_until (f.ctx, r.done);
+      /* Ended, whatever the wait said: the wait reports the end. */
+      g_assert_true (ws_task_is_finished (task));
+      if (r.ok)
+        {
+          n_in_time++;
+          g_assert_no_error (r.error);
+          g_assert_cmpint (g_value_get_int (ws_task_get_value (task)), ==, 7);
+        }
+      else
+        {
+          n_timed_out++;
+          g_assert_error (r.error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT);
+          /* TIMED_OUT: the task was cancelled before it completed. */
+          g_assert_false (ws_task_wait (task, NULL, &error));
+          g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+        }
+      g_clear_error (&r.error);
+      /* The wait lets go of the task once its other callback has run (the
+       * last reference may go on a worker). */
+      atomic_store (&finalized, FALSE);
+      g_object_weak_ref (G_OBJECT (task), set_flag_on_finalize, &finalized);
+      g_clear_object (&task);
+      while (!atomic_load (&finalized))
+        if (!g_main_context_iteration (f.ctx, FALSE))
+          g_usleep (100);
+    }
+  g_test_message ("%u in time, %u timed out", n_in_time, n_timed_out);
+  ws_test_on_context_clear (&f);
+}
+
 WS_TEST_MAIN ({ "/task/cancellable-of-pending-task", test_cancellable_of_pending_task },
               { "/task/wait-timeout", test_wait_timeout },
+              { "/task/wait-timeout-race", test_wait_timeout_race },
               { "/task/cancellable-after-cancel", test_cancellable_after_cancel },
               { "/task/wake-during-poll", test_wake_during_poll },
               { "/task/wake-after-completion", test_wake_after_completion },

@@ -10,8 +10,8 @@
 
 G_BEGIN_DECLS
 
-/* The link from a GCancellable to an async wait that completes a GTask of
- * its own (channels, the limiter, sleeps): a "cancelled" handler, not a
+/* The link from a GCancellable to an async wait's WsCompletion
+ * (ws-completion.c): a "cancelled" handler, not a
  * GCancellableSource (a GSource per wait, and GLib 2.74 leaks one whose
  * last reference goes while another thread is inside
  * g_cancellable_cancel ()). The handler runs on the cancelling thread;
@@ -39,11 +39,5 @@ void         ws_cancel_link_connect    (WsCancelLink        *link,
                                         gpointer             data,
                                         GClosureNotify       data_notify);
 void         ws_cancel_link_disconnect (WsCancelLink        *link);
-
-/* For waits whose handler data is their GTask: a new reference on @task
- * and the notify that drops it. */
-gpointer     ws_cancel_link_task_ref   (GTask               *task);
-void         ws_cancel_link_task_unref (gpointer             data,
-                                        GClosure            *closure);
 
 G_END_DECLS

@@ -18,19 +18,6 @@
 
 #include "ws-cancel-link-private.h"
 
-gpointer
-ws_cancel_link_task_ref (GTask *task)
-{
-  return g_object_ref (task);
-}
-
-void
-ws_cancel_link_task_unref (gpointer  data,
-                           GClosure *closure)
-{
-  g_object_unref (data);
-}
-
 void
 ws_cancel_link_connect (WsCancelLink    *link,
                         GCancellable    *cancellable,

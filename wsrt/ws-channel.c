@@ -41,18 +41,18 @@
  *    (send_locked), so theirs is the code of a channel of pointers.
  *
  * The asynchronous send and receive (GTask, for main loops, GJS and
- * Vala's yield) are waiters too: a ChannelOp is its own waker. Its state
- * (WAITING, DONE, CANCELLED) is read and written under the channel's lock
- * only, and leaves WAITING once: a wake retries the operation under the
- * lock and completes it (DONE) only while it is still WAITING, and the
- * cancel source marks it CANCELLED only while it is still WAITING, also
- * under the lock, and takes its waker out of the list. So a cancelled
- * send never puts its item in the channel after the cancellation won, an
- * item that went in is reported sent (the GTask does not check its
- * cancellable: an operation that completed is not turned into an error
- * afterwards), and a received item is never dropped. Whoever moves the
- * state out of WAITING returns the GTask, once. A send's copy that never
- * went in is unset by the cancellation or by the operation's free.
+ * Vala's yield) are waiters too: a ChannelOp is its own waker and ends
+ * through its WsCompletion (ws-completion.c: claimed once, delivered on
+ * the caller's context). The channel's own rule: the completion is
+ * claimed under the channel's lock only. A wake retries the operation
+ * under the lock and claims it only if the try completed it; the cancel
+ * claims under the lock too and takes the waker out of the list. So a
+ * cancelled send never puts its item in the channel after the
+ * cancellation won, an item that went in is reported sent (the GTask does
+ * not check its cancellable: an operation that completed is not turned
+ * into an error afterwards), and a received item is never dropped. A
+ * send's copy that never went in is unset by the cancellation or by the
+ * operation's free.
  *
  * An operation is touched by several threads in turn: the caller's, the
  * threads whose changes wake it, the thread that runs its callback and
@@ -76,7 +76,7 @@
 #include "ws-context.h"
 #include "ws-error.h"
 #include "ws-core-private.h"
-#include "ws-cancel-link-private.h"
+#include "ws-completion-private.h"
 
 struct _WsChannel
 {
@@ -826,22 +826,14 @@ ws_channel_try_receive_value (WsChannel  *self,
 
 /* ---- on a main loop ------------------------------------------------- */
 
-typedef enum
-{
-  OP_WAITING,             /* not completed; its waker may be listed */
-  OP_DONE,                /* sent, received, or found the channel closed */
-  OP_CANCELLED,           /* cancelled first; never touches the ring again */
-} OpState;
-
 /* An async send or receive: the data of its GTask, and its own waker. */
 typedef struct
 {
   WsWaker    waker;           /* first: the operation is its own waker */
+  WsCompletion completion;    /* claimed under the channel's lock */
   WsChannel *channel;         /* a reference */
   GTask     *task;            /* not a reference: we are its data */
-  WsCancelLink cancel;        /* connected before the first try */
   gboolean   is_send;
-  OpState    state;           /* under the channel's lock */
   GValue     value;           /* send: the copy until the channel takes it;
                                * receive: the item until finish takes it */
   _Atomic guint handovers;    /* op_hand_over / op_take_over */
@@ -927,7 +919,9 @@ op_try (ChannelOp *op)
   gboolean done = FALSE;
 
   ws_lock_lock (&self->lock);
-  if (op->state == OP_WAITING)
+  /* Claimed only under this lock (the cancel's claim too), so the answer
+   * holds until the unlock. */
+  if (!ws_completion_is_claimed (&op->completion))
     {
       if (op->is_send)
         {
@@ -946,10 +940,7 @@ op_try (ChannelOp *op)
             ws_waker_list_add (&self->recv_waiters, &op->waker);
         }
       if (r != 0)
-        {
-          op->state = OP_DONE;
-          done = TRUE;
-        }
+        done = ws_completion_claim (&op->completion);
     }
   ws_lock_unlock (&self->lock);
 
@@ -957,33 +948,30 @@ op_try (ChannelOp *op)
   if (!done)
     return;
 
-  /* Ours alone now: the state left WAITING under the lock, here. The
-   * callback will read the value on its thread. */
-  ws_cancel_link_disconnect (&op->cancel);
+  /* Ours alone now: claimed under the lock, here. The callback will read
+   * the value on its thread. */
   op_hand_over (op);
-  if (r == 1)
-    g_task_return_boolean (op->task, TRUE);
-  else
-    g_task_return_new_error (op->task, WS_ERROR, WS_ERROR_CLOSED, "The channel is closed");
+  ws_completion_return (&op->completion,
+                        r == 1 ? NULL : g_error_new_literal (WS_ERROR, WS_ERROR_CLOSED,
+                                                             "The channel is closed"));
 }
 
-/* The cancel link's handler, on the cancelling thread (or in op_start
- * for a cancellable cancelled already). */
+/* The completion's cancel handler, on the cancelling thread (or in
+ * op_start for a cancellable cancelled already). */
 static void
-on_cancelled (GCancellable *cancellable,
-              gpointer      data)
+on_cancelled (WsCompletion *completion)
 {
-  GTask *task = data;
-  ChannelOp *op = g_task_get_task_data (task);
+  ChannelOp *op = (ChannelOp *) ((guint8 *) completion - G_STRUCT_OFFSET (ChannelOp, completion));
   WsChannel *self = op->channel;
   gboolean cancelled = FALSE;
   gboolean unlisted = FALSE;
 
   op_take_over (op);
   ws_lock_lock (&self->lock);
-  if (op->state == OP_WAITING)
+  /* The channel's rule: the claim under the lock, so a send that lost it
+   * never puts its item in, and one that won is reported sent. */
+  if (ws_completion_claim (completion))
     {
-      op->state = OP_CANCELLED;
       cancelled = TRUE;
       /* Not listed if a wake took it out and is about to try it (it will
        * find CANCELLED). */
@@ -1002,12 +990,14 @@ on_cancelled (GCancellable *cancellable,
    * not with the GTask. */
   if (G_IS_VALUE (&op->value))
     g_value_unset (&op->value);
+  op_hand_over (op);
+  ws_completion_return (completion,
+                        g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                                             op->is_send ? "The send was cancelled"
+                                             : "The receive was cancelled"));
+  /* After the return, which holds the GTask until it is delivered. */
   if (unlisted)
     op_waker_unref (&op->waker);
-  ws_cancel_link_disconnect (&op->cancel);
-  op_hand_over (op);
-  g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                           op->is_send ? "The send was cancelled" : "The receive was cancelled");
 }
 
 /* A refused async call still calls back, once, from the caller's context
@@ -1046,12 +1036,9 @@ op_start (WsChannel           *self,
   op->channel = ws_channel_ref (self);
   op->task = task;
   op->is_send = value != NULL;
-  op->state = OP_WAITING;
   atomic_init (&op->handovers, 0);
   g_task_set_task_data (task, op, op_free);
-
-  if (g_task_return_error_if_cancelled (task))
-    return;
+  ws_completion_init (&op->completion, task);
 
   if (value != NULL)
     {
@@ -1061,14 +1048,11 @@ op_start (WsChannel           *self,
       g_value_copy (value, &op->value);
     }
 
-  /* Connected before the first try, so whoever completes the operation
-   * finds the link to disconnect. */
-  if (cancellable != NULL)
-    ws_cancel_link_connect (&op->cancel, cancellable, on_cancelled,
-                            ws_cancel_link_task_ref (task), ws_cancel_link_task_unref);
+  /* Connected before the first try (C5 in ws-completion.c); a cancellable
+   * cancelled already claims here, and the try then does nothing. */
+  ws_completion_connect (&op->completion, cancellable, on_cancelled);
 
-  /* A GTask returned in the iteration that made it calls back from an
-   * idle source, never from inside this call. */
+  /* Delivered from the caller's context, never from inside this call. */
   op_try (op);
   op_hand_over (op);
 }

@@ -15,11 +15,12 @@
  * deliver and discard), embedded in what is delivered: no GObject per
  * item. Three kinds are queued:
  *
- *  - a WsAsyncWait (ws-async-wait.c), the GObject that is at once the
- *    waker the core wakes, the GAsyncResult and the item: for waits with
- *    a GCancellable and for the task-group waits;
- *  - the wait a WsTask embeds for a ws_task_wait_async() without a
- *    GCancellable, whose GAsyncResult is the task itself (ws-task.c);
+ *  - a WsCompletion (ws-completion.c), the once-only end of every
+ *    `_async ()` wait: a channel's, a limiter's, a sleep's, a task's,
+ *    a group's, a oneshot's; it returns the wait's GTask here;
+ *  - the same, in its custom form, for the wait a WsTask embeds for a
+ *    ws_task_wait_async() without a GCancellable, whose GAsyncResult is
+ *    the task itself (ws-task.c);
  *  - a Completion (ws-join-handle-delivery.c), the tail of a task spawned
  *    with ws_runtime_spawn_with_callback(), in the task's own memory: the
  *    task's join waker and the item, so the task itself is what is queued.

@@ -44,7 +44,7 @@
 #include "ws-context.h"
 #include "ws-error.h"
 #include "ws-core-private.h"
-#include "ws-cancel-link-private.h"
+#include "ws-completion-private.h"
 
 typedef enum
 {
@@ -536,13 +536,18 @@ ws_limiter_waiter_free (WsLimiterWaiter *waiter)
 
 /* One ws_limiter_acquire_async (), the data of its GTask. The waiter is
  * embedded: its waker is the operation, and a reference on that waker is
- * one on the GTask, so a queued waiter keeps the operation alive. */
+ * one on the GTask, so a queued waiter keeps the operation alive. It ends
+ * through its WsCompletion (ws-completion.c); the limiter's own rule is
+ * that the waiter's state decides, under the limiter's lock: a grant
+ * (GRANTED) or a cancel (CANCELLED) comes first, and only that one claims.
+ * A permit granted to an operation whose caller never takes it (no
+ * finish, or a finish that sees the cancel) is passed on. */
 typedef struct
 {
   WsWaker          waker;         /* first */
+  WsCompletion     completion;
   WsLimiterWaiter  waiter;
   GTask           *task;          /* not a reference: we are its data */
-  WsCancelLink     cancel;        /* connected before queueing */
   gboolean         settled;       /* the permit went to the caller or was passed on */
 } AcquireOp;
 
@@ -551,10 +556,9 @@ op_waker_wake (WsWaker *waker)
 {
   AcquireOp *op = (AcquireOp *) waker;
 
-  /* Woken only by a grant: the permit is the operation's. The GTask
-   * delivers on its context, never from inside this call. */
-  ws_cancel_link_disconnect (&op->cancel);
-  g_task_return_boolean (op->task, TRUE);
+  /* Woken only by a grant: the permit is the operation's. Delivered on
+   * the caller's context, never from inside this call. */
+  (void) ws_completion_complete (&op->completion, NULL);
 }
 
 static void
@@ -591,14 +595,12 @@ op_free (gpointer data)
   g_free (op);
 }
 
-/* The cancel link's handler, on the cancelling thread (or in
+/* The completion's cancel handler, on the cancelling thread (or in
  * acquire_async for a cancellable cancelled already). */
 static void
-on_cancelled (GCancellable *cancellable,
-              gpointer      data)
+on_cancelled (WsCompletion *completion)
 {
-  GTask *task = data;
-  AcquireOp *op = g_task_get_task_data (task);
+  AcquireOp *op = (AcquireOp *) ((guint8 *) completion - G_STRUCT_OFFSET (AcquireOp, completion));
   WsLimiter *self = op->waiter.limiter;
   WsWaker *waker = NULL;
   gboolean cancelled = FALSE;
@@ -625,12 +627,13 @@ on_cancelled (GCancellable *cancellable,
 
   if (!cancelled)
     return;
-  /* A reference on the GTask; the link holds another. */
+  /* CANCELLED under the lock: no grant can claim. */
+  (void) ws_completion_complete (completion,
+                                 g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                                                      "The wait for a permit was cancelled"));
+  /* A reference on the GTask; the completion holds another. */
   if (waker != NULL)
     waker->vtable->unref (waker);
-  ws_cancel_link_disconnect (&op->cancel);
-  g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                           "The wait for a permit was cancelled");
 }
 
 /**
@@ -666,23 +669,19 @@ ws_limiter_acquire_async (WsLimiter           *self,
   op->task = task;
   waiter_init (&op->waiter, self);
   g_task_set_task_data (task, op, op_free);
-
-  if (g_task_return_error_if_cancelled (task))
-    return;
+  ws_completion_init (&op->completion, task);
 
   if (take_permit (self))
     {
       /* Nobody else sees the operation yet. */
       atomic_store_explicit (&op->waiter.state, WAITER_GRANTED, memory_order_relaxed);
-      g_task_return_boolean (task, TRUE);
+      (void) ws_completion_complete (&op->completion, NULL);
       return;
     }
 
-  /* Connected before the waiter is queued, so a grant always finds the
-   * link to disconnect. */
-  if (cancellable != NULL)
-    ws_cancel_link_connect (&op->cancel, cancellable, on_cancelled,
-                            ws_cancel_link_task_ref (task), ws_cancel_link_task_unref);
+  /* Connected before the waiter can be granted (C5 in ws-completion.c):
+   * a cancellable cancelled already marks it CANCELLED here. */
+  ws_completion_connect (&op->completion, cancellable, on_cancelled);
 
   ws_lock_lock (&self->lock);
   /* Relaxed: written under the lock only. Not NEW if the cancel link's

@@ -427,7 +427,8 @@ ws_oneshot_receive_async (WsOneshot           *self,
   g_return_if_fail (self != NULL);
   g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
 
-  wait = ws_async_wait_new (NULL, ws_oneshot_receive_async, cancellable, callback, user_data);
+  wait = ws_async_wait_new (NULL, ws_oneshot_receive_async, "the oneshot's item", cancellable,
+                           callback, user_data);
   waker = ws_async_wait_get_waker (wait);
 
   /* The slot's reference, dropped by whoever takes it out. */
@@ -443,7 +444,7 @@ ws_oneshot_receive_async (WsOneshot           *self,
       ws_async_wait_complete (wait);
       waker->vtable->unref (waker);
     }
-  g_object_unref (wait);
+  ws_async_wait_unref (wait);
 }
 
 /**
@@ -472,7 +473,7 @@ ws_oneshot_receive_finish (WsOneshot     *self,
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   /* Before touching @self: a wait dropped by the last unref outlives it. */
-  if (ws_async_wait_propagate_error (WS_ASYNC_WAIT (result), "the oneshot's item", error))
+  if (ws_async_wait_propagate_error (result, error))
     return NULL;
 
   /* Woken only by a send or a close: complete now. Acquire: the item. */

@@ -24,12 +24,13 @@
  * source, and a reset moves the wait by the driver's reset, as it moves a
  * poll. An AsyncWait is 48 bytes plus its GTask. What holds:
  *
- *  A1 One completion. The GTask is completed by whoever sets `done`
- *     first (an exchange): the wake (a due tick: D4 makes it never
+ *  A1 One completion: the wait's WsCompletion (ws-completion.c), claimed
+ *     once and delivered on the caller's context. Whoever claims first
+ *     completes: the wake (a due tick: D4 makes it never
  *     early), the cancellable's handler, or the driver dropping its last
  *     reference without a wake (the slot was taken by a later waiter on
  *     the same sleep, or a poll that found the sleep ready disarmed it).
- *     The others find `done` set and do nothing. A drop completes with
+ *     The others find it claimed and do nothing. A drop completes with
  *     TRUE if the deadline has passed, else with WS_ERROR_FAILED: a
  *     sleep has one waiter at a time, and a wait replaced before its
  *     deadline must not hang.
@@ -39,13 +40,13 @@
  *     ahead it arms the timer again instead of completing. `n_armed`
  *     counts the driver's references; a wake re-arms before the
  *     dispatch drops the reference it woke with, so it never reaches 0
- *     on the way, and 0 with `done` unset means a drop (A1).
+ *     on the way, and 0 with the wait unclaimed means a drop (A1).
  *  A3 No stale registration. An arm (the first, or a wake's re-arm) that
- *     installed the waker loads `done` after the arm's unlock; a
- *     completer sets `done` (seq_cst) and then takes its waker out with
+ *     installed the waker loads the claim after the arm's unlock; a
+ *     completer claims (seq_cst) and then takes its waker out with
  *     the conditional disarm (under the lock). Whichever lock hold
  *     comes second sees the other: the completer finds the waker and
- *     takes it, or the arm sees `done` and takes it out itself. So after
+ *     takes it, or the arm sees the claim and takes it out itself. So after
  *     the completion no timer holds the wait, and the wait's reference on
  *     its sleep (kept until the wait is freed, so the wake can read the
  *     deadline) makes no cycle: the sleep is freed when the wait ends
@@ -60,16 +61,14 @@
  *     g_signal_handler_disconnect (), which never waits for a handler
  *     running on another thread (g_cancellable_disconnect () does, and
  *     deadlocks when called from the wrong place); a handler already
- *     running finds `done` set and does nothing, and its closure keeps
- *     the wait alive until it returns. The handler completes with
- *     G_IO_ERROR_CANCELLED from the cancelling thread: GTask never
- *     returns synchronously while its cancellable is cancelled, so the
- *     callback still comes from the context's next dispatch.
+ *     running loses the claim and does nothing, and its closure keeps
+ *     the wait alive until it returns. The handler claims
+ *     G_IO_ERROR_CANCELLED on the cancelling thread; the callback still
+ *     comes from the context's dispatch (A5).
  *  A5 The callback runs where GIO's do: on the thread-default context of
- *     the caller (the GTask's), never from inside the call (GTask defers
- *     a return made in the iteration that created it). A wake on the
- *     GTask's own context completes it directly from the driver's
- *     dispatch, with no source of its own.
+ *     the caller (the GTask's), never from inside the call: the claimer
+ *     queues the completion on that context's delivery source, one
+ *     source for every completion there, none of its own.
  */
 
 #include "config.h"
@@ -79,7 +78,7 @@
 #include "ws-sleep.h"
 #include "ws-context.h"
 #include "ws-core-private.h"
-#include "ws-cancel-link-private.h"
+#include "ws-completion-private.h"
 #include "ws-error.h"
 
 struct _WsSleep
@@ -381,66 +380,56 @@ ws_sleep_race (WsSleep   *self,
 typedef struct
 {
   WsWaker          waker;         /* the timer's while armed (D7) */
-  gatomicrefcount  ref_count;     /* the starter's, the driver's, the handler's */
+  WsCompletion     completion;    /* A1 */
   _Atomic guint    n_armed;       /* the driver's references (A2) */
-  _Atomic gboolean done;          /* A1 */
-  WsCancelLink     cancel;        /* A4 */
   WsSleep         *sleep;         /* a reference, until freed (A3) */
-  GTask           *task;          /* the winner of `done` completes it */
+  GTask           *task;          /* not a reference: we are its data */
 } AsyncWait;
 
 #define ASYNC_WAIT(w) ((AsyncWait *) (w))
+#define ASYNC_WAIT_FROM_COMPLETION(c) \
+  ((AsyncWait *) ((guint8 *) (c) - G_STRUCT_OFFSET (AsyncWait, completion)))
 
+/* The GTask is finalized: A3, no timer holds the wait any more. */
 static void
-async_wait_unref (AsyncWait *self)
+async_wait_free (gpointer data)
 {
-  if (!g_atomic_ref_count_dec (&self->ref_count))
-    return;
-  /* A3: no timer holds the wait any more. */
+  AsyncWait *self = data;
+
   ws_sleep_unref (self->sleep);
   WS_COUNT_WAKERS (-1);
   g_free (self);
 }
 
-static void
-async_wait_unref_closure (gpointer  data,
-                          GClosure *closure)
-{
-  async_wait_unref (data);
-}
-
-/* A1: only the winner of `done` calls this, once. Completes the GTask,
- * disconnects the handler and takes the waker out of the timer if it is
- * still there (A3). Outside any lock. */
+/* A1: only the winner of the claim calls this, once. Takes the waker out
+ * of the timer if it is still there (A3), then returns the outcome, which
+ * disconnects the cancel link (A4). Outside any lock. */
 static void
 async_wait_complete (AsyncWait *self,
                      GError    *error)
 {
-  GTask *task = g_steal_pointer (&self->task);
   WsTimerDriver *driver;
 
-  /* A4: whoever completes disconnects, the handler included. */
-  ws_cancel_link_disconnect (&self->cancel);
-
-  /* A3, after `done` was set. Acquire: the binding's driver memory. */
+  /* A3, after the claim. Acquire: the binding's driver memory. */
   driver = atomic_load_explicit (&self->sleep->driver, memory_order_acquire);
   if (driver != NULL)
     ws_timer_driver_disarm_waker (driver, &self->sleep->timer, &self->waker);
 
-  if (error != NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_boolean (task, TRUE);
-  g_object_unref (task);
+  /* Last touch of @self: the delivery may free it. */
+  ws_completion_return (&self->completion, error);
 }
 
-/* A1: TRUE for the caller that decides the completion. AcqRel: the
- * winner sees the starter's fields (published by the starter's release
- * store of `done`); seq_cst for A3. */
+/* A1: TRUE for the caller that decides the completion (seq_cst, A3). */
 static inline gboolean
 async_wait_claim (AsyncWait *self)
 {
-  return !atomic_exchange_explicit (&self->done, TRUE, memory_order_seq_cst);
+  return ws_completion_claim (&self->completion);
+}
+
+static inline gboolean
+async_wait_is_done (AsyncWait *self)
+{
+  return ws_completion_is_claimed (&self->completion);
 }
 
 static gboolean
@@ -461,8 +450,8 @@ async_wait_arm (AsyncWait     *self,
   if (!ws_timer_driver_arm_waker (driver, &self->sleep->timer, &self->sleep->deadline, now,
                                   &self->waker))
     return FALSE;
-  /* seq_cst: A3, after the arm's unlock. */
-  if (atomic_load_explicit (&self->done, memory_order_seq_cst))
+  /* A3, after the arm's unlock. */
+  if (async_wait_is_done (self))
     ws_timer_driver_disarm_waker (driver, &self->sleep->timer, &self->waker);
   return TRUE;
 }
@@ -475,7 +464,7 @@ async_wait_wake (WsWaker *waker)
   AsyncWait *self = ASYNC_WAIT (waker);
   gint64 now;
 
-  if (atomic_load_explicit (&self->done, memory_order_seq_cst))
+  if (async_wait_is_done (self))
     return;
 
   now = g_get_monotonic_time ();
@@ -497,18 +486,19 @@ async_wait_waker_ref (WsWaker *waker)
 
   /* Relaxed: a count; the driver's lock orders it with the unref. */
   atomic_fetch_add_explicit (&self->n_armed, 1, memory_order_relaxed);
-  g_atomic_ref_count_inc (&self->ref_count);
+  g_object_ref (self->task);
 }
 
 static void
 async_wait_waker_unref (WsWaker *waker)
 {
   AsyncWait *self = ASYNC_WAIT (waker);
+  GTask *task = self->task;
 
   /* AcqRel: the last of the driver's references sees the others' ends.
-   * 0 with `done` unset: the driver let go without a wake (A1, A2). */
+   * 0 with the wait unclaimed: the driver let go without a wake (A1, A2). */
   if (atomic_fetch_sub_explicit (&self->n_armed, 1, memory_order_acq_rel) == 1
-      && !atomic_load_explicit (&self->done, memory_order_seq_cst)
+      && !async_wait_is_done (self)
       && async_wait_claim (self))
     {
       if (async_wait_is_due (self, g_get_monotonic_time ()))
@@ -520,7 +510,7 @@ async_wait_waker_unref (WsWaker *waker)
                                                   "replaced this wait before its deadline: a "
                                                   "sleep has one waiter at a time"));
     }
-  async_wait_unref (self);
+  g_object_unref (task);
 }
 
 static const WsWakerVTable async_wait_vtable = {
@@ -532,10 +522,9 @@ static const WsWakerVTable async_wait_vtable = {
 /* A4: on the cancelling thread, or in the starter for a cancellable that
  * was cancelled already. */
 static void
-async_wait_cancelled (GCancellable *cancellable,
-                      gpointer      data)
+async_wait_cancelled (WsCompletion *completion)
 {
-  AsyncWait *self = data;
+  AsyncWait *self = ASYNC_WAIT_FROM_COMPLETION (completion);
 
   if (async_wait_claim (self))
     async_wait_complete (self, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
@@ -550,40 +539,35 @@ wait_start (WsSleep             *sleep,
             gpointer             user_data)
 {
   AsyncWait *self = g_new (AsyncWait, 1);
+  g_autoptr(GTask) task = g_task_new (NULL, cancellable, callback, user_data);
   WsTimerDriver *driver;
   gint64 now;
 
   self->waker.vtable = &async_wait_vtable;
-  g_atomic_ref_count_init (&self->ref_count);           /* ours, until the end */
   atomic_init (&self->n_armed, 0);
-  self->cancel.cancellable = NULL;
-  atomic_init (&self->cancel.id, 0);
   self->sleep = ws_sleep_ref (sleep);
-  self->task = g_task_new (NULL, cancellable, callback, user_data);
+  self->task = task;
   /* Named before the tag, which would name it otherwise. */
-  g_task_set_name (self->task, "[wsrt] sleep");
-  g_task_set_source_tag (self->task, source_tag);
-  /* Compared by the finish function only, never dereferenced. */
-  g_task_set_task_data (self->task, sleep, NULL);
+  g_task_set_name (task, "[wsrt] sleep");
+  g_task_set_source_tag (task, source_tag);
+  /* The completion decides (A1): a wait that ended stays ended. */
+  g_task_set_check_cancellable (task, FALSE);
+  g_task_set_task_data (task, self, async_wait_free);
   WS_COUNT_WAKERS (1);
-  /* Release: publishes the fields above to the winner of `done`, which
-   * may be a handler or a wake on another thread (A1). */
-  atomic_store_explicit (&self->done, FALSE, memory_order_release);
+  /* Publishes the fields above to the claimer, which may be a handler or
+   * a wake on another thread: the claim's seq_cst CAS reads the state
+   * this initialises, after the fields (A1). */
+  ws_completion_init (&self->completion, task);
 
-  if (cancellable != NULL)
-    {
-      /* Connected before the timer is armed: only the handler can
-       * complete the wait before the link is in place (A4). */
-      g_atomic_ref_count_inc (&self->ref_count);        /* the closure's */
-      ws_cancel_link_connect (&self->cancel, cancellable, async_wait_cancelled, self,
-                              async_wait_unref_closure);
-    }
+  /* Connected before the timer is armed: only the handler can complete
+   * the wait before the link is in place (A4). */
+  ws_completion_connect (&self->completion, cancellable, async_wait_cancelled);
 
   /* Deadline passed already, or the wheel is past its tick: complete
-   * through the GTask, which calls back from the context, not from here
-   * (A5). */
+   * through the delivery, which calls back from the context, not from
+   * here (A5). */
   now = g_get_monotonic_time ();
-  if (!atomic_load_explicit (&self->done, memory_order_seq_cst))
+  if (!async_wait_is_done (self))
     {
       if (async_wait_is_due (self, now))
         {
@@ -596,12 +580,11 @@ wait_start (WsSleep             *sleep,
           driver = atomic_load_explicit (&sleep->driver, memory_order_acquire);
           if (driver == NULL)
             driver = bind_driver (sleep, ws_timer_driver_ref_for_context (
-                                           g_task_get_context (self->task)));
+                                           g_task_get_context (task)));
           if (!async_wait_arm (self, driver, now) && async_wait_claim (self))
             async_wait_complete (self, NULL);
         }
     }
-  async_wait_unref (self);
 }
 
 /**
@@ -669,7 +652,8 @@ ws_sleep_wait_finish (WsSleep       *self,
   g_return_val_if_fail (self != NULL, FALSE);
   g_return_val_if_fail (g_task_is_valid (result, NULL), FALSE);
   g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == ws_sleep_wait_async
-                        && g_task_get_task_data (G_TASK (result)) == self, FALSE);
+                        && ((AsyncWait *) g_task_get_task_data (G_TASK (result)))->sleep == self,
+                        FALSE);
 
   return g_task_propagate_boolean (G_TASK (result), error);
 }

@@ -344,7 +344,8 @@ wait_async (WsTaskGroup         *self,
             GAsyncReadyCallback  callback,
             gpointer             user_data)
 {
-  WsAsyncWait *wait = ws_async_wait_new (G_OBJECT (self), tag, cancellable, callback, user_data);
+  WsAsyncWait *wait = ws_async_wait_new (self, tag, "the group", cancellable, callback,
+                                         user_data);
   gboolean done;
 
   ws_lock_lock (&self->lock);
@@ -356,7 +357,7 @@ wait_async (WsTaskGroup         *self,
 
   if (done)
     ws_async_wait_complete (wait);
-  g_object_unref (wait);
+  ws_async_wait_unref (wait);
 }
 
 /**
@@ -402,7 +403,7 @@ ws_task_group_wait_all_finish (WsTaskGroup   *self,
   g_return_val_if_fail (WS_IS_TASK_GROUP (self), FALSE);
   g_return_val_if_fail (ws_async_wait_is_valid (result, self, ws_task_group_wait_all_async), FALSE);
 
-  if (ws_async_wait_propagate_error (WS_ASYNC_WAIT (result), "the group", error))
+  if (ws_async_wait_propagate_error (result, error))
     return FALSE;
 
   ws_lock_lock (&self->lock);
@@ -457,7 +458,7 @@ ws_task_group_wait_any_finish (WsTaskGroup   *self,
   g_return_val_if_fail (WS_IS_TASK_GROUP (self), NULL);
   g_return_val_if_fail (ws_async_wait_is_valid (result, self, ws_task_group_wait_any_async), NULL);
 
-  if (ws_async_wait_propagate_error (WS_ASYNC_WAIT (result), "the group", error))
+  if (ws_async_wait_propagate_error (result, error))
     return NULL;
 
   ws_lock_lock (&self->lock);

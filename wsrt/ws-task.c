@@ -12,6 +12,7 @@
 #include "ws-core-private.h"
 #include "ws-async-wait-private.h"
 #include "ws-delivery-private.h"
+#include "ws-completion-private.h"
 #include "ws-sleep.h"
 
 /**
@@ -33,11 +34,12 @@
  */
 
 /* The ws_task_wait_async() without a GCancellable: one at a time per task,
- * embedded here, queued on the delivery source as it is, and the task
- * itself is its GAsyncResult (GTask is its own result too), so such a wait
- * makes no object and no allocation. Its states, under the task's lock:
- * IDLE; LISTED, waiting for the end of the task (face_waker_wake queues
- * it); QUEUED, from its queueing to the end of its callback. Meanwhile the
+ * embedded here as a WsCompletion in its custom form (ws-completion.c),
+ * and the task itself is its GAsyncResult (GTask is its own result too),
+ * so such a wait makes no object and no allocation. Its states, under the
+ * task's lock: IDLE; LISTED, waiting for the end of the task
+ * (face_waker_wake claims and queues it); QUEUED, from the claim to the
+ * end of its callback, after which the completion is reset. Meanwhile the
  * wait holds a reference on the task and one on the context. A second
  * wait, or one with a GCancellable, makes a WsAsyncWait. */
 enum
@@ -53,7 +55,7 @@ struct _WsTask
 
   WsRawTask           *raw;               /* holds the join reference */
   WsWaker              face_waker;        /* registered with the core: wakes us */
-  WsDeliveryItem       own_wait;          /* the wait without a GCancellable */
+  WsCompletion         own_wait;          /* the wait without a GCancellable: custom form */
 
   WsLock               lock;              /* guards what follows */
   WsCond               cond;
@@ -65,7 +67,6 @@ struct _WsTask
   GAsyncReadyCallback  own_wait_callback;
   gpointer             own_wait_user_data;
   GMainContext        *own_wait_context;
-  WsDelivery          *own_wait_delivery;
   /* A local task's context (a reference), read at creation: once the task
    * has ended its host may be gone (ws-raw-task.c, "Stale wakers"). */
   GMainContext        *local_context;
@@ -77,7 +78,7 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (WsTask, ws_task, G_TYPE_OBJECT,
                                G_IMPLEMENT_INTERFACE (G_TYPE_ASYNC_RESULT, async_result_iface_init))
 
 #define TASK_FROM_WAKER(w) ((WsTask *) ((guint8 *) (w) - G_STRUCT_OFFSET (WsTask, face_waker)))
-#define TASK_FROM_ITEM(i) ((WsTask *) ((guint8 *) (i) - G_STRUCT_OFFSET (WsTask, own_wait)))
+#define TASK_FROM_ITEM(i) ((WsTask *) ((guint8 *) (i) - G_STRUCT_OFFSET (WsTask, own_wait.item)))
 
 /* Keeps the outcome of the ended task. A plain integer result is kept as
  * a G_TYPE_UINT64 value, which is what bindings read. */
@@ -160,8 +161,8 @@ face_waker_wake (WsWaker *waker)
 
   ws_waker_list_wake_all (&waiters);
   /* The wait holds a reference on us and one on its context. */
-  if (queue_own_wait)
-    ws_delivery_push (self->own_wait_delivery, &self->own_wait);
+  if (queue_own_wait && ws_completion_claim (&self->own_wait))
+    ws_completion_return (&self->own_wait, NULL);
 }
 
 static void
@@ -199,6 +200,7 @@ own_wait_deliver (WsDeliveryItem *item)
   ws_lock_lock (&self->lock);
   self->own_wait_state = OWN_WAIT_IDLE;
   self->own_wait_context = NULL;
+  ws_completion_reset (&self->own_wait);
   ws_lock_unlock (&self->lock);
 
   g_main_context_unref (context);
@@ -297,7 +299,6 @@ static void
 ws_task_init (WsTask *self)
 {
   self->face_waker.vtable = &face_waker_vtable;
-  self->own_wait.klass = &own_wait_class;
   ws_lock_init (&self->lock);
   ws_cond_init (&self->cond);
 }
@@ -608,7 +609,7 @@ ws_task_wait_async (WsTask              *self,
           self->own_wait_callback = callback;
           self->own_wait_user_data = user_data;
           self->own_wait_context = context;
-          self->own_wait_delivery = delivery;
+          ws_completion_init_custom (&self->own_wait, delivery, &own_wait_class);
           finish_locked (self);
           if (!self->finished)
             register_locked (self);
@@ -618,8 +619,8 @@ ws_task_wait_async (WsTask              *self,
 
           /* Delivered from the caller's context, never from here; if the
            * task has not ended, its end queues the wait (face_waker_wake). */
-          if (finished)
-            ws_delivery_push (delivery, &self->own_wait);
+          if (finished && ws_completion_claim (&self->own_wait))
+            ws_completion_return (&self->own_wait, NULL);
           return;
         }
       ws_lock_unlock (&self->lock);
@@ -627,8 +628,8 @@ ws_task_wait_async (WsTask              *self,
       g_main_context_unref (context);
     }
 
-  wait = ws_async_wait_new (G_OBJECT (self), ws_task_wait_async, cancellable,
-                            callback, user_data);
+  wait = ws_async_wait_new (self, ws_task_wait_async, "the task", cancellable, callback,
+                            user_data);
 
   ws_lock_lock (&self->lock);
   finished = finished_or_listed_locked (self, ws_async_wait_get_waker (wait));
@@ -639,7 +640,7 @@ ws_task_wait_async (WsTask              *self,
    * the wait. */
   if (finished)
     ws_async_wait_complete (wait);
-  g_object_unref (wait);
+  ws_async_wait_unref (wait);
 }
 
 /**
@@ -669,7 +670,7 @@ ws_task_wait_finish (WsTask        *self,
   /* The task itself is the result of a wait without a GCancellable, which
    * cannot be cancelled. */
   if (result != (GAsyncResult *) self
-      && ws_async_wait_propagate_error (WS_ASYNC_WAIT (result), "the task", error))
+      && ws_async_wait_propagate_error (result, error))
     return FALSE;
 
   ws_lock_lock (&self->lock);
@@ -690,19 +691,25 @@ ws_task_wait_finish (WsTask        *self,
 /* ---- a wait with a timeout ------------------------------------------- */
 
 /* The task's wait and a sleep race on the caller's context; both call
- * back there, so the first callback decides, with no lock. The loser is
- * stopped: a sleep that lost is cancelled; a task that lost is cancelled
- * (its work stops) and its wait, cancelled too, is ignored. The caller's
- * cancellable cancels both. */
+ * back there, on one thread, so the order of the callbacks decides with
+ * no lock. The rule: G_IO_ERROR_TIMED_OUT only for a task that ended
+ * cancelled after the deadline cancelled it. So the deadline does not end
+ * the wait: it cancels the task and marks the wait timed out, and the
+ * task's end decides. A task that completed first, or whose running poll
+ * returned its result while the cancel was being made (a cancel never
+ * interrupts a poll), reports its result; one that ended cancelled
+ * reports TIMED_OUT (models/completion.pml). The caller's cancellable
+ * ends the wait, not the task, at once. */
 typedef struct
 {
   GTask        *gtask;           /* the caller's; completed once */
   WsTask       *task;            /* a reference */
-  GCancellable *wait_cancel;
+  GCancellable *wait_cancel;     /* cancelled only by the caller's cancellable */
   GCancellable *sleep_cancel;
   GCancellable *cancellable;     /* the caller's, or NULL */
   gulong        cancel_handler;
   guint         pending;         /* callbacks still to come */
+  gboolean      timed_out;       /* the deadline cancelled the task */
 } TimeoutWait;
 
 static void
@@ -719,45 +726,29 @@ timeout_wait_unref (TimeoutWait *w)
   g_free (w);
 }
 
-/* The first callback: completes the caller's GTask, which is then
- * dropped. */
-static void
-timeout_wait_complete (TimeoutWait *w,
-                       GError      *error)
-{
-  GTask *gtask = g_steal_pointer (&w->gtask);
-
-  if (gtask == NULL)
-    {
-      g_clear_error (&error);
-      return;
-    }
-  if (error != NULL)
-    g_task_return_error (gtask, error);
-  else
-    g_task_return_boolean (gtask, TRUE);
-  g_object_unref (gtask);
-}
-
+/* The task's wait ended: it alone completes the caller's GTask. */
 static void
 on_timeout_task_done (GObject      *source,
                       GAsyncResult *result,
                       gpointer      data)
 {
   TimeoutWait *w = data;
+  GTask *gtask = g_steal_pointer (&w->gtask);
   GError *error = NULL;
 
-  if (w->gtask != NULL)
+  g_cancellable_cancel (w->sleep_cancel);
+  if (ws_task_wait_finish (w->task, result, &error))
+    g_task_return_boolean (gtask, TRUE);
+  else if (w->timed_out && !g_cancellable_is_cancelled (w->wait_cancel)
+           && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     {
-      (void) ws_task_wait_finish (w->task, result, &error);
-      g_cancellable_cancel (w->sleep_cancel);
-      timeout_wait_complete (w, error);
+      g_clear_error (&error);
+      g_task_return_new_error (gtask, G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
+                               "The task did not end within its timeout; it was cancelled");
     }
   else
-    {
-      /* The sleep won, or the caller cancelled: nothing to say. */
-      (void) ws_task_wait_finish (w->task, result, NULL);
-    }
+    g_task_return_error (gtask, error);
+  g_object_unref (gtask);
   timeout_wait_unref (w);
 }
 
@@ -767,24 +758,15 @@ on_timeout_sleep_done (GObject      *source,
                        gpointer      data)
 {
   TimeoutWait *w = data;
-  GError *error = NULL;
 
-  if (ws_sleep_for_finish (result, &error) && w->gtask != NULL)
+  /* The deadline, with the task's wait still pending and not cancelled
+   * by the caller: cancel the task; its end decides. */
+  if (ws_sleep_for_finish (result, NULL) && w->gtask != NULL
+      && !g_cancellable_is_cancelled (w->wait_cancel))
     {
-      /* The deadline came first: the task loses. */
+      w->timed_out = TRUE;
       ws_task_cancel (w->task);
-      g_cancellable_cancel (w->wait_cancel);
-      timeout_wait_complete (w, g_error_new (G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
-                                             "The task did not end within its timeout; "
-                                             "it was cancelled"));
     }
-  else if (w->gtask != NULL && g_cancellable_is_cancelled (w->cancellable))
-    {
-      /* The caller cancelled: the wait, not the task. */
-      g_cancellable_cancel (w->wait_cancel);
-      timeout_wait_complete (w, g_steal_pointer (&error));
-    }
-  g_clear_error (&error);
   timeout_wait_unref (w);
 }
 
@@ -795,6 +777,7 @@ on_timeout_caller_cancelled (GCancellable *cancellable,
   TimeoutWait *w = data;
 
   /* Any thread: both waits call back on the caller's context. */
+  g_cancellable_cancel (w->wait_cancel);
   g_cancellable_cancel (w->sleep_cancel);
 }
 
@@ -810,7 +793,12 @@ on_timeout_caller_cancelled (GCancellable *cancellable,
  * Waits for the task for at most @timeout_usec without blocking: "this,
  * or fail after N ms". If the timeout passes first, the task is cancelled
  * (its work stops, its cancellable fires) and the wait fails with
- * %G_IO_ERROR_TIMED_OUT. @callback runs exactly once, on the
+ * %G_IO_ERROR_TIMED_OUT. %G_IO_ERROR_TIMED_OUT always means that the task
+ * ended cancelled, without its result: a task that completes while the
+ * timeout passes reports its result. A cancel never interrupts a running
+ * poll or blocking job: if the task is running when the timeout passes,
+ * the wait ends when that poll returns (at once for a job that watches
+ * its cancellable). @callback runs exactly once, on the
  * thread-default main context of the caller, never from inside this
  * call; finish with [method@Ws.Task.wait_timeout_finish], then read the
  * result as after [method@Ws.Task.wait_finish]. In Vala:
@@ -840,6 +828,7 @@ ws_task_wait_timeout_async (WsTask              *self,
   w->wait_cancel = g_cancellable_new ();
   w->sleep_cancel = g_cancellable_new ();
   w->pending = 2;
+  w->timed_out = FALSE;
   if (cancellable != NULL)
     {
       w->cancellable = g_object_ref (cancellable);
