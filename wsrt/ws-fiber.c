@@ -81,10 +81,14 @@
  *    or a poll that saw the cancellation) blocks until the job's
  *    function returned, after it cancelled the function's cancellable
  *    (the task's, which the core cancels too, but a local task's only
- *    at its cancel_task (), and a poll may see CANCELLED first). The
- *    job's end is its destroy notify, which the
- *    blocking pool runs also for a job it refuses or cancels at
- *    shutdown, so the wait always ends (models/fiber.pml, THREAD_JOB).
+ *    at its cancel_task (), and a poll may see CANCELLED first). On a
+ *    worker that wait is a ws_block_in_place (): the worker's queue
+ *    moves to a new thread and its other tasks go on; the thread of a
+ *    local fiber cannot hand its context off and waits itself, as does
+ *    a thread that shuts the runtime down. The job's end is its destroy
+ *    notify, which the blocking pool runs also for a job it refuses or
+ *    cancels at shutdown, so the wait always ends (models/fiber.pml,
+ *    THREAD_JOB).
  *
  * The fiber's context: the WsContext a fiber's function gets is the
  * fiber's own (WsFiber.cx), valid for the fiber's life, not the poller's,
@@ -672,6 +676,18 @@ thread_job_done (gpointer data)
   thread_job_unref (job);
 }
 
+/* Blocks until func has returned (or will never run). */
+static void
+thread_job_wait (gpointer data)
+{
+  ThreadJob *job = data;
+
+  ws_lock_lock (&job->lock);
+  while (!job->done)
+    ws_cond_wait (&job->cond, &job->lock);
+  ws_lock_unlock (&job->lock);
+}
+
 static gboolean
 thread_job_is_done (ThreadJob *job)
 {
@@ -802,10 +818,11 @@ ws_fiber_run_in_thread (WsContext     *cx,
            * this one, in a poll that may have seen CANCELLED before its
            * cancel_task (). func must see it before we wait for func. */
           g_cancellable_cancel (job->cancellable);
-          ws_lock_lock (&job->lock);
-          while (!job->done)
-            ws_cond_wait (&job->cond, &job->lock);
-          ws_lock_unlock (&job->lock);
+          /* On a worker the wait hands the worker's queue to another
+           * thread first, so its other tasks do not wait with us; a main
+           * context's thread cannot hand off, and waits itself. */
+          if (!ws_block_in_place (thread_job_wait, job, NULL))
+            thread_job_wait (job);
           break;
         }
     }
