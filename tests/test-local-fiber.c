@@ -599,6 +599,93 @@ test_run_in_thread (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* Cancelled from another thread while its thread job runs: the job sees
+ * its cancellable cancelled (by the owner's dispatch of the
+ * cancellation), the fiber's frame stays until the job returned, and the
+ * fiber unwinds on the loop's thread. */
+typedef struct
+{
+  GThread       *main_thread;
+  gint           fiber_started;
+  _Atomic gint   job_started;
+  gint           saw_write;
+  gint           got_cancelled;
+  GThread       *unwound_on;
+  GThread       *destroyed_on;
+} JobCancel;
+
+typedef struct
+{
+  JobCancel *jc;
+  gint      *on_stack;
+} JobCancelArgs;
+
+static gpointer
+job_until_cancelled (GCancellable  *cancellable,
+                     gpointer       user_data,
+                     GError       **error)
+{
+  JobCancelArgs *args = user_data;            /* on the fiber's stack */
+
+  atomic_store (&args->jc->job_started, 1);
+  /* A hang here (the cancellable never cancelled) is the watchdog's. */
+  while (!g_cancellable_is_cancelled (cancellable))
+    g_usleep (100);
+  *args->on_stack = 77;
+  g_cancellable_set_error_if_cancelled (cancellable, error);
+  return NULL;
+}
+
+static void
+job_cancel_fiber (WsContext *cx,
+                  gpointer   user_data)
+{
+  JobCancel *jc = user_data;
+  g_autoptr(GError) error = NULL;
+  gint on_stack = 0;
+  JobCancelArgs args = { jc, &on_stack };
+
+  jc->fiber_started = 1;
+  g_assert_null (ws_fiber_run_in_thread (cx, job_until_cancelled, &args, &error));
+  jc->saw_write = on_stack == 77;
+  jc->got_cancelled = g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  jc->unwound_on = current_thread ();
+}
+
+static void
+job_cancel_destroy (gpointer data)
+{
+  JobCancel *jc = data;
+
+  jc->destroyed_on = current_thread ();
+}
+
+static void
+test_run_in_thread_cancel (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  JobCancel jc = { g_thread_self (), };
+  g_autoptr(WsTask) t = NULL;
+  Loop l;
+
+  loop_init (&l);
+  t = ws_runtime_spawn_local_fiber (rt, NULL, job_cancel_fiber, &jc, job_cancel_destroy);
+  ws_test_iterate_until (l.context, jc.fiber_started == 1);
+  /* Set on the job's thread, which does not wake this loop. */
+  ws_test_wait_until (atomic_load (&jc.job_started) == 1);
+  g_thread_join (g_thread_new ("canceller", cancel_from_thread, t));
+  run_until_finished (&l, t);
+
+  g_assert_true (task_was_cancelled (t));
+  g_assert_cmpint (jc.saw_write, ==, 1);
+  g_assert_cmpint (jc.got_cancelled, ==, 1);
+  g_assert_true (jc.unwound_on == jc.main_thread);
+  g_assert_true (jc.destroyed_on == jc.main_thread);
+
+  loop_clear (&l);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 WS_TEST_MAIN (
   { "/local-fiber/main-thread", test_main_thread },
   { "/local-fiber/awaits", test_awaits },
@@ -606,4 +693,5 @@ WS_TEST_MAIN (
   { "/local-fiber/shutdown-on-owner", test_shutdown_on_owner },
   { "/local-fiber/wait-runs-it", test_wait_runs_it },
   { "/local-fiber/run-in-thread", test_run_in_thread },
+  { "/local-fiber/run-in-thread-cancel", test_run_in_thread_cancel },
 )
