@@ -69,9 +69,12 @@
  *    and waits for it; one on the owner's thread runs it). Every resume
  *    of such a fiber is fiber_poll () or fiber_destroy () under RUNNING
  *    held by that thread, so the fiber runs, suspends, unwinds and has
- *    its destroy notify run on that thread alone; resume () asserts it
- *    (models/fiber.pml, LOCAL). Between resumes the executor's dispatch
- *    has returned, so the main loop runs while the fiber waits.
+ *    its destroy notify run on that thread alone (models/fiber.pml,
+ *    LOCAL). Between resumes the executor's dispatch has returned, so
+ *    the main loop runs while the fiber waits. "That thread" is the
+ *    context's owner at the time: a context that one thread releases
+ *    and another acquires takes its local fibers with it, as it takes
+ *    its local tasks.
  *  - A thread job (ws_fiber_run_in_thread) is the one wait that the
  *    cancellation does not end: the job's function may use the fiber's
  *    stack until it returns, so the fiber's frames must stay until then.
@@ -129,11 +132,6 @@ struct _WsFiber
   gsize           stack_size;
   FiberState      state;
   gboolean        cancelled;         /* a suspend returned, or will return, FALSE */
-  /* A local fiber's thread: the one that first resumed it, the owner of
-   * its context; every resume is on it ("Local fibers" above). NULL for
-   * a worker fiber, which may migrate. */
-  GThread        *owner;
-  gboolean        local;
 };
 
 static void
@@ -161,14 +159,6 @@ static void
 resume (WsFiber *f,
         guint    budget)
 {
-  if G_UNLIKELY (f->local)
-    {
-      /* The local executor's rule, checked where it matters most: a
-       * local fiber's frames never move to another thread. */
-      if (f->owner == NULL)
-        f->owner = g_thread_self ();
-      g_assert (f->owner == g_thread_self ());
-    }
   f->cx.budget = budget;
   f->cx.yielded = FALSE;
   f->state = FIBER_RUNNING;
@@ -555,9 +545,11 @@ ws_context_is_fiber (WsContext *context)
  *                                                      g_object_unref);
  * ```
  *
- * Every resume of the fiber is a dispatch of @context on its thread: it
- * never moves to another thread, so thread-local variables and
- * thread-bound APIs (GTK) are safe across its awaits. It awaits worker
+ * Every resume of the fiber is a dispatch of @context on the thread that
+ * owns it: the fiber does not move to another thread (unless the context
+ * itself does, released by one thread and acquired by another), so
+ * thread-local variables and thread-bound APIs (GTK) are safe across its
+ * awaits. It awaits worker
  * tasks, fibers and blocking jobs, and is awaited by them, as any task
  * ([method@Ws.Task.poll], join handles). Its timers and the GIO calls it
  * makes live on @context; it starts no worker thread by itself.
@@ -593,7 +585,6 @@ ws_runtime_spawn_local_fiber (WsRuntime      *self,
   core = ws_runtime_get_core (self);
   ctx = context != NULL ? g_main_context_ref (context) : g_main_context_ref_thread_default ();
   f = fiber_new (core, core_stack_size (core), func, user_data, destroy);
-  f->local = TRUE;
   return ws_task_new_for_raw (ws_runtime_core_spawn_local (core, ctx, fiber_poll, f,
                                                            fiber_destroy, TRUE));
 }
