@@ -53,8 +53,38 @@
  *   after the cancellation, so the one resume of fiber_destroy () does
  *   not run the function to its return (a).
  *
- * NW=2, NA=2: 12,307 states, depth 95. By hand, -DNW=3 -DNA=3: 40,239
- * states; no error.
+ * Thread identity (-DLOCAL, ws_runtime_spawn_local_fiber): the task's
+ * host is a local executor, whose queue one thread drains, the owner of
+ * its GMainContext (proctype owner, in place of the workers). A cancel
+ * from any thread is queued for the owner like a wake; a shutdown on
+ * another thread marks the task cancelled, queues it and waits for the
+ * owner (ws-local-executor.c, "Shutdown"); with -DSHUTDOWN_ON_OWNER the
+ * owner itself shuts the runtime down and runs the cancellation.
+ *  (e) a local fiber runs, suspends and unwinds on the owner alone
+ *      (run_fiber asserts the resuming process).
+ *
+ * The thread job (-DTHREAD_JOB, ws_fiber_run_in_thread): the fiber's
+ * first await is a job on another thread (proctype job) whose function
+ * uses the fiber's frame until it returns; the pool may also cancel it
+ * before it runs (shutdown). The fiber suspends while the job runs;
+ * once cancelled its suspend does not switch out, and it blocks where it
+ * is until the job is done, whoever resumed it (a worker, the owner, the
+ * shutting down thread).
+ *  (f) the job never uses the fiber's frame after the call returned or
+ *      the stack was released (the job asserts it at each use).
+ *
+ * Broken variants (each must give a counterexample; tests
+ * model-fiber-broken-*, model-fiber-*-broken-*):
+ *  -DBROKEN_LOCAL_SHUTDOWN_ELSEWHERE (with -DLOCAL): a shutdown on
+ *   another thread takes the idle local task and cancels it there, as
+ *   the worker pool's sweep does for worker tasks: the fiber unwinds on
+ *   the wrong thread (e);
+ *  -DBROKEN_RETURN_ON_CANCEL (with -DTHREAD_JOB): the call returns once
+ *   the task is cancelled, while the job runs: the fiber's frame goes
+ *   while the job uses it (f).
+ *
+ * NW=2, NA=2: 12,614 states, depth 96; -DTHREAD_JOB 63,922 states;
+ * -DLOCAL -DTHREAD_JOB 11,150 states. By hand, -DNW=3 -DNA=3: no error.
  */
 
 #ifndef NW
@@ -86,6 +116,17 @@ bool waker_held = false;     /* the waker holds the task's waker */
 bool shutdown_begun = false;
 bool shutdown_returned = false;
 
+/* -DLOCAL: the process of the context's owner. */
+byte owner_pid = 255;
+
+/* -DTHREAD_JOB: the job of ws_fiber_run_in_thread. */
+#define JOB_NONE    0
+#define JOB_RUNNING 1        /* spawned; func may use the fiber's frame */
+#define JOB_DONE    2        /* thread_job_done () ran */
+byte job_state = JOB_NONE;
+bool in_job = false;         /* the fiber is in the call */
+bool frame_live = false;     /* the call's frame is on the fiber's stack */
+
 chan queue = [2] of { bit };
 
 /* The fiber's function, run by whoever resumed it, until it suspends or
@@ -93,12 +134,45 @@ chan queue = [2] of { bit };
 inline run_fiber ()
 {
   assert (resumers == 0);              /* (c) */
+#ifdef LOCAL
+  assert (_pid == owner_pid);          /* (e) */
+#endif
   resumers++;
   fstate = F_RUNNING;
   do
-  :: awaits_done == NA -> break
-  :: else ->
+  :: in_job ->
+     /* ws_fiber_run_in_thread ()'s loop */
      if
+     :: job_state == JOB_DONE ->
+        in_job = false; frame_live = false; awaits_done++
+     :: else ->
+        if
+        :: f_cancelled || cancelled ->
+           f_cancelled = true;
+#ifndef BROKEN_RETURN_ON_CANCEL
+           (job_state == JOB_DONE);    /* the uninterruptible wait */
+#endif
+           in_job = false; frame_live = false;
+           awaits_done = NA            /* the fiber unwinds */
+        :: else ->
+           fstate = F_SUSPENDED;       /* the job's end wakes the task */
+           break
+        fi
+     fi
+  :: !in_job && awaits_done == NA -> break
+  :: !in_job && awaits_done < NA ->
+     if
+#ifdef THREAD_JOB
+     :: awaits_done == 0 && job_state == JOB_NONE ->
+        if
+        :: f_cancelled || cancelled ->
+           f_cancelled = true;          /* cancelled first: no job */
+           awaits_done = NA
+        :: else ->
+           frame_live = true; in_job = true;
+           job_state = JOB_RUNNING
+        fi
+#endif
      :: true -> awaits_done++          /* ready: go on */
      :: true ->
         /* ws_fiber_suspend () */
@@ -133,6 +207,7 @@ inline run_fiber ()
 inline release_stack ()
 {
   assert (fstate == F_DONE);           /* (a) */
+  assert (!frame_live);
   assert (has_stack);
   has_stack = false
 }
@@ -220,6 +295,69 @@ proctype worker ()
   od
 }
 
+/* -DLOCAL: the thread that iterates the context: it alone drains the
+ * local executor's queue (the workers are not run). */
+inline owner_shutdown ()
+{
+  /* ws_runtime_shutdown on the owner's thread: queue the cancellation
+   * and run the executor's dispatch here until the task has ended. */
+  shutdown_begun = true;
+  atomic {
+    if
+    :: !complete ->
+       cancelled = true;
+       if
+       :: !running && !notified -> notified = true; queue ! 1
+       :: else -> skip
+       fi
+    :: else -> skip
+    fi
+  }
+  do
+  :: queue ? b -> run_task ()
+  :: atomic { complete && len (queue) == 0 -> break }
+  od;
+  assert (fstate == F_DONE || fstate == F_NEW);   /* (d) */
+  assert (!has_stack);
+  assert (destroyed == 1);
+  shutdown_returned = true
+}
+
+proctype owner ()
+{
+  bit b;
+end:
+  do
+  :: queue ? b -> run_task ()
+#ifdef SHUTDOWN_ON_OWNER
+  :: !shutdown_begun -> owner_shutdown ()
+#endif
+  od
+}
+
+/* -DTHREAD_JOB: the blocking pool's thread. func uses the fiber's frame
+ * (twice: it may at any time until it returns), then thread_job_done ()
+ * marks it done and wakes the task. Or the pool cancels the queued job
+ * at shutdown: done without a use. */
+proctype job ()
+{
+end:
+  job_state == JOB_RUNNING;
+  if
+  :: assert (frame_live && has_stack);  /* (f) */
+     assert (frame_live && has_stack)   /* (f) */
+  :: shutdown_begun -> skip
+  fi;
+  job_state = JOB_DONE;
+  atomic {
+    if
+    :: !complete && !running && !notified -> notified = true; queue ! 1
+    :: !complete && running -> notified = true
+    :: else -> skip
+    fi
+  }
+}
+
 /* The waker: wakes the task once it holds its waker; it may never get
  * one (end label). */
 proctype waker ()
@@ -255,13 +393,34 @@ proctype shutdown ()
   bit b;
 
   shutdown_begun = true;
+#if defined(LOCAL) && !defined(BROKEN_LOCAL_SHUTDOWN_ELSEWHERE)
+  /* Not the owner: queue the cancellation, wait for the owner. */
+  atomic {
+    if
+    :: !complete ->
+       cancelled = true;
+       if
+       :: !running && !notified -> notified = true; queue ! 1
+       :: else -> skip
+       fi
+    :: else -> skip
+    fi
+  }
+  complete;
+#else
   do
   :: atomic { !complete && !running -> running = true; cancelled = true };
      cancel_task ()
   :: atomic { !complete && running -> cancelled = true }
+#ifndef LOCAL
   :: queue ? b -> run_task ()
+#endif
   :: atomic { complete && len (queue) == 0 -> break }
+#ifdef LOCAL
+  :: atomic { complete && len (queue) > 0 -> break }   /* the owner drops it */
+#endif
   od;
+#endif
   assert (fstate == F_DONE || fstate == F_NEW);   /* (d) */
   assert (!has_stack);
   assert (destroyed == 1);
@@ -272,14 +431,23 @@ init
 {
   queue ! 1;
   atomic {
+#ifdef LOCAL
+    owner_pid = run owner ();
+#else
     byte i = 0;
     do
     :: i < NW -> run worker (); i++
     :: i == NW -> break
     od;
+#endif
     run waker ();
     run canceller ();
+#ifdef THREAD_JOB
+    run job ();
+#endif
+#ifndef SHUTDOWN_ON_OWNER
     run shutdown ()
+#endif
   }
 }
 

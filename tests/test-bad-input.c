@@ -132,7 +132,17 @@ fiber_noop (WsContext *cx,
 {
 }
 
-/* A poll function, not a fiber: it may not suspend. */
+static gpointer
+thread_job_noop (GCancellable  *cancellable,
+                 gpointer       data,
+                 GError       **error)
+{
+  g_assert_not_reached ();
+  return NULL;
+}
+
+/* A poll function, not a fiber: it may not suspend, nor wait for a
+ * thread job. */
 static WsPoll
 suspend_outside_fiber (WsContext *cx,
                        gpointer   data)
@@ -140,7 +150,21 @@ suspend_outside_fiber (WsContext *cx,
   g_assert_false (ws_context_is_fiber (cx));
   WS_TEST_REFUSED (ws_fiber_suspend, g_assert_false (ws_fiber_suspend (cx)));
   WS_TEST_REFUSED (ws_fiber_yield, g_assert_false (ws_fiber_yield (cx)));
+  /* The critical names the fix. */
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL,
+                         "ws_fiber_run_in_thread: called outside a fiber*ws_runtime_spawn_blocking*");
+  g_assert_null (ws_fiber_run_in_thread (cx, thread_job_noop, NULL, NULL));
+  g_test_assert_expected_messages ();
   return WS_POLL_READY;
+}
+
+/* A fiber that passes no function to a thread job. */
+static void
+run_in_thread_without_func (WsContext *cx,
+                            gpointer   data)
+{
+  WS_TEST_REFUSED (ws_fiber_run_in_thread, g_assert_null (ws_fiber_run_in_thread (cx, NULL, NULL, NULL)));
+  ws_context_return_uint64 (cx, 1);
 }
 
 /* A fiber that lends its context out while it waits. */
@@ -177,7 +201,16 @@ test_fiber_refusals (void)
   WS_TEST_REFUSED (ws_runtime_spawn_fiber_full, g_assert_null (ws_runtime_spawn_fiber_full (rt, (gsize) 2 << 30, fiber_noop, NULL, ws_test_count_destroy)));
   WS_TEST_REFUSED (ws_context_spawn_fiber, g_assert_null (ws_context_spawn_fiber (NULL, fiber_noop, NULL, ws_test_count_destroy)));
   WS_TEST_REFUSED (ws_context_spawn_fiber, g_assert_null (ws_context_spawn_fiber (&idle_cx, fiber_noop, NULL, ws_test_count_destroy)));
-  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 7);
+  WS_TEST_REFUSED (ws_runtime_spawn_local_fiber, g_assert_null (ws_runtime_spawn_local_fiber (NULL, NULL, fiber_noop, NULL, ws_test_count_destroy)));
+  WS_TEST_REFUSED (ws_runtime_spawn_local_fiber, g_assert_null (ws_runtime_spawn_local_fiber (rt, NULL, NULL, NULL, ws_test_count_destroy)));
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 9);
+
+  /* A thread job outside a fiber: a critical, and NULL. */
+  WS_TEST_REFUSED (ws_fiber_run_in_thread, g_assert_null (ws_fiber_run_in_thread (NULL, thread_job_noop, NULL, NULL)));
+  WS_TEST_REFUSED (ws_fiber_run_in_thread, g_assert_null (ws_fiber_run_in_thread (&idle_cx, thread_job_noop, NULL, NULL)));
+  task = ws_runtime_spawn_fiber (rt, run_in_thread_without_func, NULL, NULL);
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_clear_object (&task);
 
   /* Suspending outside a fiber: a critical naming the call, FALSE. */
   WS_TEST_REFUSED (ws_fiber_suspend, g_assert_false (ws_fiber_suspend (NULL)));
@@ -197,6 +230,7 @@ test_fiber_refusals (void)
     task = ws_runtime_spawn_fiber (rt, lending_fiber, shot, NULL);
     ws_test_wait_until (atomic_load (&lent) == 1);
     WS_TEST_REFUSED (ws_fiber_suspend, g_assert_false (ws_fiber_suspend (lent_cx)));
+    WS_TEST_REFUSED (ws_fiber_run_in_thread, g_assert_null (ws_fiber_run_in_thread (lent_cx, thread_job_noop, NULL, NULL)));
     g_assert_true (ws_oneshot_send (shot, GUINT_TO_POINTER (1)));
     g_assert_true (ws_task_wait (task, NULL, NULL));
     ws_oneshot_unref (shot);

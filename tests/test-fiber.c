@@ -12,7 +12,10 @@
  * shutdown returns, may be resumed on another worker, fits a deep
  * recursion in its default stack, costs one stack per fiber that stays
  * mapped only while it waits (reused after), and dies by SIGSEGV on a
- * stack overflow (of the size fiber-stack-size sets).
+ * stack overflow (of the size fiber-stack-size sets). A thread job
+ * (ws_fiber_run_in_thread) hands back its function's result and error as
+ * given, and the call returns only after the function did, also once the
+ * task is cancelled (the function writes to the fiber's stack then).
  */
 
 #include "config.h"
@@ -787,6 +790,237 @@ test_stack_overflow (void)
 #endif
 }
 
+/* ---- thread jobs (ws_fiber_run_in_thread) ------------------------------ */
+
+static gpointer
+job_returns_string (GCancellable  *cancellable,
+                    gpointer       user_data,
+                    GError       **error)
+{
+  g_assert_true (G_IS_CANCELLABLE (cancellable));
+  g_assert_false (g_cancellable_is_cancelled (cancellable));
+  return g_strdup_printf ("%s on %p", (const char *) user_data, (gpointer) g_thread_self ());
+}
+
+static gpointer
+job_fails (GCancellable  *cancellable,
+           gpointer       user_data,
+           GError       **error)
+{
+  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED, "denied");
+  return NULL;
+}
+
+/* A job may give both a result and an error: both come back as given. */
+static gpointer
+job_gives_both (GCancellable  *cancellable,
+                gpointer       user_data,
+                GError       **error)
+{
+  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT, "partial");
+  return user_data;
+}
+
+static void
+runs_jobs (WsContext *cx,
+           gpointer   user_data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *s = NULL;
+  g_autofree char *expected = NULL;
+  int local = 5;
+  gpointer p;
+
+  s = ws_fiber_run_in_thread (cx, job_returns_string, "hashed", &error);
+  g_assert_no_error (error);
+  /* It ran on another thread than the fiber's (a blocking-pool thread). */
+  expected = g_strdup_printf ("hashed on %p", (gpointer) g_thread_self ());
+  g_assert_true (g_str_has_prefix (s, "hashed on "));
+  g_assert_cmpstr (s, !=, expected);
+
+  g_assert_null (ws_fiber_run_in_thread (cx, job_fails, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_PERMISSION_DENIED);
+  g_clear_error (&error);
+
+  p = ws_fiber_run_in_thread (cx, job_gives_both, &local, &error);
+  g_assert_true (p == &local);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT);
+  g_clear_error (&error);
+
+  /* NULL error: the job's error is dropped, its result kept. */
+  g_assert_true (ws_fiber_run_in_thread (cx, job_gives_both, &local, NULL) == &local);
+  ws_context_return_uint64 (cx, 9);
+}
+
+static void
+test_run_in_thread (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  WsJoinHandle *h = ws_runtime_spawn_fiber_full (rt, 0, runs_jobs, NULL, NULL);
+
+  g_assert_cmpuint (ws_test_join_uint64 (h), ==, 9);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* The cancellation does not cut the wait short: the job writes to a
+ * variable on the fiber's stack after the cancel, and the call returns
+ * only after the job did. */
+typedef struct
+{
+  WsTestGate     gate;           /* the job waits here, cancelled or not */
+  GCancellable  *job_cancellable;
+  _Atomic gint   job_started;
+  _Atomic gint   job_returned;
+  _Atomic gint   call_returned;
+  _Atomic gint   fiber_returned;
+  gint           saw_write;      /* the fiber saw the job's late write */
+  gint           later_await;    /* the next await after it: FALSE */
+  gint           got_result;
+} Uninterruptible;
+
+typedef struct
+{
+  Uninterruptible *u;
+  gint            *on_stack;
+} JobArgs;
+
+static gpointer
+job_writes_late (GCancellable  *cancellable,
+                 gpointer       user_data,
+                 GError       **error)
+{
+  JobArgs *args = user_data;          /* on the fiber's stack */
+  Uninterruptible *u = args->u;
+
+  u->job_cancellable = g_object_ref (cancellable);
+  atomic_store (&u->job_started, 1);
+  ws_test_gate_wait (&u->gate);
+  /* After the cancel: the fiber's frame must still be there. */
+  *args->on_stack = 77;
+  atomic_store (&u->job_returned, 1);
+  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "stopped");
+  return GUINT_TO_POINTER (3);
+}
+
+static void
+waits_for_job (WsContext *cx,
+               gpointer   user_data)
+{
+  Uninterruptible *u = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(Guard) guard = guard_new ();
+  gint on_stack = 0;
+  JobArgs args = { u, &on_stack };
+  gpointer result;
+
+  result = ws_fiber_run_in_thread (cx, job_writes_late, &args, &error);
+  atomic_store (&u->call_returned, 1);
+  /* The job had returned, its write is seen, its result and error are
+   * as it gave them. */
+  if (atomic_load (&u->job_returned) == 1 && on_stack == 77)
+    u->saw_write = 1;
+  if (GPOINTER_TO_UINT (result) == 3 && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    u->got_result = 1;
+  if (!ws_fiber_yield (cx))
+    u->later_await = 1;
+  atomic_store (&u->fiber_returned, 1);
+}
+
+static void
+test_run_in_thread_cancel (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  Uninterruptible u = { 0, };
+  g_autoptr(WsTask) t = NULL;
+  g_autoptr(WsTask) probe = NULL;
+  g_autoptr(GError) error = NULL;
+
+  ws_test_gate_init (&u.gate);
+  atomic_store (&n_guards_freed, 0);
+  ws_test_reset_counters ();
+  t = ws_runtime_spawn_fiber (rt, waits_for_job, &u, ws_test_count_destroy);
+  ws_test_wait_until (atomic_load (&u.job_started) == 1);
+  ws_test_gate_wait_for_waiters (&u.gate, 1);
+  ws_task_cancel (t);
+
+  /* The job sees the cancellation; the call has not returned, the fiber
+   * is not unwound and the task has not ended while the job runs. */
+  ws_test_wait_until (g_cancellable_is_cancelled (u.job_cancellable));
+  /* The one worker took the cancelled fiber before this task (the
+   * injection queue is FIFO) and, waiting for the job, handed its queue
+   * to another thread (ws_block_in_place): the task runs, and the fiber
+   * is still in the call. */
+  probe = ws_runtime_spawn (rt, ws_test_ready, NULL, NULL);
+  g_assert_true (ws_task_wait (probe, NULL, NULL));
+  g_assert_cmpint (atomic_load (&u.call_returned), ==, 0);
+  g_assert_cmpint (atomic_load (&u.fiber_returned), ==, 0);
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 0);
+  g_assert_false (ws_task_is_finished (t));
+
+  ws_test_gate_open (&u.gate);
+  g_assert_false (ws_task_wait (t, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_cmpint (u.saw_write, ==, 1);
+  g_assert_cmpint (u.got_result, ==, 1);
+  g_assert_cmpint (u.later_await, ==, 1);
+  g_assert_cmpint (atomic_load (&u.fiber_returned), ==, 1);
+  g_assert_cmpint (atomic_load (&n_guards_freed), ==, 1);
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 1);
+
+  g_object_unref (u.job_cancellable);
+  ws_test_gate_clear (&u.gate);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* A fiber cancelled before the call: the job does not run. */
+static gpointer
+job_must_not_run (GCancellable  *cancellable,
+                  gpointer       user_data,
+                  GError       **error)
+{
+  g_assert_not_reached ();
+  return NULL;
+}
+
+typedef struct
+{
+  WsOneshot    *shot;
+  _Atomic gint  waiting;
+  _Atomic gint  refused;             /* the call failed as cancelled */
+} AfterCancel;
+
+static void
+cancelled_then_runs_job (WsContext *cx,
+                         gpointer   user_data)
+{
+  AfterCancel *a = user_data;
+  g_autoptr(GError) error = NULL;
+  gpointer item = NULL;
+
+  atomic_store (&a->waiting, 1);
+  g_assert_false (WS_FIBER_AWAIT (cx, ws_oneshot_poll (a->shot, cx, &item, NULL)));
+  g_assert_null (ws_fiber_run_in_thread (cx, job_must_not_run, NULL, &error));
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    atomic_store (&a->refused, 1);
+}
+
+static void
+test_run_in_thread_after_cancel (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  AfterCancel a = { ws_oneshot_new (NULL), };
+  g_autoptr(WsTask) t = ws_runtime_spawn_fiber (rt, cancelled_then_runs_job, &a, NULL);
+  g_autoptr(GError) error = NULL;
+
+  ws_test_wait_until (atomic_load (&a.waiting) == 1);
+  ws_task_cancel (t);
+  g_assert_false (ws_task_wait (t, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_cmpint (atomic_load (&a.refused), ==, 1);
+  ws_oneshot_unref (a.shot);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 static int
 run_overflow_child (void)
 {
@@ -812,6 +1046,9 @@ static const WsTestDef tests[] = {
   { "/fiber/stack-overflow", test_stack_overflow },
   { "/fiber/await-runs-child-first", test_await_runs_child_first },
   { "/fiber/await-chain-small-stack", test_await_chain_small_stack },
+  { "/fiber/run-in-thread", test_run_in_thread },
+  { "/fiber/run-in-thread/cancel", test_run_in_thread_cancel },
+  { "/fiber/run-in-thread/after-cancel", test_run_in_thread_after_cancel },
 };
 
 int

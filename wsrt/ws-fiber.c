@@ -61,6 +61,37 @@
  *    thread-local variable across a suspend. wsrt's own path keeps it
  *    (ws-fiber-switch.c); the rule for users is in
  *    doc/getting-started-c.md.
+ *  - Local fibers (ws_runtime_spawn_local_fiber) do not migrate: their
+ *    task's host is a local executor (ws-local-executor.c), which polls
+ *    its tasks and destroys their futures only on the thread that owns
+ *    its GMainContext, for a cancel from any thread and for shutdown
+ *    alike (a shutdown elsewhere queues the cancellation for the owner
+ *    and waits for it; one on the owner's thread runs it). Every resume
+ *    of such a fiber is fiber_poll () or fiber_destroy () under RUNNING
+ *    held by that thread, so the fiber runs, suspends, unwinds and has
+ *    its destroy notify run on that thread alone (models/fiber.pml,
+ *    LOCAL). Between resumes the executor's dispatch has returned, so
+ *    the main loop runs while the fiber waits. "That thread" is the
+ *    context's owner at the time: a context that one thread releases
+ *    and another acquires takes its local fibers with it, as it takes
+ *    its local tasks.
+ *  - A thread job (ws_fiber_run_in_thread) is the one wait that the
+ *    cancellation does not end: the job's function may use the fiber's
+ *    stack until it returns, so the fiber's frames must stay until then.
+ *    While the task is not cancelled the fiber suspends as for any await
+ *    (the job's end wakes it). Once it is, its suspends no longer switch
+ *    out, so the thread that resumed it to unwind it (fiber_destroy (),
+ *    or a poll that saw the cancellation) blocks until the job's
+ *    function returned, after it cancelled the function's cancellable
+ *    (the task's, which the core cancels too, but a local task's only
+ *    at its cancel_task (), and a poll may see CANCELLED first). On a
+ *    worker that wait is a ws_block_in_place (): the worker's queue
+ *    moves to a new thread and its other tasks go on; the thread of a
+ *    local fiber cannot hand its context off and waits itself, as does
+ *    a thread that shuts the runtime down. The job's end is its destroy
+ *    notify, which the blocking pool runs also for a job it refuses or
+ *    cancels at shutdown, so the wait always ends (models/fiber.pml,
+ *    THREAD_JOB).
  *
  * The fiber's context: the WsContext a fiber's function gets is the
  * fiber's own (WsFiber.cx), valid for the fiber's life, not the poller's,
@@ -97,6 +128,7 @@ struct _WsFiber
   WsFiberFunc     func;
   gpointer        data;
   GDestroyNotify  destroy;
+  WsRuntimeCore  *core;              /* its runtime: the task holds it */
   gsize           stack_size;
   FiberState      state;
   gboolean        cancelled;         /* a suspend returned, or will return, FALSE */
@@ -211,7 +243,8 @@ fiber_destroy (gpointer user_data)
 }
 
 static WsFiber *
-fiber_new (gsize          stack_size,
+fiber_new (WsRuntimeCore *core,
+           gsize          stack_size,
            WsFiberFunc    func,
            gpointer       user_data,
            GDestroyNotify destroy)
@@ -219,6 +252,7 @@ fiber_new (gsize          stack_size,
   WsFiber *f = g_new0 (WsFiber, 1);
 
   f->cx.fiber = f;
+  f->core = core;
   f->func = func;
   f->data = user_data;
   f->destroy = destroy;
@@ -241,7 +275,7 @@ spawn (WsRuntimeCore  *core,
        gpointer        user_data,
        GDestroyNotify  destroy)
 {
-  WsFiber *f = fiber_new (stack_size != 0 ? stack_size : core_stack_size (core),
+  WsFiber *f = fiber_new (core, stack_size != 0 ? stack_size : core_stack_size (core),
                           func, user_data, destroy);
 
   return ws_runtime_core_spawn (core, fiber_poll, f, fiber_destroy, TRUE);
@@ -476,4 +510,319 @@ ws_context_is_fiber (WsContext *context)
   g_return_val_if_fail (context != NULL, FALSE);
 
   return context->fiber != NULL;
+}
+
+/**
+ * ws_runtime_spawn_local_fiber: (skip)
+ * @self: a #WsRuntime
+ * @context: (nullable): the context whose thread runs the fiber; %NULL
+ *   for the caller's thread-default context
+ * @func: (scope notified) (closure user_data) (destroy destroy): the
+ *   fiber's body
+ * @user_data: data for @func
+ * @destroy: (nullable): frees @user_data once @func has returned
+ *
+ * Spawns a fiber that runs only on the thread that iterates @context,
+ * usually the GTK main loop, as a local task of
+ * [method@Ws.Runtime.spawn_local] does. Code that waits reads top to
+ * bottom, and the main loop runs (a GTK app draws, handles input) while
+ * the fiber waits:
+ *
+ * ```c
+ * static void
+ * refresh (WsContext *cx, gpointer user_data)
+ * {
+ *   GtkLabel *label = user_data;
+ *   g_autoptr(WsTask) job = ws_runtime_spawn_blocking (rt, count_files, NULL, NULL);
+ *
+ *   if (!WS_FIBER_AWAIT (cx, ws_task_poll (job, cx)))
+ *     return;                                    // cancelled
+ *   gtk_label_set_text (label, "done");          // on the main thread
+ * }
+ *
+ * g_autoptr(WsTask) t = ws_runtime_spawn_local_fiber (rt, NULL, refresh,
+ *                                                      g_object_ref (label),
+ *                                                      g_object_unref);
+ * ```
+ *
+ * Every resume of the fiber is a dispatch of @context on the thread that
+ * owns it: the fiber does not move to another thread (unless the context
+ * itself does, released by one thread and acquired by another), so
+ * thread-local variables and thread-bound APIs (GTK) are safe across its
+ * awaits. It awaits worker
+ * tasks, fibers and blocking jobs, and is awaited by them, as any task
+ * ([method@Ws.Task.poll], join handles). Its timers and the GIO calls it
+ * makes live on @context; it starts no worker thread by itself.
+ *
+ * Cancellation and shutdown unwind it on @context's thread: its await
+ * returns %FALSE there, and @destroy and the handlers of its cancellable
+ * ([method@Ws.Context.get_cancellable]) run there too. A
+ * [method@Ws.Runtime.shutdown] called on that thread runs the unwinding
+ * itself; called elsewhere, it waits for that thread to dispatch
+ * @context. A fiber on a context that no thread iterates is run by
+ * [method@Ws.Task.wait], which iterates that context, as it does for a
+ * local task.
+ *
+ * Returns: (transfer full): the fiber's task
+ */
+WsTask *
+ws_runtime_spawn_local_fiber (WsRuntime      *self,
+                              GMainContext   *context,
+                              WsFiberFunc     func,
+                              gpointer        user_data,
+                              GDestroyNotify  destroy)
+{
+  g_autoptr(GMainContext) ctx = NULL;
+  WsRuntimeCore *core;
+  WsFiber *f;
+
+  if (refuse (WS_IS_RUNTIME (self) && func != NULL, destroy, user_data))
+    {
+      g_return_val_if_fail (WS_IS_RUNTIME (self), NULL);
+      g_return_val_if_fail (func != NULL, NULL);
+    }
+
+  core = ws_runtime_get_core (self);
+  ctx = context != NULL ? g_main_context_ref (context) : g_main_context_ref_thread_default ();
+  f = fiber_new (core, core_stack_size (core), func, user_data, destroy);
+  return ws_task_new_for_raw (ws_runtime_core_spawn_local (core, ctx, fiber_poll, f,
+                                                           fiber_destroy, TRUE));
+}
+
+/* ---- thread jobs (ws_fiber_run_in_thread) ------------------------------- */
+
+/* One call of ws_fiber_run_in_thread (): shared by the fiber, which
+ * waits, and the blocking job, which runs the function; each holds a
+ * reference. `done` and the outcome are written by the job under `lock`
+ * and read by the fiber under it. */
+typedef struct
+{
+  gatomicrefcount  ref;
+  WsThreadFunc     func;
+  gpointer         data;
+  GCancellable    *cancellable;      /* the fiber task's */
+  WsWaker         *waker;            /* the fiber task's */
+  WsLock           lock;
+  WsCond           cond;
+  gboolean         ran;              /* the job's thread only */
+  gboolean         done;             /* func returned, or never will run */
+  gpointer         result;
+  GError          *error;
+} ThreadJob;
+
+static void
+thread_job_unref (gpointer data)
+{
+  ThreadJob *job = data;
+
+  if (!g_atomic_ref_count_dec (&job->ref))
+    return;
+  g_clear_object (&job->cancellable);
+  g_assert (job->waker == NULL);
+  ws_lock_clear (&job->lock);
+  ws_cond_clear (&job->cond);
+  g_free (job);
+}
+
+/* The blocking job's poll: one call of func, on a blocking-pool thread. */
+static WsPoll
+thread_job_run (WsContext *cx,
+                gpointer   data)
+{
+  ThreadJob *job = data;
+  GError *error = NULL;
+  gpointer result;
+
+  job->ran = TRUE;
+  result = job->func (job->cancellable, job->data, &error);
+  ws_lock_lock (&job->lock);
+  job->result = result;
+  job->error = error;
+  ws_lock_unlock (&job->lock);
+  return WS_POLL_READY;
+}
+
+/* The blocking job's destroy notify: after its one poll, or in its place
+ * when the pool refused or cancelled the job (a shutdown) before func
+ * ran. Either way func will not run any more: the fiber may go on. */
+static void
+thread_job_done (gpointer data)
+{
+  ThreadJob *job = data;
+  WsWaker *waker;
+
+  ws_lock_lock (&job->lock);
+  if (!job->ran)
+    job->error = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                                      "The runtime was shut down before the thread "
+                                      "job of ws_fiber_run_in_thread() could start");
+  job->done = TRUE;
+  waker = g_steal_pointer (&job->waker);
+  ws_cond_signal (&job->cond);
+  ws_lock_unlock (&job->lock);
+
+  /* After `done`: the fiber's poll that this wake brings finds it. */
+  ws_waker_wake (waker);
+  ws_waker_unref (waker);
+  thread_job_unref (job);
+}
+
+/* Blocks until func has returned (or will never run). */
+static void
+thread_job_wait (gpointer data)
+{
+  ThreadJob *job = data;
+
+  ws_lock_lock (&job->lock);
+  while (!job->done)
+    ws_cond_wait (&job->cond, &job->lock);
+  ws_lock_unlock (&job->lock);
+}
+
+static gboolean
+thread_job_is_done (ThreadJob *job)
+{
+  gboolean done;
+
+  ws_lock_lock (&job->lock);
+  done = job->done;
+  ws_lock_unlock (&job->lock);
+  return done;
+}
+
+/**
+ * WsThreadFunc:
+ * @cancellable: (nullable): cancelled when the awaiting fiber's task is
+ *   cancelled
+ * @user_data: the data given to [func@Ws.fiber_run_in_thread]
+ * @error: return location for a #GError
+ *
+ * A function run on a thread of the blocking pool by
+ * [func@Ws.fiber_run_in_thread]: the shape of the body of a
+ * `GTaskThreadFunc` that ends with g_task_return_pointer() or
+ * g_task_return_error(), which ports unchanged.
+ *
+ * Returns: (nullable) (transfer full): the result, handed to the fiber
+ *   as it is
+ */
+
+/**
+ * ws_fiber_run_in_thread: (skip)
+ * @cx: the context of the running fiber
+ * @func: (scope call) (closure user_data): the function to run on the
+ *   blocking pool
+ * @user_data: data for @func
+ * @error: return location for a #GError
+ *
+ * Runs @func on a thread of the blocking pool of the fiber's runtime
+ * ([method@Ws.Runtime.spawn_blocking]) and waits for it: the fiber
+ * suspends, the worker or main loop that ran it goes on with other work,
+ * and the call returns @func's result and error as @func gave them. It is
+ * g_task_run_in_thread() with its callback written as the next line:
+ *
+ * ```c
+ * static gpointer
+ * checksum_file (GCancellable *cancellable, gpointer user_data, GError **error)
+ * {
+ *   return checksum_path (user_data, cancellable, error);   // blocking I/O
+ * }
+ *
+ * g_autofree char *sum = ws_fiber_run_in_thread (cx, checksum_file, path, &error);
+ * ```
+ *
+ * The call never returns before @func has, also once the fiber's task is
+ * cancelled, so @func may use the fiber's stack (@user_data may point at
+ * a local variable of the fiber). @cancellable is the fiber task's
+ * ([method@Ws.Context.get_cancellable]), cancelled when the task is:
+ * @func should check it and return soon, since the thread that unwinds
+ * the cancelled fiber (a worker, or the thread of a local fiber's main
+ * context) waits for @func to return. If the task was cancelled before
+ * the call, @func is not run and the call fails with
+ * %G_IO_ERROR_CANCELLED; so it does if the runtime was shut down before
+ * @func could start.
+ *
+ * Calling it outside a fiber (from a poll function, or with a context
+ * that is not the running fiber's) is a programmer error: a critical,
+ * and %NULL.
+ *
+ * Returns: (nullable) (transfer full): what @func returned
+ */
+gpointer
+ws_fiber_run_in_thread (WsContext     *cx,
+                        WsThreadFunc   func,
+                        gpointer       user_data,
+                        GError       **error)
+{
+  ThreadJob *job;
+  WsFiber *f;
+  gpointer result;
+
+  if G_UNLIKELY (cx == NULL || cx->fiber == NULL)
+    {
+      g_critical ("ws_fiber_run_in_thread: called outside a fiber; from a poll "
+                  "function, spawn the job with ws_runtime_spawn_blocking() and "
+                  "await its task with ws_task_poll(), or make the task a fiber "
+                  "(ws_runtime_spawn_fiber, ws_runtime_spawn_local_fiber)");
+      return NULL;
+    }
+  g_return_val_if_fail (func != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+  f = cx->fiber;
+  /* As ws_fiber_suspend (): on the fiber's own stack, from its own code. */
+  g_return_val_if_fail (is_on_stack (f, __builtin_frame_address (0)), NULL);
+
+  /* Acquire: the canceller's CANCELLED, as in ws_fiber_suspend (). */
+  if (f->cancelled || (ws_raw_task_get_state (f->cx.task) & WS_STATE_CANCELLED))
+    {
+      f->cancelled = TRUE;
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                           "The fiber's task was cancelled before ws_fiber_run_in_thread()");
+      return NULL;
+    }
+
+  job = g_new0 (ThreadJob, 1);
+  g_atomic_ref_count_init (&job->ref);
+  g_atomic_ref_count_inc (&job->ref);              /* the blocking job's */
+  job->func = func;
+  job->data = user_data;
+  job->cancellable = g_object_ref (ws_context_get_cancellable (cx));
+  job->waker = ws_context_get_waker (cx);
+  ws_lock_init (&job->lock);
+  ws_cond_init (&job->cond);
+
+  /* No join handle: thread_job_done () is the completion, and runs also
+   * when the pool refuses or cancels the job, so the fiber is never left
+   * waiting for a job that will not run. */
+  ws_runtime_core_spawn_blocking (f->core, thread_job_run, job, thread_job_done, FALSE);
+
+  /* The wait. Suspend while the job runs; thread_job_done () wakes the
+   * task after `done`. Once the task is cancelled a suspend no longer
+   * switches out (ws_fiber_suspend), and the fiber's frames must stay
+   * while func may use them: the thread that unwinds the fiber waits
+   * here for func to return (models/fiber.pml, THREAD_JOB). */
+  while (!thread_job_is_done (job))
+    {
+      if (!ws_fiber_suspend (cx))
+        {
+          /* The task is cancelled, but its cancellable may not be yet: a
+           * local task's is cancelled only on its own thread, which is
+           * this one, in a poll that may have seen CANCELLED before its
+           * cancel_task (). func must see it before we wait for func. */
+          g_cancellable_cancel (job->cancellable);
+          /* On a worker the wait hands the worker's queue to another
+           * thread first, so its other tasks do not wait with us; a main
+           * context's thread cannot hand off, and waits itself. */
+          if (!ws_block_in_place (thread_job_wait, job, NULL))
+            thread_job_wait (job);
+          break;
+        }
+    }
+
+  ws_lock_lock (&job->lock);
+  result = g_steal_pointer (&job->result);
+  if (job->error != NULL)
+    g_propagate_error (error, g_steal_pointer (&job->error));
+  ws_lock_unlock (&job->lock);
+  thread_job_unref (job);
+  return result;
 }

@@ -73,6 +73,10 @@ typedef void (*WsFiberFunc) (WsContext *context,
     ws_fiber_await_ok_; \
   })
 
+typedef gpointer (*WsThreadFunc) (GCancellable  *cancellable,
+                                  gpointer       user_data,
+                                  GError       **error);
+
 WS_AVAILABLE_IN_ALL
 WsTask       *ws_runtime_spawn_fiber          (WsRuntime      *self,
                                                WsFiberFunc     func,
@@ -89,6 +93,17 @@ WsJoinHandle *ws_context_spawn_fiber          (WsContext      *context,
                                                WsFiberFunc     func,
                                                gpointer        user_data,
                                                GDestroyNotify  destroy) G_GNUC_WARN_UNUSED_RESULT;
+WS_AVAILABLE_IN_ALL
+WsTask       *ws_runtime_spawn_local_fiber    (WsRuntime      *self,
+                                               GMainContext   *context,
+                                               WsFiberFunc     func,
+                                               gpointer        user_data,
+                                               GDestroyNotify  destroy) G_GNUC_WARN_UNUSED_RESULT;
+WS_AVAILABLE_IN_ALL
+gpointer      ws_fiber_run_in_thread          (WsContext      *cx,
+                                               WsThreadFunc    func,
+                                               gpointer        user_data,
+                                               GError        **error);
 WS_AVAILABLE_IN_ALL
 gboolean      ws_fiber_suspend                (WsContext      *context);
 WS_AVAILABLE_IN_ALL
