@@ -70,6 +70,22 @@
  * a migrated fiber must not reach into the worker that polled it before.
  * (The work-first run of an awaited task, ws-worker.c, takes the worker
  * of the thread the fiber runs on at that moment.)
+ *
+ * No suspend inside a dispatch the fiber runs. A fiber may iterate a
+ * GMainContext itself (a library's synchronous mode does), but a suspend
+ * inside one of that context's callbacks would switch away in the middle
+ * of g_main_dispatch (): GLib's per-thread dispatch record (its depth,
+ * the current source) would stay set on the poller's thread, where the
+ * next task polled sees itself inside a dispatch (ws_block_in_place is
+ * refused there, doc/architecture.md "Rules: blocking"), and the fiber
+ * could resume on another thread, which would run the rest of GLib's
+ * dispatch against the first thread's record. So resume () notes the
+ * poller's own g_main_depth () (0 on a worker, which polls outside any
+ * dispatch; 1 or more where a main loop polls), and a suspend from a
+ * deeper depth is refused as ws_block_in_place is: a critical naming
+ * the fix, and FALSE, the result code already treats as "stop" (an
+ * await's FALSE). The task is not cancelled: a later await outside the
+ * dispatch suspends as usual.
  */
 
 #include "config.h"
@@ -100,6 +116,7 @@ struct _WsFiber
   gsize           stack_size;
   FiberState      state;
   gboolean        cancelled;         /* a suspend returned, or will return, FALSE */
+  gint            poll_depth;        /* g_main_depth () of the poller, at the resume */
 };
 
 static void
@@ -129,6 +146,7 @@ resume (WsFiber *f,
 {
   f->cx.budget = budget;
   f->cx.yielded = FALSE;
+  f->poll_depth = g_main_depth ();
   f->state = FIBER_RUNNING;
   ws_fiber_ctx_resume (&f->ctx);
 }
@@ -407,7 +425,14 @@ ws_context_spawn_fiber (WsContext      *context,
  * from then on: the fiber cleans up and returns.
  *
  * Calling it outside a fiber is a programmer error (a critical; it
- * returns %FALSE).
+ * returns %FALSE). So is calling it inside a callback of a
+ * `GMainContext` that the fiber itself iterates
+ * (`g_main_context_iteration()` or a `GMainLoop` run by the fiber): the
+ * fiber would stop in the middle of GLib's dispatch. It is refused with
+ * a critical and returns %FALSE without suspending; the task is not
+ * cancelled, and an await outside the iteration suspends as usual.
+ * Await outside the iteration, or replace the synchronous call that
+ * iterates with its `_async` form awaited with %WS_FIBER_AWAIT.
  *
  * Returns: %TRUE when the task was polled again, %FALSE once it was
  *   cancelled
@@ -433,6 +458,17 @@ ws_fiber_suspend (WsContext *context)
   if (ws_raw_task_get_state (f->cx.task) & WS_STATE_CANCELLED)
     {
       f->cancelled = TRUE;
+      return FALSE;
+    }
+  /* Inside a dispatch of a context the fiber iterates (see the top). */
+  if G_UNLIKELY (g_main_depth () > f->poll_depth)
+    {
+      g_critical ("ws_fiber_suspend: a fiber awaited inside a main-context callback "
+                  "that the fiber itself dispatches (g_main_context_iteration() or a "
+                  "main loop run by the fiber); the await is refused and returns FALSE. "
+                  "Do not await inside a main-loop callback that the fiber itself "
+                  "dispatches: await outside g_main_context_iteration(), or use the "
+                  "_async call with WS_FIBER_AWAIT");
       return FALSE;
     }
 
