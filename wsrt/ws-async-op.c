@@ -88,6 +88,7 @@ struct _WsAsyncOp
    * the result is published: the call is in flight while it is set.
    * Under the lock. */
   GMainContext    *start_context;
+  WsDelivery      *start_delivery;   /* its delivery source, found by start */
   /* The forwarded cancel (see the top): queued at most once, under the
    * lock; its context and owed count are the item's until dispatched. */
   gboolean         cancel_queued;
@@ -282,7 +283,7 @@ ws_async_op_get_cancellable (WsAsyncOp *self)
 static void
 forward_cancel (WsAsyncOp *self)
 {
-  GMainContext *queued_on = NULL;
+  WsDelivery *queued_on = NULL;
 
   ws_lock_lock (&self->lock);
   if (!self->started)
@@ -294,15 +295,17 @@ forward_cancel (WsAsyncOp *self)
       self->cancel_queued = TRUE;
       atomic_fetch_add_explicit (&self->ref_count, 1, memory_order_relaxed);
       self->cancel_context = g_main_context_ref (self->start_context);
-      self->cancel_owed = ws_owed_acquire (self->cancel_context);
-      queued_on = self->cancel_context;
+      /* The call's own count is held until the result is published,
+       * which the lock keeps after this. */
+      self->cancel_owed = ws_owed_acquire_more (self->owed);
+      queued_on = self->start_delivery;
     }
   ws_lock_unlock (&self->lock);
 
   /* The item, not yet pushed, holds the context, and with it the
    * delivery source. */
   if (queued_on != NULL)
-    ws_delivery_push (ws_delivery_get (queued_on), &self->cancel_item);
+    ws_delivery_push (queued_on, &self->cancel_item);
 }
 
 /* On the context the call was started on. */
@@ -391,7 +394,11 @@ ws_async_op_start (WsAsyncOp *self,
   ws_lock_lock (&self->lock);
   g_warn_if_fail (!self->started);
   if (!self->started && self->start_context == NULL && self->result == NULL)
-    self->start_context = g_main_context_ref (caller);
+    {
+      /* Found here, on the context's own thread (see forward_cancel). */
+      self->start_context = g_main_context_ref (caller);
+      self->start_delivery = ws_delivery_get (caller);
+    }
   self->started = TRUE;
   if (self->waker == NULL)
     self->waker = ws_context_get_waker (context);
