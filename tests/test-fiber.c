@@ -22,7 +22,9 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "ws-test-fixture.h"
 #include "ws-fiber-stack-private.h"
@@ -754,6 +756,111 @@ test_await_chain_small_stack (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* ---- the stacks give their memory back ---------------------------------- */
+
+/* A burst of fibers that go 128 KiB deep and wait at once, then end: once
+ * the workers are idle, the deep pages of every stack the runtime keeps
+ * are given back (mincore finds them not resident, or the stack is
+ * unmapped), and at the runtime's last unref every stack is unmapped. */
+#define DEEP_FIBERS 64
+#define DEEP_BYTES  (128 * 1024)
+
+typedef struct
+{
+  WsOneshot *shot;
+  guintptr   deep;             /* the lowest byte the fiber touched */
+  gint      *n_waiting;
+} DeepFiber;
+
+/* Touches @bytes of the stack below the caller's frame; returns the
+ * lowest address touched (an address, not a pointer to use). */
+static G_GNUC_NO_INLINE guintptr
+touch_deep (gsize bytes)
+{
+  volatile guint8 *area = g_alloca (bytes);
+  guintptr lowest = (guintptr) area;
+
+  for (gsize i = 0; i < bytes; i += 512)
+    area[i] = (guint8) i;
+  return lowest;
+}
+
+static void
+deep_waiting_fiber (WsContext *cx,
+                    gpointer   data)
+{
+  DeepFiber *d = data;
+  gpointer item = NULL;
+
+  d->deep = touch_deep (DEEP_BYTES);
+  g_atomic_int_inc (d->n_waiting);
+  g_assert_true (WS_FIBER_AWAIT (cx, ws_oneshot_poll (d->shot, cx, &item, NULL)));
+}
+
+/* Whether the page at @address is out of memory: not resident, or not
+ * mapped any more. */
+static gboolean
+page_given_back (guintptr address)
+{
+  gsize page = (gsize) sysconf (_SC_PAGESIZE);
+  gpointer start = (gpointer) (address & ~(guintptr) (page - 1));
+  unsigned char vec = 0;
+
+  if (mincore (start, page, &vec) != 0)
+    return errno == ENOMEM;
+  return (vec & 1) == 0;
+}
+
+static gboolean
+all_given_back (DeepFiber *d)
+{
+  for (guint i = 0; i < DEEP_FIBERS; i++)
+    if (!page_given_back (d[i].deep))
+      return FALSE;
+  return TRUE;
+}
+
+static void
+test_stacks_given_back (void)
+{
+  WsRuntime *rt = ws_runtime_new (2);
+  gint64 mapped_before = ws_fiber_stack_get_mapped_bytes ();
+  DeepFiber d[DEEP_FIBERS];
+  WsJoinHandle *h[DEEP_FIBERS];
+  gint n_waiting = 0;
+
+  for (guint i = 0; i < DEEP_FIBERS; i++)
+    {
+      d[i] = (DeepFiber) { ws_oneshot_new (NULL), 0, &n_waiting };
+      h[i] = ws_runtime_spawn_fiber_full (rt, 0, deep_waiting_fiber, &d[i], NULL);
+    }
+  ws_test_wait_until (g_atomic_int_get (&n_waiting) == DEEP_FIBERS);
+  /* While they wait, their deep pages are theirs. */
+  for (guint i = 0; i < DEEP_FIBERS; i++)
+    g_assert_false (page_given_back (d[i].deep));
+  g_assert_cmpint (ws_fiber_stack_get_mapped_bytes () - mapped_before, >=,
+                   DEEP_FIBERS * (DEEP_BYTES + WS_FIBER_STACK_GUARD_SIZE));
+
+  for (guint i = 0; i < DEEP_FIBERS; i++)
+    ws_oneshot_send (d[i].shot, NULL);
+  for (guint i = 0; i < DEEP_FIBERS; i++)
+    {
+      g_assert_true (ws_join_handle_wait (h[i], NULL));
+      ws_join_handle_free (h[i]);
+      ws_oneshot_unref (d[i].shot);
+    }
+
+  /* The stacks stay mapped for reuse; the idle workers give their deep
+   * pages back. */
+  ws_test_wait_until (all_given_back (d));
+  g_assert_cmpint (ws_fiber_stack_get_mapped_bytes (), >, mapped_before);
+
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_object_unref (rt);
+  /* The runtime's pool went with it, and the workers' caches before. */
+  g_assert_cmpint (ws_fiber_stack_get_mapped_bytes (), ==, mapped_before);
+}
+
 /* A poll task that calls ws_block_in_place and notes its result. */
 typedef struct
 {
@@ -924,6 +1031,7 @@ static const WsTestDef tests[] = {
   { "/fiber/await-runs-child-first", test_await_runs_child_first },
   { "/fiber/await-chain-small-stack", test_await_chain_small_stack },
   { "/fiber/suspend-in-dispatch", test_suspend_in_dispatch },
+  { "/fiber/stacks-given-back", test_stacks_given_back },
 };
 
 int

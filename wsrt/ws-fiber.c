@@ -110,6 +110,7 @@ struct _WsFiber
   WsContext       cx;                /* the fiber's context (see the top) */
   WsFiberCtx      ctx;               /* the switch's; valid from the first poll */
   WsFiberStack   *stack;             /* from the first poll until DONE */
+  WsFiberStackPool *stacks;          /* the runtime's; outlives the task */
   WsFiberFunc     func;
   gpointer        data;
   GDestroyNotify  destroy;
@@ -157,7 +158,7 @@ static void
 release_stack (WsFiber *f)
 {
   ws_fiber_ctx_clear (&f->ctx);
-  ws_fiber_stack_release (g_steal_pointer (&f->stack));
+  ws_fiber_stack_release (f->stacks, g_steal_pointer (&f->stack));
 }
 
 static WsPoll
@@ -170,7 +171,7 @@ fiber_poll (WsContext *cx,
     {
       int saved_errno;
 
-      f->stack = ws_fiber_stack_get (f->stack_size);
+      f->stack = ws_fiber_stack_get (f->stacks, f->stack_size);
       if (f->stack == NULL)
         {
           saved_errno = errno;
@@ -229,7 +230,8 @@ fiber_destroy (gpointer user_data)
 }
 
 static WsFiber *
-fiber_new (gsize          stack_size,
+fiber_new (WsFiberStackPool *stacks,
+           gsize          stack_size,
            WsFiberFunc    func,
            gpointer       user_data,
            GDestroyNotify destroy)
@@ -237,6 +239,7 @@ fiber_new (gsize          stack_size,
   WsFiber *f = g_new0 (WsFiber, 1);
 
   f->cx.fiber = f;
+  f->stacks = stacks;
   f->func = func;
   f->data = user_data;
   f->destroy = destroy;
@@ -259,7 +262,8 @@ spawn (WsRuntimeCore  *core,
        gpointer        user_data,
        GDestroyNotify  destroy)
 {
-  WsFiber *f = fiber_new (stack_size != 0 ? stack_size : core_stack_size (core),
+  WsFiber *f = fiber_new (core->fiber_stacks,
+                          stack_size != 0 ? stack_size : core_stack_size (core),
                           func, user_data, destroy);
 
   return ws_runtime_core_spawn (core, fiber_poll, f, fiber_destroy, TRUE);
