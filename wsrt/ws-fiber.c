@@ -32,7 +32,8 @@
  *    returns PENDING; the wake's protocol is the task's.
  *  - Who owns the stack: the fiber from its first resume until its
  *    function returns; then the poller that saw it return, which
- *    releases it to its thread's cache. A stack is never released or
+ *    releases it to the runtime's pool (through its worker's cache,
+ *    ws-fiber-stack.c). A stack is never released or
  *    reused while it holds a live frame.
  *  - Cancellation: ws_fiber_suspend () returns FALSE once the task is
  *    cancelled; it reads CANCELLED in the state word before it switches,
