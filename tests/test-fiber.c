@@ -10,7 +10,9 @@
  * (fork-join), is resumed with FALSE when cancelled and at shutdown so
  * that its own cleanup runs before its destroy notify and before the
  * shutdown returns, may be resumed on another worker, fits a deep
- * recursion in its default stack, costs one stack per fiber that stays
+ * recursion in its default stack, refuses an await inside a callback of a
+ * main context the fiber itself iterates (a critical, FALSE, and the
+ * worker's next task is outside any dispatch), costs one stack per fiber that stays
  * mapped only while it waits (reused after), and dies by SIGSEGV on a
  * stack overflow (of the size fiber-stack-size sets). A thread job
  * (ws_fiber_run_in_thread) hands back its function's result and error as
@@ -23,7 +25,9 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "ws-test-fixture.h"
 #include "ws-fiber-stack-private.h"
@@ -755,6 +759,220 @@ test_await_chain_small_stack (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* ---- the stacks give their memory back ---------------------------------- */
+
+/* A burst of fibers that go 128 KiB deep and wait at once, then end: once
+ * the workers are idle, the deep pages of every stack the runtime keeps
+ * are given back (mincore finds them not resident, or the stack is
+ * unmapped), and at the runtime's last unref every stack is unmapped. */
+#define DEEP_FIBERS 64
+#define DEEP_BYTES  (128 * 1024)
+
+typedef struct
+{
+  WsOneshot *shot;
+  guintptr   deep;             /* the lowest byte the fiber touched */
+  gint      *n_waiting;
+} DeepFiber;
+
+/* Touches @bytes of the stack below the caller's frame; returns the
+ * lowest address touched (an address, not a pointer to use). */
+static G_GNUC_NO_INLINE guintptr
+touch_deep (gsize bytes)
+{
+  volatile guint8 *area = g_alloca (bytes);
+  guintptr lowest = (guintptr) area;
+
+  for (gsize i = 0; i < bytes; i += 512)
+    area[i] = (guint8) i;
+  return lowest;
+}
+
+static void
+deep_waiting_fiber (WsContext *cx,
+                    gpointer   data)
+{
+  DeepFiber *d = data;
+  gpointer item = NULL;
+
+  d->deep = touch_deep (DEEP_BYTES);
+  g_atomic_int_inc (d->n_waiting);
+  g_assert_true (WS_FIBER_AWAIT (cx, ws_oneshot_poll (d->shot, cx, &item, NULL)));
+}
+
+/* Whether the page at @address is out of memory: not resident, or not
+ * mapped any more. */
+static gboolean
+page_given_back (guintptr address)
+{
+  gsize page = (gsize) sysconf (_SC_PAGESIZE);
+  gpointer start = (gpointer) (address & ~(guintptr) (page - 1));
+  unsigned char vec = 0;
+
+  if (mincore (start, page, &vec) != 0)
+    return errno == ENOMEM;
+  return (vec & 1) == 0;
+}
+
+static gboolean
+all_given_back (DeepFiber *d)
+{
+  for (guint i = 0; i < DEEP_FIBERS; i++)
+    if (!page_given_back (d[i].deep))
+      return FALSE;
+  return TRUE;
+}
+
+static void
+test_stacks_given_back (void)
+{
+  WsRuntime *rt = ws_runtime_new (2);
+  gint64 mapped_before = ws_fiber_stack_get_mapped_bytes ();
+  DeepFiber d[DEEP_FIBERS];
+  WsJoinHandle *h[DEEP_FIBERS];
+  gint n_waiting = 0;
+
+  for (guint i = 0; i < DEEP_FIBERS; i++)
+    {
+      d[i] = (DeepFiber) { ws_oneshot_new (NULL), 0, &n_waiting };
+      h[i] = ws_runtime_spawn_fiber_full (rt, 0, deep_waiting_fiber, &d[i], NULL);
+    }
+  ws_test_wait_until (g_atomic_int_get (&n_waiting) == DEEP_FIBERS);
+  /* While they wait, their deep pages are theirs. */
+  for (guint i = 0; i < DEEP_FIBERS; i++)
+    g_assert_false (page_given_back (d[i].deep));
+  g_assert_cmpint (ws_fiber_stack_get_mapped_bytes () - mapped_before, >=,
+                   DEEP_FIBERS * (DEEP_BYTES + WS_FIBER_STACK_GUARD_SIZE));
+
+  for (guint i = 0; i < DEEP_FIBERS; i++)
+    ws_oneshot_send (d[i].shot, NULL);
+  for (guint i = 0; i < DEEP_FIBERS; i++)
+    {
+      g_assert_true (ws_join_handle_wait (h[i], NULL));
+      ws_join_handle_free (h[i]);
+      ws_oneshot_unref (d[i].shot);
+    }
+
+  /* The stacks stay mapped for reuse; the idle workers give their deep
+   * pages back. */
+  ws_test_wait_until (all_given_back (d));
+  g_assert_cmpint (ws_fiber_stack_get_mapped_bytes (), >, mapped_before);
+
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_object_unref (rt);
+  /* The runtime's pool went with it, and the workers' caches before. */
+  g_assert_cmpint (ws_fiber_stack_get_mapped_bytes (), ==, mapped_before);
+}
+
+/* A poll task that calls ws_block_in_place and notes its result. */
+typedef struct
+{
+  gboolean  ok;
+  GError   *error;
+} InPlaceAfter;
+
+static void
+nothing (gpointer data)
+{
+}
+
+static WsPoll
+block_in_place_after (WsContext *cx,
+                      gpointer   data)
+{
+  InPlaceAfter *p = data;
+
+  p->ok = ws_block_in_place (nothing, NULL, &p->error);
+  return WS_POLL_READY;
+}
+/* ---- a suspend inside a GLib dispatch the fiber runs -------------------- */
+
+/* A fiber iterates a GMainContext of its own (as a library's synchronous
+ * mode does) and awaits inside a callback of that context: GLib's
+ * per-thread dispatch record would stay set on the worker while the
+ * fiber waits, and the fiber could resume on another thread in the
+ * middle of GLib's dispatch. The await is refused with a critical and
+ * returns FALSE, the fiber carries on (the callback returns, the
+ * iteration ends), and a task polled after it on the same worker is
+ * outside any dispatch: its ws_block_in_place is taken. One worker, so
+ * that the task runs on the fiber's worker, right after the fiber's
+ * poll. */
+typedef struct
+{
+  WsContext  *cx;
+  WsOneshot  *shot;
+  gint        depth_in_callback;
+  gint        entered;
+  gboolean    await_ok;
+  gint        done;
+} DispatchAwait;
+
+static gboolean
+await_in_callback (gpointer data)
+{
+  DispatchAwait *d = data;
+  gpointer item = NULL;
+
+  d->depth_in_callback = g_main_depth ();
+  g_atomic_int_set (&d->entered, 1);
+  d->await_ok = WS_FIBER_AWAIT (d->cx, ws_oneshot_poll (d->shot, d->cx, &item, NULL));
+  return G_SOURCE_REMOVE;
+}
+
+static void
+dispatching_fiber (WsContext *cx,
+                   gpointer   data)
+{
+  DispatchAwait *d = data;
+  GMainContext *own = g_main_context_new ();
+  GSource *idle = g_idle_source_new ();
+
+  d->cx = cx;
+  g_source_set_callback (idle, await_in_callback, d, NULL);
+  g_source_attach (idle, own);
+  g_source_unref (idle);
+  while (!g_atomic_int_get (&d->entered))
+    g_main_context_iteration (own, TRUE);
+  g_main_context_unref (own);
+  /* Outside the dispatch, an await is a suspend as any other. */
+  g_assert_true (ws_fiber_yield (cx));
+  g_atomic_int_set (&d->done, 1);
+}
+
+static void
+test_suspend_in_dispatch (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  DispatchAwait d = { NULL, ws_oneshot_new (NULL), 0, 0, TRUE, 0 };
+  InPlaceAfter p = { FALSE, NULL };
+  WsJoinHandle *fiber;
+  WsJoinHandle *after;
+
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL,
+                         "*inside a main-context callback that the fiber itself dispatches*");
+  fiber = ws_runtime_spawn_fiber_full (rt, 0, dispatching_fiber, &d, NULL);
+  ws_test_wait_until (g_atomic_int_get (&d.entered));
+
+  /* Polled by the one worker after the fiber's poll returned. */
+  after = ws_runtime_spawn_joinable (rt, block_in_place_after, &p, NULL);
+  g_assert_true (ws_join_handle_wait (after, NULL));
+  ws_join_handle_free (after);
+  g_assert_no_error (p.error);
+  g_assert_true (p.ok);
+
+  /* Wakes the fiber if its await was taken (the old behaviour). */
+  ws_oneshot_send (d.shot, NULL);
+  g_assert_true (ws_join_handle_wait (fiber, NULL));
+  ws_join_handle_free (fiber);
+  g_assert_true (g_atomic_int_get (&d.done));
+  g_assert_cmpint (d.depth_in_callback, ==, 1);
+  g_assert_false (d.await_ok);
+  g_test_assert_expected_messages ();
+
+  ws_oneshot_unref (d.shot);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 /* ---- stack overflow ----------------------------------------------------- */
 
 /* A fiber that overflows its stack hits the guard page: SIGSEGV kills the
@@ -1049,6 +1267,8 @@ static const WsTestDef tests[] = {
   { "/fiber/run-in-thread", test_run_in_thread },
   { "/fiber/run-in-thread/cancel", test_run_in_thread_cancel },
   { "/fiber/run-in-thread/after-cancel", test_run_in_thread_after_cancel },
+  { "/fiber/suspend-in-dispatch", test_suspend_in_dispatch },
+  { "/fiber/stacks-given-back", test_stacks_given_back },
 };
 
 int

@@ -18,6 +18,38 @@
  * delivery source of the context it runs on (ws-delivery.c); that
  * dispatch, which comes after GIO's has returned, publishes the result
  * and wakes the task. Until then a poll sees no result.
+ *
+ * The cancel goes to the call's context. GIO watches the cancellable
+ * with a GCancellableSource attached to the context the call was started
+ * on, and GLib 2.74 leaks such a source when its last reference goes on
+ * that context's thread while another thread is inside
+ * g_cancellable_cancel () (ws-cancel-link-private.h). So the operation's
+ * cancellable, the one GIO sees, is cancelled only on the thread that
+ * iterates that context, never by the thread that cancels the task, the
+ * operation or drops the task's reference: each of those is forwarded
+ * (forward_cancel) as an item on the context's delivery source
+ * (ws-delivery.c), which cancels it in a dispatch of that context. The
+ * decision is taken under the operation's lock:
+ *
+ *  - not started: no GIO call watches the cancellable yet (the call is
+ *    made after ws_async_op_start () returned its user data), and start
+ *    waits for the lock: it is cancelled at once, on the calling thread;
+ *  - in flight (started, result not yet published): the cancel item is
+ *    queued, once. GIO's callback holds a reference on the operation
+ *    until the result is published, under the same lock, so the
+ *    operation is alive when the item takes its own. The item holds the
+ *    context and a count of completions owed to it (ws-owed.c), acquired
+ *    before the lock is let go and so before the delivery can release
+ *    the call's own: a runtime thread iterates the context until the
+ *    item is dispatched, and the item never strands the context;
+ *  - completed: there is no call left to cancel; nothing is done.
+ *
+ * The task's cancel reaches the operation through a "cancelled" handler
+ * whose data is the operation without a reference (a reference would
+ * keep the operation alive until it is disconnected, at its own last
+ * unref): the last unref disconnects it with g_cancellable_disconnect (),
+ * which waits for a handler running on another thread, so the handler
+ * never sees a freed operation.
  */
 
 #include "config.h"
@@ -52,9 +84,21 @@ struct _WsAsyncOp
    * cancelling the task cancels the call. Written once, by start. */
   GCancellable    *task_cancellable;
   gulong           task_link;
+  /* The context the call was started on (a reference), from start until
+   * the result is published: the call is in flight while it is set.
+   * Under the lock. */
+  GMainContext    *start_context;
+  WsDelivery      *start_delivery;   /* its delivery source, found by start */
+  /* The forwarded cancel (see the top): queued at most once, under the
+   * lock; its context and owed count are the item's until dispatched. */
+  gboolean         cancel_queued;
+  WsDeliveryItem   cancel_item;
+  GMainContext    *cancel_context;
+  WsOwed          *cancel_owed;
 };
 
 static const WsDeliveryItemClass result_item_class;
+static const WsDeliveryItemClass cancel_item_class;
 
 /**
  * WsAsyncOp:
@@ -121,6 +165,7 @@ ws_async_op_new (void)
   self->cancellable = g_cancellable_new ();
   ws_lock_init (&self->lock);
   self->item.klass = &result_item_class;
+  self->cancel_item.klass = &cancel_item_class;
   return self;
 }
 
@@ -148,37 +193,16 @@ ws_async_op_ref (WsAsyncOp *self)
  * Releases a reference. While the GIO call is in flight, GIO's callback
  * holds one; dropping the task's reference then cancels the call.
  */
-void
-ws_async_op_unref (WsAsyncOp *self)
+static void forward_cancel (WsAsyncOp *self);
+
+static void
+op_free (WsAsyncOp *self)
 {
-  GCancellable *cancellable = NULL;
-  gint prev;
-
-  g_return_if_fail (self != NULL);
-
-  /* If the one reference left after ours will be GIO's callback data,
-   * nobody waits for the result any more: cancel the call. Look before
-   * dropping our reference (after it, another thread may drop the last
-   * one and free the op), and keep the cancellable for the cancel. */
-  ws_lock_lock (&self->lock);
-  if (self->started && self->result == NULL)
-    cancellable = g_object_ref (self->cancellable);
-  ws_lock_unlock (&self->lock);
-
-  /* C11, not gatomicrefcount (CONTRIBUTING.md, "Reference counts"): the
-   * count this drop replaced says whether GIO's is the one left. AcqRel:
-   * the usual pairing before a free. */
-  prev = atomic_fetch_sub_explicit (&self->ref_count, 1, memory_order_acq_rel);
-  if (prev == 2 && cancellable != NULL)
-    g_cancellable_cancel (cancellable);
-  g_clear_object (&cancellable);
-  if (prev != 1)
-    return;
-
   if (self->task_cancellable != NULL)
     {
       /* Waits for a cancel of the task that is running the link's handler
-       * on another thread; it never runs ours (it holds no reference). */
+       * on another thread (the handler holds no reference, see the top);
+       * it never runs ours. */
       g_cancellable_disconnect (self->task_cancellable, self->task_link);
       g_clear_object (&self->task_cancellable);
     }
@@ -187,9 +211,54 @@ ws_async_op_unref (WsAsyncOp *self)
   g_clear_object (&self->pending_result);
   /* Started, but GIO never called back (the call was never made). */
   g_clear_pointer (&self->owed, ws_owed_release);
+  g_clear_pointer (&self->start_context, g_main_context_unref);
   g_clear_object (&self->cancellable);
   ws_lock_clear (&self->lock);
   g_free (self);
+}
+
+/* Drops a reference that is not the task's (GIO's callback, a queued
+ * item, a guard): no cancel. */
+static void
+op_release (WsAsyncOp *self)
+{
+  /* AcqRel: the usual pairing before a free. */
+  if (atomic_fetch_sub_explicit (&self->ref_count, 1, memory_order_acq_rel) == 1)
+    op_free (self);
+}
+
+void
+ws_async_op_unref (WsAsyncOp *self)
+{
+  gboolean in_flight;
+  gint prev;
+
+  g_return_if_fail (self != NULL);
+
+  /* If the one reference left after ours will be GIO's callback data,
+   * nobody waits for the result any more: cancel the call. Look before
+   * dropping our reference (after it, another thread may publish the
+   * result and drop the last one); while the call is in flight, a guard
+   * reference keeps the operation for the forward. */
+  ws_lock_lock (&self->lock);
+  in_flight = self->start_context != NULL;
+  if (in_flight)
+    atomic_fetch_add_explicit (&self->ref_count, 1, memory_order_relaxed);
+  ws_lock_unlock (&self->lock);
+
+  /* C11, not gatomicrefcount (CONTRIBUTING.md, "Reference counts"): the
+   * count this drop replaced says whether GIO's is the one left. AcqRel:
+   * the usual pairing before a free. */
+  prev = atomic_fetch_sub_explicit (&self->ref_count, 1, memory_order_acq_rel);
+  if (in_flight)
+    {
+      /* Left: the guard and GIO's, and nobody else's. */
+      if (prev == 3)
+        forward_cancel (self);
+      op_release (self);
+    }
+  else if (prev == 1)
+    op_free (self);
 }
 
 /**
@@ -209,12 +278,74 @@ ws_async_op_get_cancellable (WsAsyncOp *self)
   return self->cancellable;
 }
 
-/* The task was cancelled: cancel the call. */
+/* Cancels the call on the thread that iterates its context (see the
+ * top). The caller keeps @self alive. */
+static void
+forward_cancel (WsAsyncOp *self)
+{
+  WsDelivery *queued_on = NULL;
+
+  ws_lock_lock (&self->lock);
+  if (!self->started)
+    /* No call watches it yet, and start waits for our lock. */
+    g_cancellable_cancel (self->cancellable);
+  else if (self->start_context != NULL && !self->cancel_queued)
+    {
+      /* In flight: GIO's reference keeps us alive for this one. */
+      self->cancel_queued = TRUE;
+      atomic_fetch_add_explicit (&self->ref_count, 1, memory_order_relaxed);
+      self->cancel_context = g_main_context_ref (self->start_context);
+      /* The call's own count is held until the result is published,
+       * which the lock keeps after this. */
+      self->cancel_owed = ws_owed_acquire_more (self->owed);
+      queued_on = self->start_delivery;
+    }
+  ws_lock_unlock (&self->lock);
+
+  /* The item, not yet pushed, holds the context, and with it the
+   * delivery source. */
+  if (queued_on != NULL)
+    ws_delivery_push (queued_on, &self->cancel_item);
+}
+
+/* On the context the call was started on. */
+static void
+deliver_cancel (WsDeliveryItem *item)
+{
+  WsAsyncOp *self = (WsAsyncOp *) ((guint8 *) item - G_STRUCT_OFFSET (WsAsyncOp, cancel_item));
+  GMainContext *context = g_steal_pointer (&self->cancel_context);
+
+  g_cancellable_cancel (self->cancellable);
+  g_clear_pointer (&self->cancel_owed, ws_owed_release);
+  op_release (self);             /* the item's */
+  g_main_context_unref (context);
+}
+
+/* The context went away with the item queued, and with it GIO's sources
+ * there: nothing is left to cancel. */
+static void
+discard_cancel (WsDeliveryItem *item)
+{
+  WsAsyncOp *self = (WsAsyncOp *) ((guint8 *) item - G_STRUCT_OFFSET (WsAsyncOp, cancel_item));
+  GMainContext *context = g_steal_pointer (&self->cancel_context);
+
+  g_clear_pointer (&self->cancel_owed, ws_owed_release);
+  op_release (self);
+  g_main_context_unref (context);
+}
+
+static const WsDeliveryItemClass cancel_item_class = {
+  deliver_cancel,
+  discard_cancel,
+};
+
+/* The task was cancelled: cancel the call. @data is the operation,
+ * without a reference (see the top). */
 static void
 cancel_linked (GCancellable *task_cancellable,
                gpointer      data)
 {
-  g_cancellable_cancel (data);
+  forward_cancel (data);
 }
 
 /**
@@ -236,33 +367,38 @@ ws_async_op_start (WsAsyncOp *self,
                    WsContext *context)
 {
   GCancellable *task_cancellable;
+  GMainContext *caller;
 
   g_return_val_if_fail (self != NULL, NULL);
   g_return_val_if_fail (context != NULL && context->task != NULL, NULL);
 
-  /* Cancelling the task cancels the call. The handler holds its own
-   * reference on our cancellable, not on us; connect runs it at once if
-   * the task is cancelled already. */
+  /* Cancelling the task cancels the call. The handler holds no
+   * reference (see the top); connect runs it at once, here, if the task
+   * is cancelled already, which cancels before the call is made. */
   task_cancellable = ws_context_get_cancellable (context);
   if (self->task_cancellable == NULL)
     {
       self->task_cancellable = g_object_ref (task_cancellable);
       self->task_link = g_cancellable_connect (task_cancellable, G_CALLBACK (cancel_linked),
-                                               g_object_ref (self->cancellable),
-                                               g_object_unref);
+                                               self, NULL);
     }
 
   /* GIO completes the call on the thread-default context of this
    * thread. */
+  caller = g_main_context_get_thread_default ();
+  if (caller == NULL)
+    caller = g_main_context_default ();
   if (self->owed == NULL)
-    {
-      GMainContext *caller = g_main_context_get_thread_default ();
-
-      self->owed = ws_owed_acquire (caller != NULL ? caller : g_main_context_default ());
-    }
+    self->owed = ws_owed_acquire (caller);
 
   ws_lock_lock (&self->lock);
   g_warn_if_fail (!self->started);
+  if (!self->started && self->start_context == NULL && self->result == NULL)
+    {
+      /* Found here, on the context's own thread (see forward_cancel). */
+      self->start_context = g_main_context_ref (caller);
+      self->start_delivery = ws_delivery_get (caller);
+    }
   self->started = TRUE;
   if (self->waker == NULL)
     self->waker = ws_context_get_waker (context);
@@ -319,15 +455,20 @@ deliver_result (WsDeliveryItem *item)
   GMainContext *context = g_steal_pointer (&self->callback_context);
   WsWaker *waker;
 
+  GMainContext *started_on;
+
+  /* Published with the end of the flight (see the top). */
   ws_lock_lock (&self->lock);
   self->result = g_steal_pointer (&self->pending_result);
   waker = g_steal_pointer (&self->waker);
+  started_on = g_steal_pointer (&self->start_context);
   ws_lock_unlock (&self->lock);
 
   ws_waker_take_and_wake (waker);
   g_clear_pointer (&self->owed, ws_owed_release);
-  ws_async_op_unref (self);      /* the callback's */
+  op_release (self);             /* the callback's */
   g_main_context_unref (context);
+  g_clear_pointer (&started_on, g_main_context_unref);
 }
 
 /* The context went away with the item queued: the task is never woken
@@ -337,10 +478,16 @@ discard_result (WsDeliveryItem *item)
 {
   WsAsyncOp *self = (WsAsyncOp *) ((guint8 *) item - G_STRUCT_OFFSET (WsAsyncOp, item));
   GMainContext *context = g_steal_pointer (&self->callback_context);
+  GMainContext *started_on;
+
+  ws_lock_lock (&self->lock);
+  started_on = g_steal_pointer (&self->start_context);
+  ws_lock_unlock (&self->lock);
 
   g_clear_pointer (&self->owed, ws_owed_release);
-  ws_async_op_unref (self);
+  op_release (self);
   g_main_context_unref (context);
+  g_clear_pointer (&started_on, g_main_context_unref);
 }
 
 static const WsDeliveryItemClass result_item_class = {
@@ -415,12 +562,17 @@ ws_async_op_get_result (WsAsyncOp *self)
  * @self: a #WsAsyncOp
  *
  * Cancels the GIO call; its `_finish()` then fails with
- * `G_IO_ERROR_CANCELLED`.
+ * `G_IO_ERROR_CANCELLED`, unless the call completed first. From any
+ * thread: the operation's cancellable is cancelled on the thread that
+ * iterates the context the call was started on (at once if it was not
+ * started yet), not by the caller, so it may read as not cancelled for
+ * a moment after this returns. Once the call has completed there is
+ * nothing to cancel and this does nothing.
  */
 void
 ws_async_op_cancel (WsAsyncOp *self)
 {
   g_return_if_fail (self != NULL);
 
-  g_cancellable_cancel (self->cancellable);
+  forward_cancel (self);
 }

@@ -32,7 +32,8 @@
  *    returns PENDING; the wake's protocol is the task's.
  *  - Who owns the stack: the fiber from its first resume until its
  *    function returns; then the poller that saw it return, which
- *    releases it to its thread's cache. A stack is never released or
+ *    releases it to the runtime's pool (through its worker's cache,
+ *    ws-fiber-stack.c). A stack is never released or
  *    reused while it holds a live frame.
  *  - Cancellation: ws_fiber_suspend () returns FALSE once the task is
  *    cancelled; it reads CANCELLED in the state word before it switches,
@@ -101,6 +102,22 @@
  * a migrated fiber must not reach into the worker that polled it before.
  * (The work-first run of an awaited task, ws-worker.c, takes the worker
  * of the thread the fiber runs on at that moment.)
+ *
+ * No suspend inside a dispatch the fiber runs. A fiber may iterate a
+ * GMainContext itself (a library's synchronous mode does), but a suspend
+ * inside one of that context's callbacks would switch away in the middle
+ * of g_main_dispatch (): GLib's per-thread dispatch record (its depth,
+ * the current source) would stay set on the poller's thread, where the
+ * next task polled sees itself inside a dispatch (ws_block_in_place is
+ * refused there, doc/architecture.md "Rules: blocking"), and the fiber
+ * could resume on another thread, which would run the rest of GLib's
+ * dispatch against the first thread's record. So resume () notes the
+ * poller's own g_main_depth () (0 on a worker, which polls outside any
+ * dispatch; 1 or more where a main loop polls), and a suspend from a
+ * deeper depth is refused as ws_block_in_place is: a critical naming
+ * the fix, and FALSE, the result code already treats as "stop" (an
+ * await's FALSE). The task is not cancelled: a later await outside the
+ * dispatch suspends as usual.
  */
 
 #include "config.h"
@@ -125,6 +142,7 @@ struct _WsFiber
   WsContext       cx;                /* the fiber's context (see the top) */
   WsFiberCtx      ctx;               /* the switch's; valid from the first poll */
   WsFiberStack   *stack;             /* from the first poll until DONE */
+  WsFiberStackPool *stacks;          /* the runtime's; outlives the task */
   WsFiberFunc     func;
   gpointer        data;
   GDestroyNotify  destroy;
@@ -132,6 +150,7 @@ struct _WsFiber
   gsize           stack_size;
   FiberState      state;
   gboolean        cancelled;         /* a suspend returned, or will return, FALSE */
+  gint            poll_depth;        /* g_main_depth () of the poller, at the resume */
 };
 
 static void
@@ -161,6 +180,7 @@ resume (WsFiber *f,
 {
   f->cx.budget = budget;
   f->cx.yielded = FALSE;
+  f->poll_depth = g_main_depth ();
   f->state = FIBER_RUNNING;
   ws_fiber_ctx_resume (&f->ctx);
 }
@@ -171,7 +191,7 @@ static void
 release_stack (WsFiber *f)
 {
   ws_fiber_ctx_clear (&f->ctx);
-  ws_fiber_stack_release (g_steal_pointer (&f->stack));
+  ws_fiber_stack_release (f->stacks, g_steal_pointer (&f->stack));
 }
 
 static WsPoll
@@ -184,7 +204,7 @@ fiber_poll (WsContext *cx,
     {
       int saved_errno;
 
-      f->stack = ws_fiber_stack_get (f->stack_size);
+      f->stack = ws_fiber_stack_get (f->stacks, f->stack_size);
       if (f->stack == NULL)
         {
           saved_errno = errno;
@@ -253,6 +273,7 @@ fiber_new (WsRuntimeCore *core,
 
   f->cx.fiber = f;
   f->core = core;
+  f->stacks = core->fiber_stacks;
   f->func = func;
   f->data = user_data;
   f->destroy = destroy;
@@ -441,7 +462,14 @@ ws_context_spawn_fiber (WsContext      *context,
  * from then on: the fiber cleans up and returns.
  *
  * Calling it outside a fiber is a programmer error (a critical; it
- * returns %FALSE).
+ * returns %FALSE). So is calling it inside a callback of a
+ * `GMainContext` that the fiber itself iterates
+ * (`g_main_context_iteration()` or a `GMainLoop` run by the fiber): the
+ * fiber would stop in the middle of GLib's dispatch. It is refused with
+ * a critical and returns %FALSE without suspending; the task is not
+ * cancelled, and an await outside the iteration suspends as usual.
+ * Await outside the iteration, or replace the synchronous call that
+ * iterates with its `_async` form awaited with %WS_FIBER_AWAIT.
  *
  * Returns: %TRUE when the task was polled again, %FALSE once it was
  *   cancelled
@@ -467,6 +495,17 @@ ws_fiber_suspend (WsContext *context)
   if (ws_raw_task_get_state (f->cx.task) & WS_STATE_CANCELLED)
     {
       f->cancelled = TRUE;
+      return FALSE;
+    }
+  /* Inside a dispatch of a context the fiber iterates (see the top). */
+  if G_UNLIKELY (g_main_depth () > f->poll_depth)
+    {
+      g_critical ("ws_fiber_suspend: a fiber awaited inside a main-context callback "
+                  "that the fiber itself dispatches (g_main_context_iteration() or a "
+                  "main loop run by the fiber); the await is refused and returns FALSE. "
+                  "Do not await inside a main-loop callback that the fiber itself "
+                  "dispatches: await outside g_main_context_iteration(), or use the "
+                  "_async call with WS_FIBER_AWAIT");
       return FALSE;
     }
 

@@ -59,7 +59,10 @@ typedef void (*WsFiberFunc) (WsContext *context,
  * ```
  *
  * Evaluates to %TRUE once @poll_expression returned %WS_POLL_READY, or
- * %FALSE if the fiber's task was cancelled first.
+ * %FALSE if the fiber's task was cancelled first, or if the await was
+ * refused: inside a callback of a `GMainContext` that the fiber itself
+ * iterates, a critical says so and the await returns %FALSE at once
+ * ([func@Ws.fiber_suspend]).
  */
 #define WS_FIBER_AWAIT(cx, poll_expression) \
   G_GNUC_EXTENSION ({ \

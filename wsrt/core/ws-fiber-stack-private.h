@@ -25,13 +25,26 @@ struct _WsFiberStack
   guint8       *map;                 /* the whole mapping, guard first */
   gsize         map_size;
   gsize         size;                /* usable bytes, as asked (rounded to pages) */
-  WsFiberStack *next;                /* in a thread's cache */
+  WsFiberStack *next;                /* in a cache or a pool */
   guint         valgrind_id;         /* VALGRIND_STACK_REGISTER's, or 0 */
+  gboolean      dirty;               /* used since its last trim */
 };
 
-WsFiberStack *ws_fiber_stack_get     (gsize         size);
-void          ws_fiber_stack_release (WsFiberStack *stack);
-void          ws_fiber_stack_free    (WsFiberStack *stack);
+/* A runtime's stacks (ws-fiber-stack.c, "The pool"). */
+typedef struct _WsFiberStackPool WsFiberStackPool;
+
+WsFiberStackPool *ws_fiber_stack_pool_new   (void);
+void              ws_fiber_stack_pool_free  (WsFiberStackPool *pool);
+
+WsFiberStack     *ws_fiber_stack_get        (WsFiberStackPool *pool,
+                                             gsize             size);
+void              ws_fiber_stack_release    (WsFiberStackPool *pool,
+                                             WsFiberStack     *stack);
+void              ws_fiber_stack_free       (WsFiberStack     *stack);
+
+/* A worker about to park; a worker's thread that stops being it. */
+void              ws_fiber_stack_trim_cache  (void);
+void              ws_fiber_stack_flush_cache (void);
 
 /* The lowest usable address (just above the guard). */
 static inline gpointer
@@ -49,9 +62,12 @@ ws_fiber_stack_top (WsFiberStack *stack)
 }
 
 /* Test and benchmark hooks: stacks mapped and unmapped so far by this
- * process, and stacks now in the calling thread's cache. */
-guint64 ws_fiber_stack_get_n_mapped   (void);
-guint64 ws_fiber_stack_get_n_unmapped (void);
-guint   ws_fiber_stack_get_n_cached   (void);
+ * process, trims so far, and the bytes of the stack mappings that exist
+ * now, in use, cached or pooled (0 once every runtime is gone and no
+ * stack got without a pool is left). */
+guint64 ws_fiber_stack_get_n_mapped     (void);
+guint64 ws_fiber_stack_get_n_unmapped   (void);
+guint64 ws_fiber_stack_get_n_trims      (void);
+gint64  ws_fiber_stack_get_mapped_bytes (void);
 
 G_END_DECLS

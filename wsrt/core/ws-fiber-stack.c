@@ -21,20 +21,58 @@
  * Ownership: a stack belongs to one fiber from ws_fiber_stack_get () to
  * ws_fiber_stack_release (), which its poller calls once the fiber's
  * function has returned and the fiber will never be switched to again
- * (ws-fiber.c): no frame on it is live. Released stacks go to a cache of
- * the releasing thread (on a worker, the worker's pool of stacks), at
- * most WS_FIBER_STACK_CACHE_MAX of them; the next get of the same size on
- * that thread reuses one without a system call. Only the owning thread
- * touches its cache, so it needs no lock. A fiber often ends on another
- * worker than the one that gave it its stack (it was stolen, or woken
- * by a child that ran there), so one worker's cache fills while
- * another's runs dry: a full cache moves half of itself to a depot shared
- * by the process, and an empty one takes a batch from there before it
- * maps a new stack, under the depot's lock (one lock per
- * WS_FIBER_STACK_BATCH stacks). The depot keeps at most
- * WS_FIBER_STACK_DEPOT_MAX stacks and unmaps the rest. A cached stack
- * keeps the pages its last fiber touched. A thread's cache is unmapped
- * when the thread exits; the depot lives as long as the process.
+ * (ws-fiber.c): no frame on it is live.
+ *
+ * The pool: released stacks are kept for reuse by the runtime the fiber
+ * ran on, not by the process. Each runtime core has a WsFiberStackPool
+ * (its depot), created with the core and emptied (every stack unmapped)
+ * when the core is freed, at the runtime's last unref: a program that
+ * creates a runtime, runs a burst of fibers and lets the runtime go gets
+ * its memory back. Runtime ownership, not a byte bound for the process:
+ * a byte bound either keeps memory after the last runtime is gone or
+ * unmaps stacks that a busy runtime is about to reuse (fork-join with
+ * fibers holds about a thousand stacks at its peak, and mapping them anew
+ * each time costs a system call and page faults per fiber); the runtime
+ * knows when its stacks can no longer be used. Every fiber's task holds
+ * its runtime core (through its host) until it is freed, and a stack is
+ * released before that, so the pool outlives every get and release.
+ *
+ * A worker thread keeps a cache of its own in front of the pool, at most
+ * WS_FIBER_STACK_CACHE_MAX stacks; the next get of the same size on that
+ * worker reuses one without a lock or a system call. Only the owning
+ * thread touches its cache. A fiber often ends on another worker than
+ * the one that gave it its stack (it was stolen, or woken by a child that
+ * ran there), so one worker's cache fills while another's runs dry: a
+ * full cache moves half of itself to the pool, and an empty one takes a
+ * batch from there before it maps a new stack, under the pool's lock (one
+ * lock per WS_FIBER_STACK_BATCH stacks). The pool keeps at most
+ * WS_FIBER_STACK_POOL_MAX stacks and unmaps the rest. A thread that is no
+ * worker (a shutdown, a wait that runs a task on its caller's thread)
+ * has no cache and uses the pool directly. A worker's thread gives its
+ * cache to the pool when it stops being that worker
+ * (ws_fiber_stack_flush_cache (), ws-worker.c), before it lets go of the
+ * runtime; a thread's cache left at its exit is unmapped.
+ *
+ * Giving pages back. A stack whose fiber went deep keeps the pages it
+ * touched. A trim (MADV_DONTNEED) drops every page of a stack but the top
+ * one (the header, and the first frames a shallow fiber touches anyway),
+ * so a trimmed stack costs one page until the next fiber touches more. A
+ * stack is dirty from its get until it is trimmed. Stacks are trimmed:
+ *
+ *  - when they go to the pool (spilled by a full cache, flushed, or
+ *    released by a thread with no cache), outside the pool's lock: the
+ *    pool holds only trimmed stacks, so at most one page each;
+ *  - when a worker is about to park (ws_fiber_stack_trim_cache (),
+ *    ws-worker.c): its idle cache is trimmed, so after a burst of deep
+ *    fibers an idle runtime keeps one page per cached stack. It also
+ *    gives all but WS_FIBER_STACK_IDLE_KEEP of them to the pool: a busy
+ *    worker that finds the pool empty maps a new stack, though a
+ *    sleeping worker's cache may hold dozens.
+ *
+ * A running worker's cache is the watermark: at most CACHE_MAX stacks
+ * keep the pages their last fibers touched, until the worker parks. The
+ * trims cost a system call per dirty stack, on the way to a park or a
+ * spill, never on a get or a release that stays in the cache.
  *
  * Tools: each stack is registered with valgrind (VALGRIND_STACK_REGISTER,
  * when <valgrind/valgrind.h> is there at build time), so that memcheck
@@ -52,6 +90,7 @@
 
 #include "ws-fiber-stack-private.h"
 #include "ws-lock-private.h"
+#include "ws-thread-private.h"
 
 #if defined(__has_include)
 # if __has_include(<valgrind/valgrind.h>)
@@ -80,37 +119,48 @@
 
 #define WS_FIBER_STACK_CACHE_MAX 64
 #define WS_FIBER_STACK_BATCH     (WS_FIBER_STACK_CACHE_MAX / 2)
-#define WS_FIBER_STACK_DEPOT_MAX 1024
+#define WS_FIBER_STACK_IDLE_KEEP 4
+#define WS_FIBER_STACK_POOL_MAX  1024
 
+/* A runtime's depot of stacks, any size, all trimmed, under its lock. Its
+ * count is written under the lock and peeked at without it (relaxed: a
+ * hint, see ws_fiber_stack_get), hence atomic. */
+struct _WsFiberStackPool
+{
+  WsLock         lock;
+  WsFiberStack  *head;
+  _Atomic guint  n;
+};
+
+/* A worker thread's cache, for the pool of that worker's runtime. */
 typedef struct
 {
-  WsFiberStack *head;
-  guint         n;
+  WsFiberStackPool *pool;            /* NULL until the first release */
+  WsFiberStack     *head;
+  guint             n;
+  guint             n_dirty;         /* of these, not trimmed since used */
 } StackCache;
 
 /* Statistics for tests and benchmarks. Relaxed: counters that order
  * nothing; a test reads them after joining what changed them. */
 static _Atomic guint64 n_mapped;
 static _Atomic guint64 n_unmapped;
+static _Atomic guint64 n_trims;
+/* Bytes of the stack mappings that exist now: in use, cached or pooled. */
+static _Atomic gint64  mapped_bytes;
 
 static void cache_free (gpointer data);
 
-/* The depot: stacks of any size, under its lock. Its count is written
- * under the lock and peeked at without it (relaxed: a hint, see
- * ws_fiber_stack_get), hence atomic. */
-static WsLock depot_lock = WS_LOCK_INIT;
-static WsFiberStack *depot;
-static _Atomic guint n_depot;
+static GPrivate cache_key = G_PRIVATE_INIT (cache_free);
 
 static inline void
-depot_count (gint delta)
+pool_count (WsFiberStackPool *pool,
+            gint              delta)
 {
-  atomic_store_explicit (&n_depot,
-                         atomic_load_explicit (&n_depot, memory_order_relaxed) + delta,
+  atomic_store_explicit (&pool->n,
+                         atomic_load_explicit (&pool->n, memory_order_relaxed) + delta,
                          memory_order_relaxed);
 }
-
-static GPrivate cache_key = G_PRIVATE_INIT (cache_free);
 
 static gsize
 page_size (void)
@@ -156,11 +206,13 @@ map_stack (gsize size)
   stack->size = usable;
   stack->next = NULL;
   stack->valgrind_id = 0;
+  stack->dirty = FALSE;
 #ifdef WS_HAVE_VALGRIND
   stack->valgrind_id = VALGRIND_STACK_REGISTER (ws_fiber_stack_bottom (stack),
                                                 ws_fiber_stack_top (stack));
 #endif
   atomic_fetch_add_explicit (&n_mapped, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit (&mapped_bytes, (gint64) map_size, memory_order_relaxed);
   return stack;
 }
 
@@ -168,7 +220,7 @@ map_stack (gsize size)
  * ws_fiber_stack_free:
  * @stack: a stack no fiber runs on
  *
- * Unmaps @stack at once, bypassing the cache.
+ * Unmaps @stack at once, bypassing caches and pools.
  */
 void
 ws_fiber_stack_free (WsFiberStack *stack)
@@ -177,7 +229,99 @@ ws_fiber_stack_free (WsFiberStack *stack)
   VALGRIND_STACK_DEREGISTER (stack->valgrind_id);
 #endif
   atomic_fetch_add_explicit (&n_unmapped, 1, memory_order_relaxed);
+  atomic_fetch_sub_explicit (&mapped_bytes, (gint64) stack->map_size, memory_order_relaxed);
   munmap (stack->map, stack->map_size);
+}
+
+/* Gives back every page of a dirty @stack but its top one (see the top). */
+static void
+trim (WsFiberStack *stack)
+{
+  guint8 *from = stack->map + WS_FIBER_STACK_GUARD_SIZE;
+  guint8 *to = stack->map + stack->map_size - page_size ();
+
+  if (!stack->dirty)
+    return;
+  stack->dirty = FALSE;
+  /* It cannot fail on a private anonymous mapping we own; if it did, the
+   * pages would only stay resident. */
+  (void) madvise (from, to - from, MADV_DONTNEED);
+  atomic_fetch_add_explicit (&n_trims, 1, memory_order_relaxed);
+}
+
+/* Unmaps a list of stacks linked by next. */
+static void
+free_list (WsFiberStack *list)
+{
+  while (list != NULL)
+    {
+      WsFiberStack *s = list;
+
+      list = s->next;
+      ws_fiber_stack_free (s);
+    }
+}
+
+/* Puts a list of trimmed stacks into @pool; what it has no room for is
+ * unmapped, outside the lock. */
+static void
+pool_put_list (WsFiberStackPool *pool,
+               WsFiberStack     *list)
+{
+  WsFiberStack *excess = NULL;
+
+  ws_lock_lock (&pool->lock);
+  while (list != NULL)
+    {
+      WsFiberStack *s = list;
+
+      list = s->next;
+      if (atomic_load_explicit (&pool->n, memory_order_relaxed) < WS_FIBER_STACK_POOL_MAX)
+        {
+          s->next = pool->head;
+          pool->head = s;
+          pool_count (pool, 1);
+        }
+      else
+        {
+          s->next = excess;
+          excess = s;
+        }
+    }
+  ws_lock_unlock (&pool->lock);
+  free_list (excess);
+}
+
+/**
+ * ws_fiber_stack_pool_new:
+ *
+ * A runtime's pool of stacks, empty.
+ *
+ * Returns: the pool
+ */
+WsFiberStackPool *
+ws_fiber_stack_pool_new (void)
+{
+  WsFiberStackPool *pool = g_new0 (WsFiberStackPool, 1);
+
+  ws_lock_init (&pool->lock);
+  atomic_init (&pool->n, 0);
+  return pool;
+}
+
+/**
+ * ws_fiber_stack_pool_free:
+ * @pool: a pool no thread gets from or releases to any more
+ *
+ * Unmaps every stack of @pool and frees it: at the runtime's last unref,
+ * after every worker's thread has flushed its cache into it.
+ */
+void
+ws_fiber_stack_pool_free (WsFiberStackPool *pool)
+{
+  free_list (g_steal_pointer (&pool->head));
+  ws_lock_clear (&pool->lock);
+  g_free (pool);
 }
 
 static void
@@ -185,48 +329,49 @@ cache_free (gpointer data)
 {
   StackCache *cache = data;
 
-  while (cache->head != NULL)
-    {
-      WsFiberStack *s = cache->head;
-
-      cache->head = s->next;
-      ws_fiber_stack_free (s);
-    }
+  /* Not given to its pool: the pool may be gone (ws_fiber_stack_flush_cache
+   * gave it everything while it was alive). */
+  free_list (g_steal_pointer (&cache->head));
   g_free (cache);
 }
 
+/* The calling thread's cache, for @pool's stacks, or NULL: a thread that
+ * is no worker has none, and a worker's cache serves only its runtime. */
 static StackCache *
-get_cache (void)
+get_cache (WsFiberStackPool *pool)
 {
-  StackCache *cache = g_private_get (&cache_key);
+  StackCache *cache;
 
+  if (ws_thread.worker == NULL)
+    return NULL;
+  cache = g_private_get (&cache_key);
   if G_UNLIKELY (cache == NULL)
     {
       cache = g_new0 (StackCache, 1);
       g_private_set (&cache_key, cache);
     }
+  if G_UNLIKELY (cache->pool != pool)
+    {
+      if (cache->pool != NULL)
+        return NULL;
+      cache->pool = pool;
+    }
   return cache;
 }
 
-/**
- * ws_fiber_stack_get:
- * @size: the usable size, at least WS_FIBER_STACK_MIN_SIZE
- *
- * A stack of @size usable bytes (rounded up to pages): one from the
- * calling thread's cache, or a new mapping.
- *
- * Returns: the stack, or NULL with errno set if the mapping failed
- */
-/* Moves up to @max stacks of @usable bytes from the depot to @cache. */
-static void
-refill (StackCache *cache,
-        gsize       usable,
-        guint       max)
+/* Moves up to @max stacks of @usable bytes from @pool to @cache (if not
+ * NULL), or takes one; returns the one taken, or NULL. */
+static WsFiberStack *
+refill (WsFiberStackPool *pool,
+        StackCache       *cache,
+        gsize             usable,
+        guint             max)
 {
+  WsFiberStack *taken = NULL;
   WsFiberStack **link;
 
-  ws_lock_lock (&depot_lock);
-  for (link = &depot; *link != NULL && max > 0;)
+  ws_lock_lock (&pool->lock);
+  for (link = &pool->head; *link != NULL && max > 0;)
     {
       WsFiberStack *s = *link;
 
@@ -236,13 +381,20 @@ refill (StackCache *cache,
           continue;
         }
       *link = s->next;
-      depot_count (-1);
+      pool_count (pool, -1);
+      max--;
+      if (taken == NULL)
+        {
+          s->next = NULL;
+          taken = s;
+          continue;
+        }
       s->next = cache->head;
       cache->head = s;
       cache->n++;
-      max--;
     }
-  ws_lock_unlock (&depot_lock);
+  ws_lock_unlock (&pool->lock);
+  return taken;
 }
 
 /* Takes a stack of @usable bytes from @cache, or NULL. */
@@ -259,82 +411,81 @@ take (StackCache *cache,
           *link = s->next;
           s->next = NULL;
           cache->n--;
+          if (s->dirty)
+            cache->n_dirty--;
           return s;
         }
     }
   return NULL;
 }
 
+/**
+ * ws_fiber_stack_get:
+ * @pool: (nullable): the pool of the fiber's runtime; %NULL for a fresh
+ *   mapping
+ * @size: the usable size, at least WS_FIBER_STACK_MIN_SIZE
+ *
+ * A stack of @size usable bytes (rounded up to pages): one from the
+ * calling worker's cache or from @pool, or a new mapping.
+ *
+ * Returns: the stack, or NULL with errno set if the mapping failed
+ */
 WsFiberStack *
-ws_fiber_stack_get (gsize size)
+ws_fiber_stack_get (WsFiberStackPool *pool,
+                    gsize             size)
 {
-  StackCache *cache = get_cache ();
+  StackCache *cache = pool != NULL ? get_cache (pool) : NULL;
   gsize page = page_size ();
   gsize usable = (size + page - 1) & ~(page - 1);
-  WsFiberStack *s = take (cache, usable);
+  WsFiberStack *s = NULL;
 
-  if G_LIKELY (s != NULL)
-    return s;
-  /* A racy peek: an empty depot is not worth the lock, and a stack that
+  if G_LIKELY (cache != NULL)
+    s = take (cache, usable);
+  /* A racy peek: an empty pool is not worth the lock, and a stack that
    * lands there just after is found by the next get. */
-  if (atomic_load_explicit (&n_depot, memory_order_relaxed) > 0)
-    {
-      refill (cache, usable, WS_FIBER_STACK_BATCH);
-      s = take (cache, usable);
-      if (s != NULL)
-        return s;
-    }
-  return map_stack (size);
+  if (s == NULL && pool != NULL && atomic_load_explicit (&pool->n, memory_order_relaxed) > 0)
+    s = refill (pool, cache, usable, cache != NULL ? WS_FIBER_STACK_BATCH : 1);
+  if (s == NULL)
+    s = map_stack (size);
+  if (s != NULL)
+    s->dirty = TRUE;
+  return s;
 }
 
-/* Moves half of a full @cache to the depot; what the depot has no room
- * for is unmapped, outside the lock. */
+/* Moves @n stacks of @cache (all if @n is 0) to its pool, trimmed. */
 static void
-spill (StackCache *cache)
+spill (StackCache *cache,
+       guint       n)
 {
-  WsFiberStack *excess = NULL;
+  WsFiberStack *list = NULL;
 
-  ws_lock_lock (&depot_lock);
-  for (guint i = 0; i < WS_FIBER_STACK_BATCH && cache->head != NULL; i++)
+  for (guint i = 0; (n == 0 || i < n) && cache->head != NULL; i++)
     {
       WsFiberStack *s = cache->head;
 
       cache->head = s->next;
       cache->n--;
-      if (atomic_load_explicit (&n_depot, memory_order_relaxed) < WS_FIBER_STACK_DEPOT_MAX)
-        {
-          s->next = depot;
-          depot = s;
-          depot_count (1);
-        }
-      else
-        {
-          s->next = excess;
-          excess = s;
-        }
+      if (s->dirty)
+        cache->n_dirty--;
+      trim (s);
+      s->next = list;
+      list = s;
     }
-  ws_lock_unlock (&depot_lock);
-
-  while (excess != NULL)
-    {
-      WsFiberStack *s = excess;
-
-      excess = s->next;
-      ws_fiber_stack_free (s);
-    }
+  pool_put_list (cache->pool, list);
 }
 
 /**
  * ws_fiber_stack_release:
+ * @pool: (nullable): the pool @stack was got for; %NULL to unmap it
  * @stack: a stack with no live frame
  *
- * Gives @stack back: to the calling thread's cache, or unmapped if the
- * cache is full.
+ * Gives @stack back: to the calling worker's cache, or trimmed to @pool.
  */
 void
-ws_fiber_stack_release (WsFiberStack *stack)
+ws_fiber_stack_release (WsFiberStackPool *pool,
+                        WsFiberStack     *stack)
 {
-  StackCache *cache = get_cache ();
+  StackCache *cache;
 
 #ifdef WS_ASAN
   /* The fiber's last frame never returned: its redzones are still
@@ -343,11 +494,68 @@ ws_fiber_stack_release (WsFiberStack *stack)
                                (guint8 *) ws_fiber_stack_top (stack)
                                - (guint8 *) ws_fiber_stack_bottom (stack));
 #endif
+  if G_UNLIKELY (pool == NULL)
+    {
+      ws_fiber_stack_free (stack);
+      return;
+    }
+  cache = get_cache (pool);
+  if G_UNLIKELY (cache == NULL)
+    {
+      trim (stack);
+      stack->next = NULL;
+      pool_put_list (pool, stack);
+      return;
+    }
   if G_UNLIKELY (cache->n >= WS_FIBER_STACK_CACHE_MAX)
-    spill (cache);
+    spill (cache, WS_FIBER_STACK_BATCH);
   stack->next = cache->head;
   cache->head = stack;
   cache->n++;
+  if (stack->dirty)
+    cache->n_dirty++;
+}
+
+/**
+ * ws_fiber_stack_trim_cache:
+ *
+ * A worker calls it before it parks: gives back the pages of the calling
+ * thread's cached stacks but their top ones, and gives the pool all of
+ * them but WS_FIBER_STACK_IDLE_KEEP, which busy workers would otherwise
+ * not find while this one sleeps.
+ */
+void
+ws_fiber_stack_trim_cache (void)
+{
+  StackCache *cache = g_private_get (&cache_key);
+
+  if (cache == NULL || cache->pool == NULL)
+    return;
+  if (cache->n > WS_FIBER_STACK_IDLE_KEEP)
+    spill (cache, cache->n - WS_FIBER_STACK_IDLE_KEEP);
+  if (cache->n_dirty == 0)
+    return;
+  for (WsFiberStack *s = cache->head; s != NULL; s = s->next)
+    trim (s);
+  cache->n_dirty = 0;
+}
+
+/**
+ * ws_fiber_stack_flush_cache:
+ *
+ * Gives the calling thread's cache to its pool, trimmed: a worker's
+ * thread calls it when it stops being that worker, before it lets go of
+ * the runtime.
+ */
+void
+ws_fiber_stack_flush_cache (void)
+{
+  StackCache *cache = g_private_get (&cache_key);
+
+  if (cache == NULL || cache->pool == NULL)
+    return;
+  spill (cache, 0);
+  cache->pool = NULL;
 }
 
 guint64
@@ -362,8 +570,14 @@ ws_fiber_stack_get_n_unmapped (void)
   return atomic_load_explicit (&n_unmapped, memory_order_relaxed);
 }
 
-guint
-ws_fiber_stack_get_n_cached (void)
+guint64
+ws_fiber_stack_get_n_trims (void)
 {
-  return get_cache ()->n;
+  return atomic_load_explicit (&n_trims, memory_order_relaxed);
+}
+
+gint64
+ws_fiber_stack_get_mapped_bytes (void)
+{
+  return atomic_load_explicit (&mapped_bytes, memory_order_relaxed);
 }

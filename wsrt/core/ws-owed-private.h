@@ -13,6 +13,7 @@ G_BEGIN_DECLS
 typedef struct _WsOwed WsOwed;
 
 WsOwed   *ws_owed_acquire  (GMainContext *context);
+WsOwed   *ws_owed_acquire_more (WsOwed   *owed);
 void      ws_owed_release  (WsOwed       *owed);
 gboolean  ws_owed_drain    (GMainContext *context,
                             gint64        deadline);

@@ -160,6 +160,19 @@ ws_owed_acquire (GMainContext *context)
   return self;
 }
 
+/* One more completion owed to the context of @self, on which the caller
+ * holds a count: no lookup, so any thread may call it (the lookup's
+ * per-thread cache reads the state of a source that the context's
+ * thread writes). The count cannot reach 0 before it, since the
+ * caller's is held. */
+WsOwed *
+ws_owed_acquire_more (WsOwed *self)
+{
+  g_source_ref (&self->source);
+  atomic_fetch_add_explicit (&self->count, 1, memory_order_relaxed);
+  return self;
+}
+
 /* The completion was delivered (or can never be). Any thread. */
 void
 ws_owed_release (WsOwed *self)

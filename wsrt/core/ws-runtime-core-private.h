@@ -15,6 +15,7 @@
 
 #include "ws-blocking-pool-private.h"
 #include "ws-config-private.h"
+#include "ws-fiber-stack-private.h"
 #include "ws-local-executor-private.h"
 #include "ws-runtime-ref-private.h"
 #include "ws-worker-pool-private.h"
@@ -33,6 +34,9 @@ struct _WsRuntimeCore
   WsWorkerPool      *pool;
   WsBlockingPool    *blocking;
   WsLocalExecutors  *locals;
+  /* The stacks of this runtime's fibers (ws-fiber-stack.c, "The pool"),
+   * emptied at the last unref. */
+  WsFiberStackPool  *fiber_stacks;
 
   _Atomic gboolean   finished;        /* a shutdown call saw every task end */
   WsLock             lock;            /* guards what follows */

@@ -95,6 +95,7 @@ ws_runtime_core_new (const WsConfig *settings)
   ws_cond_init (&self->cond);
   self->blocking = ws_blocking_pool_new (&self->config, &self->ref);
   self->locals = ws_local_executors_new (&self->config, &self->ref);
+  self->fiber_stacks = ws_fiber_stack_pool_new ();
   hand_off.adopt = adopt_thread;
   hand_off.run = run_adopted_thread;
   hand_off.data = self->blocking;
@@ -128,6 +129,9 @@ runtime_last_unref (WsRuntimeRef *ref)
   ws_worker_pool_free (self->pool);
   ws_blocking_pool_free (self->blocking);
   ws_local_executors_free (self->locals);
+  /* Every fiber released its stack before its task let go of us, and
+   * every worker's thread flushed its cache before it did. */
+  ws_fiber_stack_pool_free (self->fiber_stacks);
   ws_config_clear (&self->config);
   ws_lock_clear (&self->lock);
   ws_cond_clear (&self->cond);

@@ -47,6 +47,7 @@
 #include "ws-worker-pool-private.h"
 #include "ws-chaos-private.h"
 #include "ws-error.h"
+#include "ws-fiber-stack-private.h"
 
 static inline guint32
 next_random (WsWorker *w,
@@ -471,6 +472,11 @@ park (WsWorker *w)
   if (w->core.lifo != NULL || ws_local_queue_has_tasks (&w->core.queue))
     return;
 
+  /* Idle: the fiber stacks this worker keeps give their pages back
+   * (ws-fiber-stack.c, "Giving pages back"). Before the park is
+   * announced, so that a wake is not answered late. */
+  ws_fiber_stack_trim_cache ();
+
   is_last_searcher = ws_sleepers_transition_to_parked (&s->sleepers, w->index,
                                                        w->core.is_searching);
   w->core.is_searching = FALSE;
@@ -680,6 +686,9 @@ ws_worker_thread_main (gpointer data)
 
   attach_core (w, NULL, FALSE);
   kept_core = worker_run (w);
+  /* This thread is no longer the worker: its stacks go to the runtime's
+   * pool while the runtime is held (ws-fiber-stack.c, "The pool"). */
+  ws_fiber_stack_flush_cache ();
   /* The poll that handed the core off has returned. */
   ws_thread.host_context = NULL;
   if (kept_core)
