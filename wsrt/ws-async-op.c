@@ -57,6 +57,7 @@
 #include <stdatomic.h>
 
 #include "ws-async-op.h"
+#include "ws-async-op-private.h"
 #include "ws-context.h"
 #include "ws-core-private.h"
 #include "ws-delivery-private.h"
@@ -88,6 +89,9 @@ struct _WsAsyncOp
    * the result is published: the call is in flight while it is set.
    * Under the lock. */
   GMainContext    *start_context;
+  /* Broadcast when the result is published, for a fiber that waits for
+   * it in place (ws_async_op_wait_published). */
+  WsCond           published;
   WsDelivery      *start_delivery;   /* its delivery source, found by start */
   /* The forwarded cancel (see the top): queued at most once, under the
    * lock; its context and owed count are the item's until dispatched. */
@@ -164,6 +168,7 @@ ws_async_op_new (void)
   atomic_init (&self->ref_count, 1);
   self->cancellable = g_cancellable_new ();
   ws_lock_init (&self->lock);
+  ws_cond_init (&self->published);
   self->item.klass = &result_item_class;
   self->cancel_item.klass = &cancel_item_class;
   return self;
@@ -214,6 +219,7 @@ op_free (WsAsyncOp *self)
   g_clear_pointer (&self->start_context, g_main_context_unref);
   g_clear_object (&self->cancellable);
   ws_lock_clear (&self->lock);
+  ws_cond_clear (&self->published);
   g_free (self);
 }
 
@@ -462,6 +468,7 @@ deliver_result (WsDeliveryItem *item)
   self->result = g_steal_pointer (&self->pending_result);
   waker = g_steal_pointer (&self->waker);
   started_on = g_steal_pointer (&self->start_context);
+  ws_cond_broadcast (&self->published);
   ws_lock_unlock (&self->lock);
 
   ws_waker_take_and_wake (waker);
@@ -575,4 +582,40 @@ ws_async_op_cancel (WsAsyncOp *self)
   g_return_if_fail (self != NULL);
 
   forward_cancel (self);
+}
+
+/* For a cancelled fiber's GIO await (ws-fiber-gio.c): blocks until the
+ * result is published, or at once if the call was never started. The
+ * result is published by a dispatch of the context the call was started
+ * on: this thread runs it if that context is its own thread-default one
+ * (a local fiber's main loop, a worker's own context), and otherwise the
+ * thread that iterates it does, while this one waits. No other context
+ * is touched. The wait looks again every millisecond: a dispatch of its
+ * own context that this thread could not run (another iteration of it
+ * was going on) is run at the next look. */
+void
+ws_async_op_wait_published (WsAsyncOp *self)
+{
+  g_autoptr(GMainContext) own = g_main_context_ref_thread_default ();
+  GMainContext *call;
+
+  g_return_if_fail (self != NULL);
+
+  ws_lock_lock (&self->lock);
+  call = self->start_context != NULL ? g_main_context_ref (self->start_context) : NULL;
+  while (self->result == NULL && self->start_context != NULL)
+    {
+      ws_lock_unlock (&self->lock);
+      if (call == own && g_main_context_acquire (call))
+        {
+          g_main_context_iteration (call, FALSE);
+          g_main_context_release (call);
+        }
+      ws_lock_lock (&self->lock);
+      if (self->result == NULL && self->start_context != NULL)
+        ws_cond_wait_until (&self->published, &self->lock,
+                            g_get_monotonic_time () + G_TIME_SPAN_MILLISECOND);
+    }
+  ws_lock_unlock (&self->lock);
+  g_clear_pointer (&call, g_main_context_unref);
 }

@@ -46,6 +46,18 @@
  *    runs the function to its return. Only then is the stack released and
  *    the user's destroy notify run. A fiber whose function returned after
  *    it saw the cancellation ends as cancelled, whatever result it set.
+ *  - Children. A cancel of a fiber reaches the children it spawned and
+ *    has neither awaited nor let go of: a fiber holds a child by its
+ *    join handle (ws_context_spawn, ws_context_spawn_fiber), and a handle
+ *    that a cancelled fiber lets go of while it unwinds cancels its task
+ *    (ws_join_handle_free asks ws_fiber_running_is_cancelled, which reads
+ *    the fiber this thread resumed: `running_fiber`, set and restored by
+ *    resume () on the poller's stack, never kept across a switch). One
+ *    the fiber awaited is finished and gone; one it let go of before the
+ *    cancel goes on. A cancelled fiber that must know its children have
+ *    cleaned up awaits them with ws_fiber_await_all (), which, once the
+ *    fiber is cancelled, cancels them and waits for their ends without
+ *    suspending (ws-fiber-join.c), as a thread job's wait does below.
  *  - Shutdown reaches a fiber as it reaches any task (ws-task-registry.c,
  *    ws-runtime-core.c): a queued or idle pending task is cancelled and
  *    its future destroyed by the shutdown sweep or the queue drains,
@@ -123,6 +135,7 @@
 #include "config.h"
 
 #include "ws-fiber.h"
+#include "ws-fiber-private.h"
 #include "ws-error.h"
 #include "ws-runtime-private.h"
 #include "ws-task-private.h"
@@ -151,7 +164,13 @@ struct _WsFiber
   FiberState      state;
   gboolean        cancelled;         /* a suspend returned, or will return, FALSE */
   gint            poll_depth;        /* g_main_depth () of the poller, at the resume */
+  gpointer        gio;               /* the GIO await's slot (ws-fiber-gio.c) */
 };
+
+/* The fiber this thread runs now, innermost first ("Children" at the top):
+ * kept here, not in the core's WsThread, since only the face's fibers
+ * have it. */
+static _Thread_local WsFiber *running_fiber;
 
 static void
 fiber_main (gpointer arg)
@@ -159,6 +178,8 @@ fiber_main (gpointer arg)
   WsFiber *f = arg;
 
   f->func (&f->cx, f->data);
+  /* Its last GIO result, and a call it never awaited (which is cancelled). */
+  g_clear_pointer (&f->gio, ws_fiber_gio_free);
   f->state = FIBER_DONE;
   ws_fiber_ctx_exit (&f->ctx);
 }
@@ -178,11 +199,17 @@ static void
 resume (WsFiber *f,
         guint    budget)
 {
+  WsFiber *outer = running_fiber;
+
   f->cx.budget = budget;
   f->cx.yielded = FALSE;
   f->poll_depth = g_main_depth ();
   f->state = FIBER_RUNNING;
+  /* Set and restored on the poller's stack, around the switch: a fiber
+   * resumed on another thread finds that thread's value ("Children"). */
+  running_fiber = f;
   ws_fiber_ctx_resume (&f->ctx);
+  running_fiber = outer;
 }
 
 /* The fiber's function returned: its stack is ours to give back. On the
@@ -864,4 +891,26 @@ ws_fiber_run_in_thread (WsContext     *cx,
   ws_lock_unlock (&job->lock);
   thread_job_unref (job);
   return result;
+}
+
+gpointer *
+ws_fiber_get_gio_slot (WsContext *cx)
+{
+  WsFiber *f;
+
+  if (cx == NULL || cx->fiber == NULL)
+    return NULL;
+  f = cx->fiber;
+  /* The frame address, as in ws_fiber_suspend (): on the fiber's stack. */
+  if (!is_on_stack (f, __builtin_frame_address (0)))
+    return NULL;
+  return &f->gio;
+}
+
+gboolean
+ws_fiber_running_is_cancelled (void)
+{
+  WsFiber *f = running_fiber;
+
+  return f != NULL && f->cancelled;
 }

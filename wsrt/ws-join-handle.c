@@ -22,6 +22,7 @@
 #include "ws-error.h"
 #include "ws-core-private.h"
 #include "ws-task-private.h"
+#include "ws-fiber-private.h"
 
 #define RAW(h) ((WsRawTask *) (h))
 
@@ -525,6 +526,13 @@ ws_join_handle_into_task (WsJoinHandle *self)
  * Lets go of the handle without taking the outcome: the task goes on
  * (it is not cancelled; call [method@Ws.JoinHandle.cancel] first for
  * that), and its result is freed when it ends.
+ *
+ * One exception keeps a cancel structured: inside a fiber whose task was
+ * cancelled (an await of it returned %FALSE), a handle it lets go of
+ * while it unwinds (its `g_autoptr (WsJoinHandle)` variables) cancels
+ * the task first: a child that the fiber had neither awaited nor let go
+ * of when it was cancelled is cancelled with it. A fiber that wants a
+ * child to outlive a cancel lets go of its handle before.
  */
 void
 ws_join_handle_free (WsJoinHandle *self)
@@ -532,5 +540,9 @@ ws_join_handle_free (WsJoinHandle *self)
   g_return_if_fail (self != NULL);
   return_val_if_ended (self, );
 
+  /* A child of a cancelled fiber that it neither awaited nor detached
+   * before the cancel (ws-fiber.c, "Children"). */
+  if G_UNLIKELY (ws_fiber_running_is_cancelled ())
+    ws_raw_task_cancel (RAW (self));
   ws_raw_task_drop_join_handle (RAW (self));
 }

@@ -27,5 +27,7 @@
 # include "ws-limiter.h"
 # include "ws-async.h"
 # include "ws-fiber.h"
+# include "ws-fiber-gio.h"
+# include "ws-fiber-join.h"
 # include "ws-enum-types.h"
 #undef WSRT_INSIDE
