@@ -1438,6 +1438,12 @@ channel_block (WsChannel    *self,
   if (g_cancellable_is_cancelled (cancellable))
     return BLOCKING_CANCELLED;
 
+  /* A channel with room (an item) needs no waiter. */
+  r = is_send ? channel_send (self, NULL, typed, item, value)
+              : channel_receive (self, NULL, typed, out_item, value);
+  if (r != 0)
+    return r;
+
   w = g_new0 (ThreadWaiter, 1);
   w->waker.vtable = &thread_waiter_vtable;
   g_atomic_ref_count_init (&w->ref_count);
