@@ -374,6 +374,33 @@ test_awaitable_refusals (void)
   WS_TEST_REFUSED (ws_channel_try_send, g_assert_false (ws_channel_try_send (NULL, NULL, NULL)));
   WS_TEST_REFUSED (ws_channel_try_receive, g_assert_false (ws_channel_try_receive (NULL, &item, NULL)));
   WS_TEST_REFUSED (ws_channel_try_receive, g_assert_false (ws_channel_try_receive (ch, NULL, NULL)));
+  {
+    /* The blocking forms: a cancellable that is not one, an error already
+     * set. */
+    GCancellable *not_cancellable = (GCancellable *) plain;
+    g_autoptr(GError) set = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_FAILED, "set");
+    g_autoptr(WsChannel) values = ws_channel_new_for_type (1, G_TYPE_INT);
+    g_auto(GValue) v = G_VALUE_INIT;
+
+    g_value_init (&v, G_TYPE_INT);
+    WS_TEST_REFUSED (ws_channel_send, g_assert_false (ws_channel_send (NULL, NULL, NULL, NULL)));
+    WS_TEST_REFUSED (ws_channel_send, g_assert_false (ws_channel_send (ch, NULL, not_cancellable, NULL)));
+    WS_TEST_REFUSED (ws_channel_send, g_assert_false (ws_channel_send (ch, NULL, NULL, &set)));
+    WS_TEST_REFUSED (ws_channel_receive, g_assert_null (ws_channel_receive (NULL, NULL, NULL)));
+    WS_TEST_REFUSED (ws_channel_receive, g_assert_null (ws_channel_receive (ch, not_cancellable, NULL)));
+    WS_TEST_REFUSED (ws_channel_receive, g_assert_null (ws_channel_receive (ch, NULL, &set)));
+    WS_TEST_REFUSED (ws_channel_send_value, g_assert_false (ws_channel_send_value (NULL, &v, NULL, NULL)));
+    WS_TEST_REFUSED (ws_channel_send_value, g_assert_false (ws_channel_send_value (values, &v, not_cancellable, NULL)));
+    WS_TEST_REFUSED (ws_channel_send_value, g_assert_false (ws_channel_send_value (values, &v, NULL, &set)));
+    WS_TEST_REFUSED (ws_channel_send_value, g_assert_false (ws_channel_send_value (values, NULL, NULL, NULL)));
+    WS_TEST_REFUSED (ws_channel_receive_value, g_assert_null (ws_channel_receive_value (NULL, NULL, NULL)));
+    WS_TEST_REFUSED (ws_channel_receive_value, g_assert_null (ws_channel_receive_value (values, not_cancellable, NULL)));
+    WS_TEST_REFUSED (ws_channel_receive_value, g_assert_null (ws_channel_receive_value (values, NULL, &set)));
+    /* Nothing was sent, and the set error is untouched. */
+    g_assert_cmpuint (ws_channel_get_length (ch), ==, 0);
+    g_assert_cmpuint (ws_channel_get_length (values), ==, 0);
+    g_assert_error (set, G_IO_ERROR, G_IO_ERROR_FAILED);
+  }
   WS_TEST_REFUSED (ws_channel_close, ws_channel_close (NULL));
   WS_TEST_REFUSED (ws_channel_is_closed, g_assert_true (ws_channel_is_closed (NULL)));
   WS_TEST_REFUSED (ws_channel_get_length, g_assert_cmpuint (ws_channel_get_length (NULL), ==, 0));

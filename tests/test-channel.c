@@ -9,6 +9,9 @@
 
 #include "ws-test-fixture.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #define N_MESSAGES 100000
 #define N_SIDES    4
 
@@ -913,6 +916,16 @@ test_wrong_kind (void)
   WS_TEST_REFUSED (ws_channel_try_receive_value, g_assert_null (ws_channel_try_receive_value (w.pointers, NULL)));
   WS_TEST_REFUSED (ws_channel_send_async, ws_channel_send_async (w.pointers, &set, NULL, sent_cb, &d));
   WS_TEST_REFUSED (ws_channel_receive_async, ws_channel_receive_async (w.pointers, NULL, received_cb, &d));
+  {
+    /* The blocking forms set an error too, for code that prints it. */
+    g_autoptr(GError) error = NULL;
+
+    WS_TEST_REFUSED (ws_channel_send_value, g_assert_false (ws_channel_send_value (w.pointers, &set, NULL, &error)));
+    g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+    g_clear_error (&error);
+    WS_TEST_REFUSED (ws_channel_receive_value, g_assert_null (ws_channel_receive_value (w.pointers, NULL, &error)));
+    g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+  }
   g_assert_cmpuint (ws_channel_get_length (w.pointers), ==, 0);
 
   /* The pointer API on a channel of values. */
@@ -920,6 +933,20 @@ test_wrong_kind (void)
   item = GINT_TO_POINTER (1);
   WS_TEST_REFUSED (ws_channel_try_receive, g_assert_false (ws_channel_try_receive (w.ints, &item, NULL)));
   g_assert_null (item);
+  {
+    g_autoptr(GError) error = NULL;
+
+    WS_TEST_REFUSED (ws_channel_send, g_assert_false (ws_channel_send (w.ints, GINT_TO_POINTER (1), NULL, &error)));
+    g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+    g_clear_error (&error);
+    WS_TEST_REFUSED (ws_channel_receive, g_assert_null (ws_channel_receive (w.ints, NULL, &error)));
+    g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+    g_clear_error (&error);
+    g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*ws_channel_send_value*gchararray*channel of gint*");
+    g_assert_false (ws_channel_send_value (w.ints, &str, NULL, &error));
+    g_test_assert_expected_messages ();
+    g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+  }
 
   /* A value of the wrong type: the message names both. */
   g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*ws_channel_try_send_value*gchararray*channel of gint*");
@@ -1029,6 +1056,533 @@ test_async_refused_calls_back (void)
   ws_channel_unref (pointers);
 }
 
+/* ---- blocking forms, for plain threads ------------------------------ */
+
+#define N_BLOCKING 5000
+
+/* Whether thread @tid of this process sleeps in the kernel (its state in
+ * /proc is S): a thread blocked in ws_channel_send () or receive () does,
+ * in its condition variable's wait. */
+static gboolean
+thread_sleeps (gint tid)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/self/task/%d/stat", tid);
+  g_autofree char *stat = NULL;
+  const char *end;
+
+  if (!g_file_get_contents (path, &stat, NULL, NULL))
+    return FALSE;
+  /* "tid (comm) S ...": the state follows the last ')'. */
+  end = strrchr (stat, ')');
+  return end != NULL && end[1] == ' ' && end[2] == 'S';
+}
+
+/* A plain thread that sends 1..N_BLOCKING with the blocking call. */
+typedef struct
+{
+  WsChannel     *ch;
+  guint          n;
+  gboolean       values;    /* ws_channel_send_value () */
+  gboolean       close;     /* closes the channel when done */
+} BlockingSender;
+
+static gpointer
+blocking_sender_thread (gpointer data)
+{
+  BlockingSender *b = data;
+
+  for (guint i = 1; i <= b->n; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      gboolean sent;
+
+      if (b->values)
+        {
+          g_auto(GValue) v = G_VALUE_INIT;
+
+          g_value_init (&v, G_TYPE_UINT);
+          g_value_set_uint (&v, i);
+          sent = ws_channel_send_value (b->ch, &v, NULL, &error);
+        }
+      else
+        sent = ws_channel_send (b->ch, GUINT_TO_POINTER (i), NULL, &error);
+      g_assert_no_error (error);
+      g_assert_true (sent);
+    }
+  if (b->close)
+    ws_channel_close (b->ch);
+  return NULL;
+}
+
+/* A local task that receives pointers in order until the channel is
+ * closed, checking each is the next. */
+typedef struct
+{
+  WsChannel *ch;
+  guint      n_received;
+  gboolean   closed;
+} InOrder;
+
+static WsPoll
+in_order_receive (WsContext *cx,
+                  gpointer   data)
+{
+  InOrder *o = data;
+
+  for (;;)
+    {
+      g_autoptr(GError) error = NULL;
+      gpointer item;
+
+      if (ws_channel_poll_receive (o->ch, cx, &item, &error) == WS_POLL_PENDING)
+        return WS_POLL_PENDING;
+      if (error != NULL)
+        {
+          g_assert_error (error, WS_ERROR, WS_ERROR_CLOSED);
+          o->closed = TRUE;
+          return WS_POLL_READY;
+        }
+      g_assert_cmpuint (GPOINTER_TO_UINT (item), ==, ++o->n_received);
+    }
+}
+
+/* Sends 1..n with poll_send, from a task on a worker. */
+static WsPoll
+numbers_producer (WsContext *cx,
+                  gpointer   data)
+{
+  Producer *p = data;
+
+  while (p->next < p->end)
+    {
+      g_autoptr(GError) error = NULL;
+
+      if (ws_channel_poll_send (p->t->ch, cx, GUINT_TO_POINTER (p->next + 1), &error) == WS_POLL_PENDING)
+        return WS_POLL_PENDING;
+      g_assert_no_error (error);
+      p->next++;
+    }
+  ws_channel_close (p->t->ch);
+  return WS_POLL_READY;
+}
+
+/* A plain thread streams items through a small channel to a local task
+ * on this thread's main context, and to an async receive on it; a task
+ * on a worker streams items to this thread's blocking receive. Every
+ * item arrives once, in order: the blocked side was woken each time. */
+static void
+test_blocking_plain_thread (void)
+{
+  WsTestOnContext f;
+
+  ws_test_on_context_init (&f, 2);
+
+  /* Pointers, to a local task. */
+  {
+    g_autoptr(WsChannel) ch = ws_channel_new (2, NULL);
+    BlockingSender b = { ch, N_BLOCKING, FALSE, TRUE };
+    InOrder o = { ch, 0, FALSE };
+    g_autoptr(WsTask) local = ws_runtime_spawn_local (f.rt, NULL, in_order_receive, &o, NULL);
+    GThread *sender = g_thread_new ("blocking-sender", blocking_sender_thread, &b);
+
+    ws_test_iterate_until (f.ctx, ws_task_is_finished (local));
+    g_thread_join (sender);
+    g_assert_true (o.closed);
+    g_assert_cmpuint (o.n_received, ==, N_BLOCKING);
+  }
+
+  /* Values, to an async receive. */
+  {
+    g_autoptr(WsChannel) ch = ws_channel_new_for_type (2, G_TYPE_UINT);
+    BlockingSender b = { ch, N_BLOCKING, TRUE, TRUE };
+    GThread *sender = g_thread_new ("blocking-sender", blocking_sender_thread, &b);
+    Done r = { ch, 0, TRUE };
+    guint n = 0;
+
+    for (;;)
+      {
+        r.calls = 0;
+        ws_channel_receive_async (ch, NULL, received_cb, &r);
+        ws_test_iterate_until (f.ctx, r.calls == 1);
+        if (!r.ok)
+          break;
+        g_assert_cmpuint (g_value_get_uint (r.value), ==, ++n);
+        done_clear (&r);
+      }
+    g_assert_error (r.error, WS_ERROR, WS_ERROR_CLOSED);
+    done_clear (&r);
+    g_thread_join (sender);
+    g_assert_cmpuint (n, ==, N_BLOCKING);
+  }
+
+  /* From a task, to this thread's blocking receive. */
+  {
+    ChannelTest t = { ws_channel_new (2, NULL), };
+    Producer p = { &t, 0, N_BLOCKING };
+    g_autoptr(WsTask) prod = ws_runtime_spawn (f.rt, numbers_producer, &p, NULL);
+    g_autoptr(GError) error = NULL;
+    guint n = 0;
+    gpointer item;
+
+    while ((item = ws_channel_receive (t.ch, NULL, &error)) != NULL)
+      g_assert_cmpuint (GPOINTER_TO_UINT (item), ==, ++n);
+    g_assert_error (error, WS_ERROR, WS_ERROR_CLOSED);
+    g_assert_cmpuint (n, ==, N_BLOCKING);
+    g_assert_true (ws_task_wait (prod, NULL, NULL));
+    ws_channel_unref (t.ch);
+  }
+
+  ws_test_on_context_clear (&f);
+}
+
+/* A blocking job sends values as it makes them; a fiber on a worker
+ * takes them as they come, and another job takes the fiber's answers
+ * with the blocking receive. */
+typedef struct
+{
+  WsChannel *results;     /* job -> fiber */
+  WsChannel *answers;     /* fiber -> job */
+  guint64    fiber_sum;
+  guint64    job_sum;
+} Pipeline;
+
+static WsPoll
+sending_job (WsContext *cx,
+             gpointer   data)
+{
+  Pipeline *p = data;
+
+  for (guint i = 1; i <= N_BLOCKING; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_auto(GValue) v = G_VALUE_INIT;
+
+      g_value_init (&v, G_TYPE_UINT);
+      g_value_set_uint (&v, i);
+      g_assert_true (ws_channel_send_value (p->results, &v, NULL, &error));
+      g_assert_no_error (error);
+    }
+  ws_channel_close (p->results);
+  return WS_POLL_READY;
+}
+
+static WsPoll
+receiving_job (WsContext *cx,
+               gpointer   data)
+{
+  Pipeline *p = data;
+  g_autoptr(GError) error = NULL;
+  GValue *v;
+
+  while ((v = ws_channel_receive_value (p->answers, NULL, &error)) != NULL)
+    {
+      p->job_sum += g_value_get_uint (v);
+      value_free (v);
+    }
+  g_assert_error (error, WS_ERROR, WS_ERROR_CLOSED);
+  return WS_POLL_READY;
+}
+
+static void
+taking_fiber (WsContext *cx,
+              gpointer   data)
+{
+  Pipeline *p = data;
+
+  for (;;)
+    {
+      g_autoptr(GError) error = NULL;
+      GValue *v = NULL;
+
+      g_assert_true (WS_FIBER_AWAIT (cx, ws_channel_poll_receive_value (p->results, cx, &v, &error)));
+      if (v == NULL)
+        {
+          g_assert_error (error, WS_ERROR, WS_ERROR_CLOSED);
+          break;
+        }
+      p->fiber_sum += g_value_get_uint (v);
+      g_assert_true (WS_FIBER_AWAIT (cx, ws_channel_poll_send_value (p->answers, cx, v, &error)));
+      g_assert_no_error (error);
+      value_free (v);
+    }
+  ws_channel_close (p->answers);
+}
+
+static void
+test_blocking_job_to_fiber (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  Pipeline p = { ws_channel_new_for_type (2, G_TYPE_UINT), ws_channel_new_for_type (2, G_TYPE_UINT), 0, 0 };
+  WsTask *tasks[3];
+
+  tasks[0] = ws_runtime_spawn_blocking (rt, receiving_job, &p, NULL);
+  tasks[1] = ws_runtime_spawn_fiber (rt, taking_fiber, &p, NULL);
+  tasks[2] = ws_runtime_spawn_blocking (rt, sending_job, &p, NULL);
+  ws_test_wait_all (tasks, G_N_ELEMENTS (tasks));
+  g_assert_cmpuint (p.fiber_sum, ==, (guint64) N_BLOCKING * (N_BLOCKING + 1) / 2);
+  g_assert_cmpuint (p.job_sum, ==, p.fiber_sum);
+  ws_channel_unref (p.results);
+  ws_channel_unref (p.answers);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* One blocking call on another thread, to be cancelled or closed while
+ * it sleeps. */
+typedef struct
+{
+  WsChannel    *ch;
+  gboolean      send;
+  gboolean      values;
+  GCancellable *cancellable;
+  _Atomic gint  tid;
+  gboolean      ok;
+  GValue       *received;
+  gpointer      received_item;
+  GError       *error;
+} Blocked;
+
+static gpointer
+blocked_thread (gpointer data)
+{
+  Blocked *b = data;
+
+  atomic_store (&b->tid, (gint) syscall (SYS_gettid));
+  if (b->send && b->values)
+    {
+      g_auto(GValue) v = G_VALUE_INIT;
+
+      g_value_init (&v, G_TYPE_UINT);
+      g_value_set_uint (&v, 7);
+      b->ok = ws_channel_send_value (b->ch, &v, b->cancellable, &b->error);
+    }
+  else if (b->send)
+    b->ok = ws_channel_send (b->ch, GUINT_TO_POINTER (7), b->cancellable, &b->error);
+  else if (b->values)
+    b->ok = (b->received = ws_channel_receive_value (b->ch, b->cancellable, &b->error)) != NULL;
+  else
+    b->ok = (b->received_item = ws_channel_receive (b->ch, b->cancellable, &b->error)) != NULL;
+  return NULL;
+}
+
+/* Starts the call on a thread (the channel full for a send, empty for a
+ * receive) and returns once that thread sleeps in it. */
+static GThread *
+start_blocked (Blocked *b)
+{
+  GThread *thread = g_thread_new ("blocked", blocked_thread, b);
+
+  ws_test_wait_until (atomic_load (&b->tid) != 0 && thread_sleeps (atomic_load (&b->tid)));
+  return thread;
+}
+
+/* For each of the four calls: a cancel while it sleeps ends it with
+ * G_IO_ERROR_CANCELLED and leaves the channel as it was (a send's item
+ * was not taken, nor freed: the channel's destroy notify never ran); a
+ * close while it sleeps ends it with WS_ERROR_CLOSED the same way. Then
+ * the channel still works for others. */
+static void
+test_blocking_cancel_and_close (void)
+{
+  for (guint kind = 0; kind < 4; kind++)
+    for (guint by_close = 0; by_close < 2; by_close++)
+      {
+        gboolean send = kind < 2;
+        gboolean values = kind % 2;
+        g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+        WsChannel *ch;
+        Blocked b = { NULL, };
+        GThread *thread;
+
+        ws_test_reset_counters ();
+        ch = values ? ws_channel_new_for_type (1, G_TYPE_UINT) : ws_channel_new (1, ws_test_count_destroy);
+        if (send)
+          {
+            /* Full: the send must wait. */
+            if (values)
+              {
+                g_auto(GValue) v = G_VALUE_INIT;
+
+                g_value_init (&v, G_TYPE_UINT);
+                g_value_set_uint (&v, 1);
+                g_assert_true (ws_channel_try_send_value (ch, &v, NULL));
+              }
+            else
+              g_assert_true (ws_channel_try_send (ch, GUINT_TO_POINTER (1), NULL));
+          }
+        b = (Blocked) { ch, send, values, cancellable, 0, };
+        thread = start_blocked (&b);
+        if (by_close)
+          ws_channel_close (ch);
+        else
+          g_cancellable_cancel (cancellable);
+        g_thread_join (thread);
+
+        g_assert_false (b.ok);
+        g_assert_null (b.received);
+        g_assert_null (b.received_item);
+        if (by_close)
+          g_assert_error (b.error, WS_ERROR, WS_ERROR_CLOSED);
+        else
+          g_assert_error (b.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+        g_clear_error (&b.error);
+        /* The channel is as it was: the first item alone, for a send. */
+        g_assert_cmpuint (ws_channel_get_length (ch), ==, send ? 1 : 0);
+        g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 0);
+
+        if (!by_close)
+          {
+            /* Still usable: a new call completes at once. */
+            g_autoptr(GError) error = NULL;
+
+            if (values)
+              {
+                g_auto(GValue) v = G_VALUE_INIT;
+                GValue *out;
+
+                g_value_init (&v, G_TYPE_UINT);
+                g_value_set_uint (&v, 2);
+                if (send)
+                  {
+                    out = ws_channel_receive_value (ch, NULL, &error);
+                    g_assert_cmpuint (g_value_get_uint (out), ==, 1);
+                    value_free (out);
+                  }
+                g_assert_true (ws_channel_send_value (ch, &v, NULL, &error));
+                out = ws_channel_receive_value (ch, NULL, &error);
+                g_assert_no_error (error);
+                g_assert_cmpuint (g_value_get_uint (out), ==, 2);
+                value_free (out);
+              }
+            else
+              {
+                if (send)
+                  g_assert_cmpuint (GPOINTER_TO_UINT (ws_channel_receive (ch, NULL, &error)), ==, 1);
+                g_assert_true (ws_channel_send (ch, GUINT_TO_POINTER (2), NULL, &error));
+                g_assert_cmpuint (GPOINTER_TO_UINT (ws_channel_receive (ch, NULL, &error)), ==, 2);
+                g_assert_no_error (error);
+              }
+          }
+        else if (send)
+          {
+            /* Closed: what is inside is still received, then the end. */
+            g_autoptr(GError) error = NULL;
+
+            if (values)
+              {
+                GValue *out = ws_channel_receive_value (ch, NULL, &error);
+
+                g_assert_cmpuint (g_value_get_uint (out), ==, 1);
+                value_free (out);
+                g_assert_null (ws_channel_receive_value (ch, NULL, &error));
+              }
+            else
+              {
+                g_assert_cmpuint (GPOINTER_TO_UINT (ws_channel_receive (ch, NULL, &error)), ==, 1);
+                g_assert_null (ws_channel_receive (ch, NULL, &error));
+              }
+            g_assert_error (error, WS_ERROR, WS_ERROR_CLOSED);
+          }
+        ws_channel_unref (ch);
+      }
+}
+
+/* A cancellable cancelled before the call: nothing is sent or received,
+ * even where the call could complete at once. */
+static void
+test_blocking_cancelled_before (void)
+{
+  g_autoptr(WsChannel) ch = ws_channel_new (2, NULL);
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (ws_channel_try_send (ch, GUINT_TO_POINTER (1), NULL));
+  g_cancellable_cancel (cancellable);
+  g_assert_false (ws_channel_send (ch, GUINT_TO_POINTER (2), cancellable, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_clear_error (&error);
+  g_assert_null (ws_channel_receive (ch, cancellable, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_cmpuint (ws_channel_get_length (ch), ==, 1);
+}
+
+/* On a worker the four calls are refused with WS_ERROR_WOULD_BLOCK, at
+ * once, whether the channel could take or give an item or not: a send's
+ * item is not taken, a receive takes nothing. In a poll function and in
+ * a fiber (both run on a worker). */
+typedef struct
+{
+  WsChannel *pointers;
+  WsChannel *values;
+  guint      n_refused;
+} OnWorker;
+
+static void
+check_refused_on_worker (OnWorker *w)
+{
+  g_auto(GValue) v = G_VALUE_INIT;
+  g_autoptr(GError) error = NULL;
+
+  g_value_init (&v, G_TYPE_UINT);
+  g_value_set_uint (&v, 9);
+  g_assert_false (ws_channel_send (w->pointers, GUINT_TO_POINTER (9), NULL, &error));
+  g_assert_error (error, WS_ERROR, WS_ERROR_WOULD_BLOCK);
+  g_assert_nonnull (strstr (error->message, "ws_channel_poll_send"));
+  g_clear_error (&error);
+  g_assert_null (ws_channel_receive (w->pointers, NULL, &error));
+  g_assert_error (error, WS_ERROR, WS_ERROR_WOULD_BLOCK);
+  g_clear_error (&error);
+  g_assert_false (ws_channel_send_value (w->values, &v, NULL, &error));
+  g_assert_error (error, WS_ERROR, WS_ERROR_WOULD_BLOCK);
+  g_clear_error (&error);
+  g_assert_null (ws_channel_receive_value (w->values, NULL, &error));
+  g_assert_error (error, WS_ERROR, WS_ERROR_WOULD_BLOCK);
+  w->n_refused += 4;
+}
+
+static WsPoll
+refused_in_poll (WsContext *cx,
+                 gpointer   data)
+{
+  check_refused_on_worker (data);
+  return WS_POLL_READY;
+}
+
+static void
+refused_in_fiber (WsContext *cx,
+                  gpointer   data)
+{
+  check_refused_on_worker (data);
+}
+
+static void
+test_blocking_refused_on_worker (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  OnWorker w = { ws_channel_new (4, ws_test_count_destroy), ws_channel_new_for_type (4, G_TYPE_UINT), 0 };
+  g_auto(GValue) v = G_VALUE_INIT;
+  g_autoptr(WsTask) in_poll = NULL;
+  g_autoptr(WsTask) in_fiber = NULL;
+
+  ws_test_reset_counters ();
+  /* A receive that could take an item is refused all the same. */
+  g_value_init (&v, G_TYPE_UINT);
+  g_value_set_uint (&v, 1);
+  g_assert_true (ws_channel_try_send (w.pointers, GUINT_TO_POINTER (1), NULL));
+  g_assert_true (ws_channel_try_send_value (w.values, &v, NULL));
+
+  in_poll = ws_runtime_spawn (rt, refused_in_poll, &w, NULL);
+  g_assert_true (ws_task_wait (in_poll, NULL, NULL));
+  in_fiber = ws_runtime_spawn_fiber (rt, refused_in_fiber, &w, NULL);
+  g_assert_true (ws_task_wait (in_fiber, NULL, NULL));
+  g_assert_cmpuint (w.n_refused, ==, 8);
+  g_assert_cmpuint (ws_channel_get_length (w.pointers), ==, 1);
+  g_assert_cmpuint (ws_channel_get_length (w.values), ==, 1);
+  g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, 0);
+  ws_channel_unref (w.pointers);
+  ws_channel_unref (w.values);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 WS_TEST_MAIN ({ "/channel/mpmc", test_mpmc },
               { "/channel/receive-async-cancel-from-thread",
                 test_receive_async_cancel_from_thread },
@@ -1042,4 +1596,9 @@ WS_TEST_MAIN ({ "/channel/mpmc", test_mpmc },
               { "/channel/async-cancel-receive", test_async_cancel_receive },
               { "/channel/async-close-while-waiting", test_async_close_while_waiting },
               { "/channel/async-with-tasks", test_async_with_tasks },
-              { "/channel/wrong-kind", test_wrong_kind })
+              { "/channel/wrong-kind", test_wrong_kind },
+              { "/channel/blocking-plain-thread", test_blocking_plain_thread },
+              { "/channel/blocking-job-to-fiber", test_blocking_job_to_fiber },
+              { "/channel/blocking-cancel-and-close", test_blocking_cancel_and_close },
+              { "/channel/blocking-cancelled-before", test_blocking_cancelled_before },
+              { "/channel/blocking-refused-on-worker", test_blocking_refused_on_worker })

@@ -292,10 +292,115 @@ test_stale_waker_does_not_pin (void)
   ws_oneshot_unref (w.shot);
 }
 
-WS_TEST_MAIN ({ "/runtime/spawn-join-many", test_spawn_join_many },
-              { "/runtime/shutdown-with-pending-tasks", test_shutdown_with_pending_tasks },
-              { "/runtime/spawn-after-shutdown", test_spawn_after_shutdown },
-              { "/runtime/release-from-worker", test_release_runtime_from_worker },
-              { "/runtime/gio-in-task", test_gio_in_task },
-              { "/runtime/default", test_default_runtime },
-              { "/runtime/stale-waker-does-not-pin", test_stale_waker_does_not_pin })
+static gint
+compare_lines (gconstpointer a,
+               gconstpointer b)
+{
+  return g_strcmp0 (*(char * const *) a, *(char * const *) b);
+}
+
+/* The threads of this process, its entries in /proc/self/task, in
+ * order: their IDs, and with @names their names too ("?" for a thread
+ * that exits meanwhile). A new thread may not have its name yet, so
+ * lists are compared without names. */
+static char *
+list_threads (gboolean names)
+{
+  g_autoptr(GDir) dir = g_dir_open ("/proc/self/task", 0, NULL);
+  g_autoptr(GPtrArray) lines = g_ptr_array_new_with_free_func (g_free);
+  GString *list = g_string_new (NULL);
+  const char *tid;
+
+  g_assert_nonnull (dir);
+  while ((tid = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = g_strdup_printf ("/proc/self/task/%s/comm", tid);
+      g_autofree char *name = NULL;
+
+      if (names)
+        (void) g_file_get_contents (path, &name, NULL, NULL);
+      g_ptr_array_add (lines, g_strdup_printf ("%s %s", tid,
+                                               !names ? "" : name != NULL ? g_strchomp (name) : "?"));
+    }
+  g_ptr_array_sort (lines, compare_lines);
+  for (guint i = 0; i < lines->len; i++)
+    g_string_append_printf (list, "%s\n", (char *) lines->pdata[i]);
+  return g_string_free (list, FALSE);
+}
+
+static gboolean
+threads_are (const char *expected)
+{
+  g_autofree char *now = list_threads (FALSE);
+
+  return g_str_equal (now, expected);
+}
+
+/* A process that makes a runtime, runs tasks and a blocking job on it,
+ * shuts it down and drops it has the threads it had before: wsrt starts
+ * no thread that outlives the runtime, GLib's own worker thread (`gmain`,
+ * which registering GTask's type starts) included. A thread that has
+ * been joined may stay listed until the kernel has reaped it, so the
+ * list is awaited (a third of the watchdog's time), then asserted. In a
+ * subprocess: what the other cases did (a GTask made, so `gmain`
+ * started) is not in its list. */
+static void
+test_threads_released_subprocess (void)
+{
+  g_autofree char *before = list_threads (FALSE);
+  WsRuntime *rt = ws_runtime_new (2);
+  WsTask *tasks[3];
+
+  tasks[0] = ws_runtime_spawn (rt, ws_test_return_index, GUINT_TO_POINTER (1), NULL);
+  tasks[1] = ws_runtime_spawn (rt, ws_test_return_index, GUINT_TO_POINTER (2), NULL);
+  tasks[2] = ws_runtime_spawn_blocking (rt, ws_test_return_index, GUINT_TO_POINTER (3), NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (tasks); i++)
+    {
+      g_assert_true (ws_task_wait (tasks[i], NULL, NULL));
+      g_assert_cmpuint (g_value_get_uint (ws_task_get_value (tasks[i])), ==, i + 1);
+      g_object_unref (tasks[i]);
+    }
+  g_assert_false (threads_are (before));
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_object_unref (rt);
+
+  if (!ws_test_wait_until_for (threads_are (before), ws_test_timeout_usec () / 3))
+    {
+      g_autofree char *after = list_threads (TRUE);
+
+      g_error ("threads before the runtime:\n%sand after it:\n%s", before, after);
+    }
+}
+
+static void
+test_threads_released (void)
+{
+  g_test_trap_subprocess ("/runtime/threads-released/subprocess", 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  static const WsTestDef defs[] = {
+    { "/runtime/spawn-join-many", test_spawn_join_many },
+    { "/runtime/shutdown-with-pending-tasks", test_shutdown_with_pending_tasks },
+    { "/runtime/spawn-after-shutdown", test_spawn_after_shutdown },
+    { "/runtime/release-from-worker", test_release_runtime_from_worker },
+    { "/runtime/gio-in-task", test_gio_in_task },
+    { "/runtime/default", test_default_runtime },
+    { "/runtime/stale-waker-does-not-pin", test_stale_waker_does_not_pin },
+    { "/runtime/threads-released", test_threads_released },
+  };
+  /* Static: the parent skips it, and a skipped case's data is never
+   * freed; for that reason the subprocess adds no other case. */
+  static WsTestCase threads_case = { "/runtime/threads-released/subprocess",
+                                     test_threads_released_subprocess, };
+
+  ws_test_init (&argc, &argv);
+  for (gsize i = 0; i < G_N_ELEMENTS (defs) && !g_test_subprocess (); i++)
+    ws_test_add_func (defs[i].path, defs[i].func);
+  g_test_add_data_func (threads_case.path, &threads_case, ws_test_run_case);
+  return g_test_run ();
+}

@@ -1313,3 +1313,413 @@ ws_channel_get_capacity (WsChannel *self)
 
   return self->capacity;
 }
+
+/* ---- blocking, for plain threads ------------------------------------ */
+
+/* A thread that blocks in ws_channel_send () or ws_channel_receive ()
+ * waits as a task does: its ThreadWaiter is a waker, listed among the
+ * side's waiters under the channel's lock when a try finds the channel
+ * full (or empty), and woken with the others by the next change. The
+ * thread resets `woken` before each try, and the try lists the waiter in
+ * the same critical section of the channel's lock that found nothing to
+ * do, so a change made after that try wakes the waiter, and one made
+ * before it is seen by the try: no wake is lost, and the thread never
+ * polls. A cancel sets `cancelled` under the waiter's own lock and
+ * signals it the same way.
+ *
+ * The waiter is on the heap with a reference count, not on the blocked
+ * thread's stack: a change may take it out of the list and wake it after
+ * the thread has stopped waiting (cancelled, or done on its next try),
+ * and the list's reference keeps it alive until that wake is over. On
+ * its way out the thread takes it out of the list if it is still there. */
+typedef struct
+{
+  WsWaker          waker;          /* first: the waiter is a waker */
+  gatomicrefcount  ref_count;      /* the thread's, and the list's while listed */
+  WsLock           lock;           /* guards what follows */
+  WsCond           cond;
+  gboolean         woken;
+  gboolean         cancelled;
+} ThreadWaiter;
+
+static void
+thread_waiter_wake (WsWaker *waker)
+{
+  ThreadWaiter *w = (ThreadWaiter *) waker;
+
+  ws_lock_lock (&w->lock);
+  w->woken = TRUE;
+  ws_cond_signal (&w->cond);
+  ws_lock_unlock (&w->lock);
+}
+
+static void
+thread_waiter_ref (WsWaker *waker)
+{
+  g_atomic_ref_count_inc (&((ThreadWaiter *) waker)->ref_count);
+}
+
+static void
+thread_waiter_unref (WsWaker *waker)
+{
+  ThreadWaiter *w = (ThreadWaiter *) waker;
+
+  /* A full barrier: whoever frees the waiter sees what the other holder
+   * did with it (the wake's writes under its lock are also ordered by
+   * that lock). */
+  if (!g_atomic_ref_count_dec (&w->ref_count))
+    return;
+  ws_cond_clear (&w->cond);
+  ws_lock_clear (&w->lock);
+  g_free (w);
+}
+
+static const WsWakerVTable thread_waiter_vtable = {
+  thread_waiter_wake,
+  thread_waiter_ref,
+  thread_waiter_unref,
+};
+
+/* The cancellable's handler, on the cancelling thread (or at once, in
+ * g_cancellable_connect (), for a cancellable cancelled already). The
+ * blocked thread disconnects it before it drops its reference, and
+ * g_cancellable_disconnect () waits for a handler that is running. */
+static void
+on_thread_waiter_cancelled (GCancellable *cancellable,
+                            gpointer      data)
+{
+  ThreadWaiter *w = data;
+
+  ws_lock_lock (&w->lock);
+  w->cancelled = TRUE;
+  ws_cond_signal (&w->cond);
+  ws_lock_unlock (&w->lock);
+}
+
+/* What a blocking send or receive ended with: 1 done, -1 closed (empty,
+ * for a receive), -2 cancelled first. */
+#define BLOCKING_CANCELLED (-2)
+
+/* One blocking send (@is_send) or receive: tries, and while the channel
+ * is full (empty) waits for a change and tries again. The arguments are
+ * those of channel_send () and channel_receive (); a send of a value
+ * moves @value into the ring only when it returns 1. */
+static gint
+channel_block (WsChannel    *self,
+               gboolean      is_send,
+               gboolean      typed,
+               gpointer      item,
+               gpointer     *out_item,
+               GValue       *value,
+               GCancellable *cancellable)
+{
+  WsWakerList *list = is_send ? &self->send_waiters : &self->recv_waiters;
+  ThreadWaiter *w;
+  gulong handler = 0;
+  gboolean unlisted;
+  gint r;
+
+  if (g_cancellable_is_cancelled (cancellable))
+    return BLOCKING_CANCELLED;
+
+  /* A channel with room (an item) needs no waiter. */
+  r = is_send ? channel_send (self, NULL, typed, item, value)
+              : channel_receive (self, NULL, typed, out_item, value);
+  if (r != 0)
+    return r;
+
+  w = g_new0 (ThreadWaiter, 1);
+  w->waker.vtable = &thread_waiter_vtable;
+  g_atomic_ref_count_init (&w->ref_count);
+  ws_lock_init (&w->lock);
+  ws_cond_init (&w->cond);
+  if (cancellable != NULL)
+    handler = g_cancellable_connect (cancellable, G_CALLBACK (on_thread_waiter_cancelled), w, NULL);
+
+  for (;;)
+    {
+      gboolean cancelled;
+
+      ws_lock_lock (&w->lock);
+      w->woken = FALSE;
+      cancelled = w->cancelled;
+      ws_lock_unlock (&w->lock);
+      if (cancelled)
+        {
+          r = BLOCKING_CANCELLED;
+          break;
+        }
+
+      r = is_send ? channel_send (self, &w->waker, typed, item, value)
+                  : channel_receive (self, &w->waker, typed, out_item, value);
+      if (r != 0)
+        break;
+
+      ws_lock_lock (&w->lock);
+      while (!w->woken && !w->cancelled)
+        ws_cond_wait (&w->cond, &w->lock);
+      ws_lock_unlock (&w->lock);
+    }
+
+  /* Still listed only if it stopped waiting without a wake (cancelled);
+   * a wake that took it out already drops the list's reference itself. */
+  ws_lock_lock (&self->lock);
+  unlisted = ws_waker_list_remove (list, &w->waker);
+  ws_lock_unlock (&self->lock);
+  if (unlisted)
+    thread_waiter_unref (&w->waker);
+  if (handler != 0)
+    g_cancellable_disconnect (cancellable, handler);
+  thread_waiter_unref (&w->waker);
+  return r;
+}
+
+/* Refuses a blocking call on a worker, as ws_task_wait () does, with the
+ * calls to use there. */
+static gboolean
+refuse_on_worker (const char  *strfunc,
+                  const char  *instead,
+                  GError     **error)
+{
+  if (!ws_core_on_worker ())
+    return FALSE;
+  g_set_error (error, WS_ERROR, WS_ERROR_WOULD_BLOCK,
+               "%s() would block a runtime worker thread and every task queued "
+               "behind it; in a task use %s(), or move the blocking call into "
+               "ws_runtime_spawn_blocking() or ws_block_in_place()",
+               strfunc, instead);
+  return TRUE;
+}
+
+/* The error of a call refused after a critical: code that reads
+ * error->message does not crash. */
+static void
+set_refused_error (GError **error)
+{
+  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                       "The call was refused: see the critical message before it");
+}
+
+/* The error of a blocking call that did not complete. */
+static void
+set_blocking_error (gint         r,
+                    gboolean     is_send,
+                    GError     **error)
+{
+  if (r == BLOCKING_CANCELLED)
+    g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                         is_send ? "The send was cancelled" : "The receive was cancelled");
+  else
+    set_closed_error (error);
+}
+
+/**
+ * ws_channel_send:
+ * @self: a #WsChannel of pointers
+ * @item: (nullable): the item
+ * @cancellable: (nullable): stops the wait
+ * @error: return location for a #GError
+ *
+ * Sends @item, blocking the calling thread while the channel is full:
+ * for plain threads and blocking jobs ([method@Ws.Runtime.spawn_blocking],
+ * `ws_block_in_place()`), for instance to hand results to a task or a
+ * main loop as they come. The thread sleeps until a receive makes room;
+ * it does not poll.
+ *
+ * When this returns %TRUE the channel has taken @item. When it returns
+ * %FALSE the item was not sent and is still the caller's, as with every
+ * send of the channel that fails: with %WS_ERROR_CLOSED when the channel
+ * is closed, or closed while this waits; with %G_IO_ERROR_CANCELLED when
+ * @cancellable was cancelled first (a cancel that comes after the channel
+ * took the item changes nothing).
+ *
+ * It must not be called on a runtime worker thread, where it would stall
+ * every task queued behind the caller: there it fails at once with
+ * %WS_ERROR_WOULD_BLOCK, as [method@Ws.Task.wait] does. A task sends with
+ * [method@Ws.Channel.poll_send].
+ *
+ * For a channel made with [ctor@Ws.Channel.new] only; a channel of values
+ * takes [method@Ws.Channel.send_value] (the other is a programmer error:
+ * a critical, and %FALSE with %G_IO_ERROR_INVALID_ARGUMENT).
+ *
+ * Returns: %TRUE if the channel took @item
+ */
+gboolean
+ws_channel_send (WsChannel     *self,
+                 gpointer       item,
+                 GCancellable  *cancellable,
+                 GError       **error)
+{
+  gint r;
+
+  g_return_val_if_fail (self != NULL, FALSE);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  if (refuse_pointer_call (self, G_STRFUNC))
+    {
+      set_refused_error (error);
+      return FALSE;
+    }
+  if (refuse_on_worker (G_STRFUNC, "ws_channel_poll_send", error))
+    return FALSE;
+
+  r = channel_block (self, TRUE, FALSE, item, NULL, NULL, cancellable);
+  if (r != 1)
+    set_blocking_error (r, TRUE, error);
+  return r == 1;
+}
+
+/**
+ * ws_channel_receive:
+ * @self: a #WsChannel of pointers
+ * @cancellable: (nullable): stops the wait
+ * @error: return location for a #GError
+ *
+ * Receives the oldest item, blocking the calling thread while the channel
+ * is empty: for plain threads and blocking jobs. The thread sleeps until
+ * a send or a close; it does not poll.
+ *
+ * Returns %NULL with %WS_ERROR_CLOSED once the channel is closed and
+ * empty (items sent before the close are received first), and with
+ * %G_IO_ERROR_CANCELLED when @cancellable was cancelled first; the
+ * channel is then as it was. A %NULL item, if one was sent, is returned
+ * as %NULL with no error: pass @error to tell it from the end.
+ *
+ * It must not be called on a runtime worker thread: there it fails at
+ * once with %WS_ERROR_WOULD_BLOCK, as [method@Ws.Task.wait] does. A task
+ * receives with [method@Ws.Channel.poll_receive].
+ *
+ * For a channel made with [ctor@Ws.Channel.new] only; a channel of values
+ * takes [method@Ws.Channel.receive_value] (the other is a programmer
+ * error: a critical, and %NULL with %G_IO_ERROR_INVALID_ARGUMENT).
+ *
+ * Returns: (transfer full) (nullable): the item, or %NULL with an error
+ */
+gpointer
+ws_channel_receive (WsChannel     *self,
+                    GCancellable  *cancellable,
+                    GError       **error)
+{
+  gpointer item = NULL;
+  gint r;
+
+  g_return_val_if_fail (self != NULL, NULL);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+  if (refuse_pointer_call (self, G_STRFUNC))
+    {
+      set_refused_error (error);
+      return NULL;
+    }
+  if (refuse_on_worker (G_STRFUNC, "ws_channel_poll_receive", error))
+    return NULL;
+
+  r = channel_block (self, FALSE, FALSE, NULL, &item, NULL, cancellable);
+  if (r != 1)
+    set_blocking_error (r, FALSE, error);
+  return item;
+}
+
+/**
+ * ws_channel_send_value:
+ * @self: a #WsChannel of values
+ * @value: the item: a value of the channel's item type (or of a type a
+ *   value of it can hold); copied, so the caller's @value is never taken
+ * @cancellable: (nullable): stops the wait
+ * @error: return location for a #GError
+ *
+ * Sends a copy of @value, blocking the calling thread while the channel
+ * is full: the blocking form of [method@Ws.Channel.send_async], for plain
+ * threads and blocking jobs. The copy is made once, before the wait.
+ *
+ * Fails with %WS_ERROR_CLOSED when the channel is closed, or closed while
+ * this waits, and with %G_IO_ERROR_CANCELLED when @cancellable was
+ * cancelled first; nothing was sent then. On a runtime worker thread it
+ * fails at once with %WS_ERROR_WOULD_BLOCK, as [method@Ws.Task.wait]
+ * does. A value of the wrong type is a programmer error: a critical
+ * naming both types, and %FALSE with %G_IO_ERROR_INVALID_ARGUMENT.
+ *
+ * Returns: %TRUE if the channel took a copy of @value
+ */
+gboolean
+ws_channel_send_value (WsChannel     *self,
+                       const GValue  *value,
+                       GCancellable  *cancellable,
+                       GError       **error)
+{
+  GValue copy = G_VALUE_INIT;
+  gint r;
+
+  g_return_val_if_fail (self != NULL, FALSE);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+  if (refuse_value_in (self, value, G_STRFUNC))
+    {
+      set_refused_error (error);
+      return FALSE;
+    }
+  if (refuse_on_worker (G_STRFUNC, "ws_channel_poll_send_value", error))
+    return FALSE;
+
+  /* Copied outside the lock, as every send of a value is; moved into the
+   * ring only by the try that succeeds. */
+  g_value_init (&copy, self->item_type);
+  g_value_copy (value, &copy);
+  r = channel_block (self, TRUE, TRUE, NULL, NULL, &copy, cancellable);
+  if (r != 1)
+    {
+      g_value_unset (&copy);
+      set_blocking_error (r, TRUE, error);
+    }
+  return r == 1;
+}
+
+/**
+ * ws_channel_receive_value:
+ * @self: a #WsChannel of values
+ * @cancellable: (nullable): stops the wait
+ * @error: return location for a #GError
+ *
+ * Receives the oldest item, blocking the calling thread while the channel
+ * is empty: the blocking form of [method@Ws.Channel.receive_async], for
+ * plain threads and blocking jobs.
+ *
+ * Fails with %WS_ERROR_CLOSED once the channel is closed and empty, and
+ * with %G_IO_ERROR_CANCELLED when @cancellable was cancelled first (the
+ * channel is then as it was). On a runtime worker thread it fails at once
+ * with %WS_ERROR_WOULD_BLOCK, as [method@Ws.Task.wait] does.
+ *
+ * Returns: (transfer full) (nullable): the item, a newly allocated
+ *   #GValue of the channel's item type (free it with
+ *   `g_boxed_free (G_TYPE_VALUE, value)`), or %NULL with an error
+ */
+GValue *
+ws_channel_receive_value (WsChannel     *self,
+                          GCancellable  *cancellable,
+                          GError       **error)
+{
+  GValue item = G_VALUE_INIT;
+  GValue *value;
+  gint r;
+
+  g_return_val_if_fail (self != NULL, NULL);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+  if (refuse_value_call (self, G_STRFUNC))
+    {
+      set_refused_error (error);
+      return NULL;
+    }
+  if (refuse_on_worker (G_STRFUNC, "ws_channel_poll_receive_value", error))
+    return NULL;
+
+  r = channel_block (self, FALSE, TRUE, NULL, NULL, &item, cancellable);
+  if (r != 1)
+    {
+      set_blocking_error (r, FALSE, error);
+      return NULL;
+    }
+  value = g_new (GValue, 1);
+  value_move (value, &item);
+  return value;
+}

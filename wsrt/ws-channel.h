@@ -91,6 +91,24 @@ GValue    *ws_channel_receive_finish     (WsChannel            *self,
                                           GAsyncResult         *result,
                                           GError              **error);
 WS_AVAILABLE_IN_ALL
+gboolean   ws_channel_send               (WsChannel            *self,
+                                          gpointer              item,
+                                          GCancellable         *cancellable,
+                                          GError              **error);
+WS_AVAILABLE_IN_ALL
+gpointer   ws_channel_receive            (WsChannel            *self,
+                                          GCancellable         *cancellable,
+                                          GError              **error);
+WS_AVAILABLE_IN_ALL
+gboolean   ws_channel_send_value         (WsChannel            *self,
+                                          const GValue         *value,
+                                          GCancellable         *cancellable,
+                                          GError              **error);
+WS_AVAILABLE_IN_ALL
+GValue    *ws_channel_receive_value      (WsChannel            *self,
+                                          GCancellable         *cancellable,
+                                          GError              **error);
+WS_AVAILABLE_IN_ALL
 void       ws_channel_close              (WsChannel            *self);
 WS_AVAILABLE_IN_ALL
 gboolean   ws_channel_is_closed          (WsChannel            *self);

@@ -29,6 +29,11 @@
  *  - The task's destroy notify takes its waker out of the promise, so a
  *    promise that code keeps after the task ended holds no reference on
  *    the task.
+ *  - Nothing here touches the global default main context: the start
+ *    function's code that attaches a source there (the Timeout.add trap
+ *    of doc/getting-started-vala.md) is not detected, as detecting it
+ *    means acquiring or looking into a context wsrt does not own
+ *    (doc/architecture.md, "Rules: main contexts").
  */
 
 #include "config.h"
@@ -360,81 +365,6 @@ ws_promise_return_error (WsPromise *self,
     refuse_second (G_STRFUNC);
 }
 
-/* ---- the Timeout.add trap ------------------------------------------------ */
-
-/* Code started on a worker that attaches a timeout or idle source to the
- * global default context (Vala's Timeout.add () and Idle.add () do) and
- * then waits for it resumes only where that context is iterated: the
- * main thread, or nowhere. GLib tells nobody which thread attached a
- * source, but its IDs are handed out in order per context, so the IDs
- * taken by two probe sources around the start function bound the sources
- * attached meanwhile; a timeout or idle source among them, while no
- * thread iterates the default context (the worker can acquire it), is
- * the trap: say so. The probes are made only while this thread owns the
- * default context, so they wake no other thread. A source that another
- * thread attached in that window is reported too; the warning says
- * "may". Code that attaches its source after its first wait is not seen. */
-/* The ID the next source attached to @context gets, taken by a probe
- * source; with @context acquired by the caller, so no thread is woken. */
-static guint
-probe_id_acquired (GMainContext *context)
-{
-  GSource *probe = g_idle_source_new ();
-  guint id = g_source_attach (probe, context);
-
-  g_source_destroy (probe);
-  g_source_unref (probe);
-  return id;
-}
-
-/* 0 if some thread iterates the default context: no trap then. */
-static guint
-probe_default_context (void)
-{
-  GMainContext *context = g_main_context_default ();
-  guint id;
-
-  if (!g_main_context_acquire (context))
-    return 0;
-  id = probe_id_acquired (context);
-  g_main_context_release (context);
-  return id;
-}
-
-static gboolean
-is_timeout_or_idle (GSource *source)
-{
-  return source != NULL && !g_source_is_destroyed (source)
-         && (source->source_funcs == &g_timeout_funcs
-             || source->source_funcs == &g_idle_funcs);
-}
-
-static void
-check_default_context_trap (guint before)
-{
-  GMainContext *context = g_main_context_default ();
-  gboolean trap = FALSE;
-  guint after;
-
-  /* Acquired for the scan: no thread dispatches (and frees) a source we
-   * look at. */
-  if (before == 0 || !g_main_context_acquire (context))
-    return;
-  after = probe_id_acquired (context);
-  for (guint id = before + 1; id < after && !trap; id++)
-    trap = is_timeout_or_idle (g_main_context_find_source_by_id (context, id));
-  g_main_context_release (context);
-
-  if (trap)
-    g_warning ("ws_runtime_spawn_promise: the promise's code may have attached a "
-               "timeout or idle source to the global default main context "
-               "(Timeout.add(), Idle.add(), g_timeout_add()) from a worker thread, "
-               "and no thread iterates that context: code that waits for it will "
-               "not resume. Use Ws.Sleep (ws_sleep_new()), or attach the source "
-               "to MainContext.get_thread_default() (doc/getting-started-vala.md, "
-               "\"the Timeout.add trap\")");
-}
-
 /* ---- the task ----------------------------------------------------------- */
 
 static WsPoll
@@ -454,12 +384,9 @@ promise_task_poll (WsContext *cx,
     {
       /* The first poll: the start function gets the one public reference
        * and takes its own if it keeps the promise. */
-      guint probe = probe_default_context ();
-
       self = pt->promise = promise_new (ws_context_get_cancellable (cx));
       pt->start (self, pt->user_data);
       ws_promise_unref (self);
-      check_default_context_trap (probe);
     }
 
   ws_lock_lock (&self->lock);
@@ -555,8 +482,9 @@ promise_task_free (gpointer data)
  * Do not use `Timeout.add ()` or `Idle.add ()` in that work: they attach
  * to the global default main context, not the worker's, and the
  * coroutine would resume on the main thread, or never if nothing
- * iterates it. Use [func@Ws.Sleep.for_async], or attach the source to
- * g_main_context_get_thread_default().
+ * iterates it. wsrt does not detect this, as it never looks into a
+ * context it does not own. Use [func@Ws.Sleep.for_async], or attach the
+ * source to g_main_context_get_thread_default().
  *
  * Returns: (transfer full): the task; await it as any other
  */

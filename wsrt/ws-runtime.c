@@ -439,10 +439,13 @@ ws_runtime_class_init (WsRuntimeClass *klass)
    * static, a GType's registration is locked but its class is not): two
    * of our threads filling one at once is a data race. Fill the ones
    * that wsrt's threads reach first (a GIO error made in a task, a task
-   * error) here, once, before any runtime thread exists. */
+   * error, a task's cancellable) here, once, before any runtime thread
+   * exists. Not GTask's type: registering it starts GLib's worker thread
+   * (`gmain`, for GTask's thread pool), and a process that makes and
+   * drops a runtime keeps the threads it had; GTask is registered by the
+   * first GIO call, under g_once like any type. */
   (void) g_io_error_quark ();
   (void) ws_error_quark ();
-  g_type_ensure (G_TYPE_TASK);
   g_type_ensure (G_TYPE_CANCELLABLE);
   /* The seconds timeouts' per-process perturbation (gmain.c's
    * timer_perturb), computed by the first g_timeout_source_new_seconds;

@@ -823,8 +823,10 @@ void test_wait_timeout () {
 /* Mistakes are reported, never a silent hang: a send of the wrong type
  * on a typed channel completes with INVALID_ARGUMENT (after a critical
  * naming both types); a second result in one poll is a critical naming
- * the call; Timeout.add () in a promise on a worker, with nobody
- * iterating the default context, is a warning naming the trap. */
+ * the call. Timeout.add () in a promise on a worker (the trap of
+ * doc/getting-started-vala.md) is not detected, as wsrt never looks
+ * into the default context: the method resumes where that context is
+ * iterated. */
 async void send_wrong_type (Ws.Channel ch) throws Error {
     yield ch.send_async (42);               // an int on a channel of uint
 }
@@ -879,19 +881,18 @@ async void complete_after_timeout_add (Ws.Promise promise) {
     promise.return_value ("resumed");
 }
 
-void test_timeout_add_trap_reported () {
+void test_timeout_add_trap_resumes_on_default_context () {
     var rt = new Ws.Runtime (1);
     AtomicInt.set (ref trap_started, 0);
     AtomicInt.set (ref trap_resumed, 0);
-    Test.expect_message ("Wsrt", LogLevelFlags.LEVEL_WARNING, "*Timeout.add trap*");
     var task = rt.spawn_promise ((promise) => complete_after_timeout_add.begin (promise));
     while (AtomicInt.get (ref trap_started) == 0)
         Thread.usleep (1000);
-    /* Shutdown waits for the worker's poll, and with it for the check;
-     * the task, which nothing would have completed, ends cancelled. */
+    /* The task, which nothing would have completed, ends cancelled; no
+     * warning (GTest makes one fatal). */
     assert_true (rt.shutdown (-1));
-    Test.assert_expected_messages ();
     assert_true (task.is_finished ());
+    assert_true (AtomicInt.get (ref trap_resumed) == 0);
     /* The method resumes where the default context runs: here. */
     iterate_until (() => AtomicInt.get (ref trap_resumed) == 1);
 }
@@ -957,7 +958,8 @@ int main (string[] args) {
     add ("/vala/wait-timeout", test_wait_timeout);
     add ("/vala/channel-wrong-type-errors", test_channel_wrong_type_errors);
     add ("/vala/second-result-names-the-call", test_second_result_names_the_call);
-    add ("/vala/timeout-add-trap-reported", test_timeout_add_trap_reported);
+    add ("/vala/timeout-add-trap-resumes-on-default-context",
+         test_timeout_add_trap_resumes_on_default_context);
     add ("/vala/join-handle-two-waiters-reported", test_join_handle_two_waiters_reported);
     return Test.run ();
 }
