@@ -463,6 +463,62 @@ test_shutdown_on_owner (void)
   loop_clear (&l);
 }
 
+/* A shutdown called by a local fiber itself: it cannot wait for the
+ * thread it runs on (FALSE); the other local fibers of its loop are
+ * unwound on this thread, and so is the caller at its next await. */
+typedef struct
+{
+  WsRuntime    *rt;
+  gint          shutdown_result;
+  gint          await_false;
+  GThread      *unwound_on;
+} ShutsDown;
+
+static void
+shuts_down (WsContext *cx,
+            gpointer   user_data)
+{
+  ShutsDown *sd = user_data;
+
+  sd->shutdown_result = ws_runtime_shutdown (sd->rt, -1);
+  if (!ws_fiber_yield (cx))
+    sd->await_false = 1;
+  sd->unwound_on = current_thread ();
+}
+
+static void
+test_shutdown_from_fiber (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  Unwind u = { g_thread_self (), ws_oneshot_new (NULL), };
+  ShutsDown sd = { rt, -1, };
+  g_autoptr(WsTask) waiter = NULL;
+  g_autoptr(WsTask) caller = NULL;
+  Loop l;
+
+  loop_init (&l);
+  waiter = ws_runtime_spawn_local_fiber (rt, NULL, waits_until_cancelled, &u, unwind_destroy);
+  ws_test_iterate_until (l.context, atomic_load (&u.waiting) == 1);
+  caller = ws_runtime_spawn_local_fiber (rt, NULL, shuts_down, &sd, NULL);
+  run_until_finished (&l, caller);
+  run_until_finished (&l, waiter);
+
+  g_assert_cmpint (sd.shutdown_result, ==, FALSE);
+  g_assert_cmpint (sd.await_false, ==, 1);
+  g_assert_true (sd.unwound_on == u.main_thread);
+  g_assert_true (task_was_cancelled (caller));
+  g_assert_cmpint (u.await_false, ==, 1);
+  g_assert_true (u.unwound_on == u.main_thread);
+  g_assert_true (u.destroyed_on == u.main_thread);
+  g_assert_true (task_was_cancelled (waiter));
+
+  /* Now from the loop's thread, outside a dispatch: it waits, and
+   * everything has ended. */
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  ws_oneshot_unref (u.shot);
+  loop_clear (&l);
+}
+
 /* ---- a context nobody iterates ------------------------------------------ */
 
 typedef struct
@@ -691,6 +747,7 @@ WS_TEST_MAIN (
   { "/local-fiber/awaits", test_awaits },
   { "/local-fiber/cancel", test_cancel },
   { "/local-fiber/shutdown-on-owner", test_shutdown_on_owner },
+  { "/local-fiber/shutdown-from-fiber", test_shutdown_from_fiber },
   { "/local-fiber/wait-runs-it", test_wait_runs_it },
   { "/local-fiber/run-in-thread", test_run_in_thread },
   { "/local-fiber/run-in-thread-cancel", test_run_in_thread_cancel },

@@ -599,11 +599,14 @@ ws_context_is_fiber (WsContext *context)
  * refresh (WsContext *cx, gpointer user_data)
  * {
  *   GtkLabel *label = user_data;
- *   g_autoptr(WsTask) job = ws_runtime_spawn_blocking (rt, count_files, NULL, NULL);
+ *   g_autoptr(WsSleep) pause = ws_sleep_new (200 * 1000);   // 200 ms
+ *   g_autoptr(GError) error = NULL;
+ *   g_autofree char *count = NULL;
  *
- *   if (!WS_FIBER_AWAIT (cx, ws_task_poll (job, cx)))
+ *   if (!WS_FIBER_AWAIT (cx, ws_sleep_poll (pause, cx)))
  *     return;                                    // cancelled
- *   gtk_label_set_text (label, "done");          // on the main thread
+ *   count = ws_fiber_run_in_thread (cx, count_files, NULL, &error);
+ *   gtk_label_set_text (label, count != NULL ? count : error->message);
  * }
  *
  * g_autoptr(WsTask) t = ws_runtime_spawn_local_fiber (rt, NULL, refresh,
