@@ -15,6 +15,9 @@
 
 #include "config.h"
 
+#include <unistd.h>
+#include <glib/gstdio.h>
+
 #include <sys/socket.h>
 #include <glib/gstdio.h>
 
@@ -983,6 +986,59 @@ test_runtime_load_file (void)
     ws_test_n_refusals++; \
   } G_STMT_END
 
+/* ws_file_query_info_full: NOFOLLOW_SYMLINKS queries the link itself;
+ * ws_file_query_info follows it. */
+typedef struct
+{
+  GFile     *link;
+  GFileType  followed;
+  GFileType  not_followed;
+} LinkQuery;
+
+static void
+query_link_fiber (WsContext *cx,
+                  gpointer   user_data)
+{
+  LinkQuery *q = user_data;
+  g_autoptr(WsIoOp) follow = ws_file_query_info (q->link, G_FILE_ATTRIBUTE_STANDARD_TYPE);
+  g_autoptr(WsIoOp) nofollow = ws_file_query_info_full (q->link, G_FILE_ATTRIBUTE_STANDARD_TYPE,
+                                                        G_FILE_QUERY_INFO_NOFOLLOW_SYMLINKS);
+  g_autoptr(GFileInfo) a = NULL;
+  g_autoptr(GFileInfo) b = NULL;
+
+  if (!WS_FIBER_AWAIT (cx, ws_io_op_poll (follow, cx))
+      || !WS_FIBER_AWAIT (cx, ws_io_op_poll (nofollow, cx)))
+    return;
+  a = ws_io_op_finish_info (follow, NULL);
+  b = ws_io_op_finish_info (nofollow, NULL);
+  q->followed = a != NULL ? g_file_info_get_file_type (a) : G_FILE_TYPE_UNKNOWN;
+  q->not_followed = b != NULL ? g_file_info_get_file_type (b) : G_FILE_TYPE_UNKNOWN;
+}
+
+static void
+test_query_nofollow (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  g_autofree char *dir = g_dir_make_tmp ("wsrt-io-op-XXXXXX", NULL);
+  g_autofree char *target = g_build_filename (dir, "target", NULL);
+  g_autofree char *link = g_build_filename (dir, "link", NULL);
+  g_autoptr(WsTask) task = NULL;
+  LinkQuery q = { NULL, G_FILE_TYPE_UNKNOWN, G_FILE_TYPE_UNKNOWN };
+
+  g_assert_true (g_file_set_contents (target, "x", 1, NULL));
+  g_assert_cmpint (symlink (target, link), ==, 0);
+  q.link = g_file_new_for_path (link);
+  task = ws_runtime_spawn_fiber (rt, query_link_fiber, &q, NULL);
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_assert_cmpint (q.followed, ==, G_FILE_TYPE_REGULAR);
+  g_assert_cmpint (q.not_followed, ==, G_FILE_TYPE_SYMBOLIC_LINK);
+  g_object_unref (q.link);
+  g_unlink (link);
+  g_unlink (target);
+  g_rmdir (dir);
+  g_assert_true (ws_runtime_shutdown (rt, ws_test_timeout_usec ()));
+}
+
 static void
 test_bad_input (void)
 {
@@ -1005,6 +1061,9 @@ test_bad_input (void)
   WS_TEST_REFUSED (ws_file_replace_contents, g_assert_null (ws_file_replace_contents (file, NULL)));
   WS_TEST_REFUSED (ws_file_query_info, g_assert_null (ws_file_query_info (NULL, "standard::size")));
   WS_TEST_REFUSED (ws_file_query_info, g_assert_null (ws_file_query_info (file, NULL)));
+  WS_TEST_REFUSED (ws_file_query_info_full,
+                   g_assert_null (ws_file_query_info_full (NULL, "standard::type",
+                                                           G_FILE_QUERY_INFO_NONE)));
   WS_TEST_REFUSED (ws_file_enumerate_children, g_assert_null (ws_file_enumerate_children (NULL, "*")));
   WS_TEST_REFUSED (ws_file_enumerate_children, g_assert_null (ws_file_enumerate_children (file, NULL)));
   WS_TEST_REFUSED (ws_input_stream_read_all, g_assert_null (ws_input_stream_read_all (NULL)));
@@ -1075,6 +1134,7 @@ test_bad_dbus_call (void)
 
 WS_TEST_MAIN ({ "/io-op/load", test_load },
               { "/io-op/replace-and-query", test_replace_and_query },
+              { "/io-op/query-nofollow", test_query_nofollow },
               { "/io-op/missing", test_missing_file },
               { "/io-op/task-cancellable", test_task_cancellable },
               { "/io-op/enumerate", test_enumerate },

@@ -118,7 +118,7 @@ query_start (WsIoOp       *self,
              GCancellable *cancellable,
              gpointer      data)
 {
-  g_file_query_info_async (G_FILE (self->source), self->attributes, G_FILE_QUERY_INFO_NONE,
+  g_file_query_info_async (G_FILE (self->source), self->attributes, self->query_flags,
                            G_PRIORITY_DEFAULT, cancellable, ws_async_op_callback, data);
 }
 
@@ -163,6 +163,35 @@ ws_file_query_info (GFile      *file,
 
   self = ws_io_op_new (&query_class, file);
   self->attributes = g_strdup (attributes);
+  return self;
+}
+
+/**
+ * ws_file_query_info_full:
+ * @file: a #GFile
+ * @attributes: the attributes to get, as g_file_query_info() takes them
+ * @flags: #G_FILE_QUERY_INFO_NOFOLLOW_SYMLINKS to query a symbolic link
+ *   itself
+ *
+ * [func@Ws.file_query_info] with the flags of g_file_query_info(). In a
+ * fiber, any GIO call is also awaited directly with %WS_GIO.
+ *
+ * Returns: (transfer full): a new operation; finish it with
+ *   [method@Ws.IoOp.finish_info]
+ */
+WsIoOp *
+ws_file_query_info_full (GFile               *file,
+                         const char          *attributes,
+                         GFileQueryInfoFlags  flags)
+{
+  WsIoOp *self;
+
+  g_return_val_if_fail (G_IS_FILE (file), NULL);
+  g_return_val_if_fail (attributes != NULL, NULL);
+
+  self = ws_io_op_new (&query_class, file);
+  self->attributes = g_strdup (attributes);
+  self->query_flags = flags;
   return self;
 }
 

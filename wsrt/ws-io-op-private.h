@@ -58,6 +58,7 @@ struct _WsIoOp
   GObject            *source;        /* the GFile, stream, GSubprocess or GDBusConnection */
   GBytes             *input;         /* what is written, if anything */
   char               *attributes;    /* the GFileInfo attributes, if any */
+  GFileQueryInfoFlags query_flags;   /* a query's: whether to follow links */
 
   /* The poll state: the polling task's alone (ws-io-op.c). */
   WsAsyncOp          *op;            /* the step in flight */

@@ -34,6 +34,10 @@ WS_AVAILABLE_IN_ALL
 WsIoOp    *ws_file_query_info          (GFile               *file,
                                         const char          *attributes) G_GNUC_WARN_UNUSED_RESULT;
 WS_AVAILABLE_IN_ALL
+WsIoOp    *ws_file_query_info_full     (GFile               *file,
+                                        const char          *attributes,
+                                        GFileQueryInfoFlags  flags) G_GNUC_WARN_UNUSED_RESULT;
+WS_AVAILABLE_IN_ALL
 WsIoOp    *ws_file_enumerate_children  (GFile               *file,
                                         const char          *attributes) G_GNUC_WARN_UNUSED_RESULT;
 WS_AVAILABLE_IN_ALL
