@@ -73,6 +73,16 @@
  *  (f) the job never uses the fiber's frame after the call returned or
  *      the stack was released (the job asserts it at each use).
  *
+ * The GIO await (-DTHREAD_JOB -DGIO_CALL -DLOCAL, ws_fiber_await_gio on
+ * a local fiber): the same wait, but the call's end reaches the fiber
+ * only through a dispatch of the owner's context (GIO's callback, then
+ * the delivery that publishes the result: callback_pending), which only
+ * the owner runs. A cancelled local fiber is unwound on the owner, so the
+ * owner's uninterruptible wait must run that dispatch itself
+ * (ws_async_op_wait_published iterates its own context).
+ *  (g) the wait ends: no process blocks for ever (an invalid end state
+ *      otherwise), with (f) holding.
+ *
  * Broken variants (each must give a counterexample; tests
  * model-fiber-broken-*, model-fiber-*-broken-*):
  *  -DBROKEN_LOCAL_SHUTDOWN_ELSEWHERE (with -DLOCAL): a shutdown on
@@ -81,7 +91,10 @@
  *   the wrong thread (e);
  *  -DBROKEN_RETURN_ON_CANCEL (with -DTHREAD_JOB): the call returns once
  *   the task is cancelled, while the job runs: the fiber's frame goes
- *   while the job uses it (f).
+ *   while the job uses it (f);
+ *  -DBROKEN_WAIT_WITHOUT_ITERATING (with -DGIO_CALL): the owner's wait
+ *   only waits for the result, as a thread job's wait does: the dispatch
+ *   that would publish it is the owner's own, and never comes (g).
  *
  * NW=2, NA=2: 12,614 states, depth 96; -DTHREAD_JOB 63,922 states;
  * -DLOCAL -DTHREAD_JOB 11,150 states. By hand, -DNW=3 -DNA=3: no error.
@@ -124,10 +137,26 @@ byte owner_pid = 255;
 #define JOB_RUNNING 1        /* spawned; func may use the fiber's frame */
 #define JOB_DONE    2        /* thread_job_done () ran */
 byte job_state = JOB_NONE;
+bool callback_pending = false;  /* -DGIO_CALL: GIO called back; the owner's dispatch publishes it */
 bool in_job = false;         /* the fiber is in the call */
 bool frame_live = false;     /* the call's frame is on the fiber's stack */
 
 chan queue = [2] of { bit };
+
+/* -DGIO_CALL: the dispatch of the owner's context that publishes the
+ * call's result and wakes the task (deliver_result in ws-async-op.c). */
+inline deliver_callback ()
+{
+  atomic {
+    callback_pending = false;
+    job_state = JOB_DONE;
+    if
+    :: !complete && !running && !notified -> notified = true; queue ! 1
+    :: !complete && running -> notified = true
+    :: else -> skip
+    fi
+  }
+}
 
 /* The fiber's function, run by whoever resumed it, until it suspends or
  * returns. A suspend sets F_SUSPENDED and leaves: the resumer sees it. */
@@ -150,7 +179,15 @@ inline run_fiber ()
         :: f_cancelled || cancelled ->
            f_cancelled = true;
 #ifndef BROKEN_RETURN_ON_CANCEL
+#if defined(GIO_CALL) && !defined(BROKEN_WAIT_WITHOUT_ITERATING)
+           /* The owner runs its own context's dispatch while it waits. */
+           do
+           :: job_state == JOB_DONE -> break
+           :: callback_pending -> deliver_callback ()
+           od;
+#else
            (job_state == JOB_DONE);    /* the uninterruptible wait */
+#endif
 #endif
            in_job = false; frame_live = false;
            awaits_done = NA            /* the fiber unwinds */
@@ -329,6 +366,9 @@ proctype owner ()
 end:
   do
   :: queue ? b -> run_task ()
+#ifdef GIO_CALL
+  :: callback_pending -> deliver_callback ()
+#endif
 #ifdef SHUTDOWN_ON_OWNER
   :: !shutdown_begun -> owner_shutdown ()
 #endif
@@ -348,6 +388,10 @@ end:
      assert (frame_live && has_stack)   /* (f) */
   :: shutdown_begun -> skip
   fi;
+#ifdef GIO_CALL
+  /* GIO calls back on the owner's context: its dispatch goes on. */
+  callback_pending = true
+#else
   job_state = JOB_DONE;
   atomic {
     if
@@ -356,6 +400,7 @@ end:
     :: else -> skip
     fi
   }
+#endif
 }
 
 /* The waker: wakes the task once it holds its waker; it may never get
