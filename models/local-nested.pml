@@ -6,9 +6,10 @@
  *
  * Mirrors ws-local-executor.c ("Recursion"): local_schedule (push under
  * the lock, then arm the ready time if the queue was empty),
- * local_source_dispatch (clear the ready time, depth++, run_slice,
- * depth--, re-arm if tasks remain), local_source_prepare/check (while a
- * dispatch is in progress, a non-empty queue is ready) and
+ * local_source_dispatch (clear the ready time, run_slice, which counts
+ * itself in the executor's depth, re-arm if tasks remain),
+ * local_source_prepare/check (while a slice is in progress, a non-empty
+ * queue is ready) and
  * g_source_set_can_recurse; and the state word's deferral of a wake that
  * finds the task RUNNING (ws-raw-task.c: NOTIFIED, re-queued by the
  * poller once the poll has returned).

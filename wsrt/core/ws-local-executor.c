@@ -20,12 +20,14 @@
  * only marks its state word NOTIFIED; the poller queues it again once the
  * poll has returned (ws-raw-task.c). The queue is the batch that every
  * level shares: the outer dispatch cleared the ready time before its
- * slice, so while a dispatch is in progress (depth > 0) prepare and check
+ * slice, so while a slice is in progress (depth > 0) prepare and check
  * report a non-empty queue themselves, and a nested loop sees tasks woken
- * before it started as well as after. Only the outermost dispatch may
- * retire the executor or release its zombies: a nested one may run inside
- * a complete () of one of its tasks (a destroy notify that runs a loop),
- * and both need every complete () to be over.
+ * before it started as well as after. Only the outermost slice may end
+ * with the executor's retirement or the release of its zombies (a
+ * dispatch that finds no other slice on the stack): a nested one may run
+ * inside a complete () of one of its tasks (a destroy notify that runs a
+ * loop, also in shutdown's run_or_prod), and both need every complete ()
+ * to be over.
  *
  * Lifetime. The executor is reference counted: the table of its set
  * (WsLocalExecutors) holds one until shutdown, every task holds one from creation until it is
@@ -87,10 +89,10 @@ struct _WsLocalExecutor
   WsLock         lock;
   WsTaskFifo     queue;           /* woken tasks, under the lock */
   gboolean       backlogged;      /* owner thread only: source demoted */
-  /* Dispatches of the source in progress on the owner's stack (nested
-   * loops). Written and read by the thread that owns the context only,
-   * inside its iterations; another thread that iterates the context later
-   * acquired it after the owner released it. */
+  /* Slices in progress on the stack of the thread that holds the context
+   * (dispatches, nested ones, and shutdown's run_or_prod). Written and
+   * read by that thread only; another thread that iterates the context
+   * later acquired it after this one released it. */
   guint          depth;
   _Atomic gboolean detached;      /* shut down: out of the table */
   /* Closed, and every task bound before the close was found and
@@ -234,6 +236,7 @@ run_slice (WsLocalExecutor *self,
   ws_thread.runtime = self->set->runtime;
   ws_thread.in_local_dispatch = TRUE;
   ws_thread.host_context = self->context;
+  self->depth++;
 
   for (;;)
     {
@@ -251,6 +254,7 @@ run_slice (WsLocalExecutor *self,
   if (slice.items > atomic_load_explicit (&ws_local_executor_max_slice_polls, memory_order_relaxed))
     atomic_store_explicit (&ws_local_executor_max_slice_polls, slice.items, memory_order_relaxed);
 
+  self->depth--;
   ws_thread.host_context = prev_host_context;
   ws_thread.in_local_dispatch = prev_in_dispatch;
   ws_thread.runtime = prev_runtime;
@@ -372,9 +376,9 @@ end_of_outer_dispatch (WsLocalExecutor *self)
   return ret;
 }
 
-/* Inside a dispatch of the source (a nested loop, see the top), the ready
- * time was cleared by the outer dispatch: tasks queued are reported here.
- * Outside one the ready time alone says it, and this reads nothing. */
+/* Inside a slice (a nested loop, see the top), the ready time was cleared
+ * by the outer dispatch: tasks queued are reported here. Outside one the
+ * ready time alone says it, and this reads nothing. */
 static gboolean
 local_source_has_nested_work (GSource *source)
 {
@@ -415,15 +419,13 @@ local_source_dispatch (GSource     *source,
   /* Clear first: a push after this point sets it again. */
   g_source_set_ready_time (source, -1);
 
-  self->depth++;
   more = run_slice (self, self->set->config->local_slice, WS_LOCAL_SLICE_MAX_POLLS);
-  self->depth--;
   if (more)
     g_source_set_ready_time (source, 0);
   ws_frame_slice_note_backlog (source, &self->backlogged, more);
 
-  /* A nested dispatch leaves the executor's end to the outermost one (see
-   * the top). */
+  /* A nested dispatch leaves the executor's end to the outermost slice
+   * (see the top). */
   if (self->depth == 0)
     ret = end_of_outer_dispatch (self);
 
