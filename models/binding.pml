@@ -21,7 +21,9 @@
  *    workers have started (the default runtime starts none for local
  *    tasks);
  *  - D8 in ws-timer-driver.c and the batch of ws-delivery.c: a dispatch
- *    keeps the items it took in the source, and the source can recurse;
+ *    keeps the items it took in the source, takes the queue only when
+ *    that batch is empty, may end its slice with items left, and the
+ *    source can recurse;
  *  - ws_owed_drain (wsrt/core/ws-owed.c), called by
  *    ws_thread_drop_adopted_context and a retiring blocking thread: a
  *    thread iterates its own context until GIO owes it nothing.
@@ -174,7 +176,10 @@ proctype dispatch_context ()
 #ifdef BROKEN_NO_RECURSE
        mine = queued; queued = 0
 #else
-       batch = batch + queued; queued = 0
+       if
+       :: batch == 0 -> batch = queued; queued = 0
+       :: else -> skip
+       fi
 #endif
      };
      /* Deliver one by one. */
@@ -198,7 +203,10 @@ proctype dispatch_context ()
                   (false);
 #endif
                   (queued > 0 || batch > 0);
-                  batch = batch + queued; queued = 0
+                  if
+                  :: batch == 0 -> batch = queued; queued = 0
+                  :: else -> skip
+                  fi
                 };
                 do
                 :: batch > 0 -> batch--; second_done = true
@@ -213,6 +221,7 @@ proctype dispatch_context ()
      :: mine == 0 -> break
 #else
      :: batch == 0 -> break
+     :: batch > 0 && depth == 0 -> break      /* the slice's budget is spent */
 #endif
      od;
      dispatching = false

@@ -13,6 +13,7 @@
  */
 
 #include "ws-test-fixture.h"
+#include "ws-frame-slice-private.h"
 
 static void
 return_boolean (WsContext *cx,
@@ -421,6 +422,102 @@ test_shutdown_forever (void)
   ws_test_gate_clear (&gate);
 }
 
+/* ---- completions in slices ------------------------------------------------ */
+
+/* Completions queued at once are delivered in slices of the frame budget
+ * (ws-frame-slice-private.h): each callback here sleeps 2 ms, past the
+ * 1 ms budget, so the dispatch returns after each one whatever the
+ * machine's speed, and the sources queued after them (one at the
+ * completions' priority, one at GTK's redraw priority) run before the
+ * last one. Nothing is lost or reordered. Before the slices, the five ran
+ * in one dispatch and both sources after them. */
+#define N_SLICED 5
+
+typedef struct
+{
+  guint order[N_SLICED];
+  guint calls;
+  guint other_runs;            /* of the two sources, when the last came */
+  guint default_ran;
+  guint redraw_ran;
+} Sliced;
+
+typedef struct
+{
+  Sliced *s;
+  guint   index;
+} SlicedCall;
+
+static void
+on_sliced (GObject      *source,
+           GAsyncResult *result,
+           gpointer      data)
+{
+  SlicedCall *c = data;
+  Sliced *s = c->s;
+
+  g_assert_true (ws_task_wait_finish (WS_TASK (source), result, NULL));
+  s->order[s->calls++] = c->index;
+  if (s->calls == N_SLICED)
+    s->other_runs = s->default_ran + s->redraw_ran;
+  g_usleep (2 * WS_FRAME_SLICE_USEC);
+}
+
+static gboolean
+count_once (gpointer data)
+{
+  (*(guint *) data)++;
+  return G_SOURCE_REMOVE;
+}
+
+static void
+add_idle (GMainContext *context,
+          gint          priority,
+          guint        *counter)
+{
+  GSource *idle = g_idle_source_new ();
+
+  g_source_set_priority (idle, priority);
+  g_source_set_callback (idle, count_once, counter, NULL);
+  g_source_attach (idle, context);
+  g_source_unref (idle);
+}
+
+static void
+test_completions_sliced (void)
+{
+  WsTestOnContext f;
+  WsTask *tasks[N_SLICED];
+  SlicedCall calls[N_SLICED];
+  Sliced s = { { 0, }, 0, 0, 0, 0 };
+
+  ws_test_on_context_init (&f, 1);
+  for (guint i = 0; i < N_SLICED; i++)
+    {
+      tasks[i] = ws_runtime_spawn (f.rt, ws_test_ready, NULL, NULL);
+      g_assert_true (ws_task_wait (tasks[i], NULL, NULL));
+    }
+  /* Ended tasks: each wait is queued at once, all in one batch. */
+  for (guint i = 0; i < N_SLICED; i++)
+    {
+      calls[i] = (SlicedCall) { &s, i };
+      ws_task_wait_async (tasks[i], NULL, on_sliced, &calls[i]);
+    }
+  add_idle (f.ctx, G_PRIORITY_DEFAULT, &s.default_ran);
+  add_idle (f.ctx, G_PRIORITY_HIGH_IDLE + 20, &s.redraw_ran);
+
+  ws_test_iterate_until (f.ctx, s.calls == N_SLICED);
+
+  for (guint i = 0; i < N_SLICED; i++)
+    g_assert_cmpuint (s.order[i], ==, i);
+  /* Both had run when the last completion came. */
+  g_assert_cmpuint (s.other_runs, ==, 2);
+
+  for (guint i = 0; i < N_SLICED; i++)
+    g_object_unref (tasks[i]);
+  ws_test_on_context_clear (&f);
+}
+
 /* ---- ws_task_wait on a context nobody owns ------------------------------- */
 
 typedef struct
@@ -686,4 +783,5 @@ WS_TEST_MAIN (
   { "/host-context/gio-after-block-in-place-not-adopted",
     test_gio_after_block_in_place_not_adopted },
   { "/host-context/gio-in-flight-at-shutdown", test_gio_in_flight_at_shutdown },
+  { "/host-context/completions-sliced", test_completions_sliced },
 )

@@ -7,7 +7,9 @@
  * Every poll and the destroy notify run on the context's owner thread,
  * whoever wakes or cancels the task; a dispatch runs a bounded slice, so
  * other sources of the context (a timer, a redraw) keep running under a
- * flood; shutdown ends local tasks on the owner thread.
+ * flood; a poll that runs a nested main loop on the context does not
+ * stop the other local tasks, which that loop polls; shutdown ends local
+ * tasks on the owner thread.
  */
 
 #include "config.h"
@@ -81,6 +83,14 @@ local_init (WsTestOnContext *f,
             Local           *l)
 {
   ws_test_on_context_init (f, n_workers);
+  *l = (Local) { .owner = g_thread_self (), .rt = f->rt };
+}
+
+/* A second Local on the runtime and context of @f. */
+static void
+local_init_same (WsTestOnContext *f,
+                 Local           *l)
+{
   *l = (Local) { .owner = g_thread_self (), .rt = f->rt };
 }
 
@@ -395,6 +405,94 @@ test_wait_on_context_thread_fails (void)
   ws_test_on_context_clear (&f);
 }
 
+/* A local task whose poll runs a nested main loop on its own context (a
+ * modal dialog run to completion, a synchronous helper): the other local
+ * tasks of the context are polled from that loop, and the running task
+ * is not polled again until its poll returns. Task A wakes itself (the
+ * wake is deferred: A is running), has a worker wake task B, and runs a
+ * nested loop that only B's second poll quits; before the executor's
+ * source recursed, the loop never ended (the watchdog reports it). */
+typedef struct
+{
+  Local      a;
+  Local      b;
+  GMainLoop *nested;
+  gboolean   in_a;             /* A's poll is running */
+  gboolean   a_reentered;      /* A was polled from inside its own poll */
+  gboolean   b_ran_nested;     /* B's second poll ran inside A's loop */
+  guint      a_polls_at_quit;
+} Nested;
+
+static WsPoll
+nested_b (WsContext *cx,
+          gpointer   data)
+{
+  Nested *n = data;
+
+  local_polled (&n->b);
+  if (n->b.polls == 1)
+    {
+      /* Woken later by a worker (wake_from_worker). */
+      atomic_store (&n->b.waker, ws_context_get_waker (cx));
+      return WS_POLL_PENDING;
+    }
+  n->b_ran_nested = n->in_a;
+  n->a_polls_at_quit = n->a.polls;
+  g_main_loop_quit (n->nested);
+  return WS_POLL_READY;
+}
+
+static WsPoll
+nested_a (WsContext *cx,
+          gpointer   data)
+{
+  Nested *n = data;
+
+  if (n->in_a)
+    n->a_reentered = TRUE;
+  local_polled (&n->a);
+  if (n->a.polls > 1)
+    return WS_POLL_READY;
+
+  n->in_a = TRUE;
+  /* A's own wake, during its poll: deferred until the poll returns. */
+  ws_test_wake_and_unref (ws_context_get_waker (cx));
+  ws_runtime_spawn_detached (n->a.rt, wake_from_worker, &n->b, NULL);
+  g_main_loop_run (n->nested);
+  n->in_a = FALSE;
+  return WS_POLL_PENDING;
+}
+
+static void
+test_nested_loop_polls_others (void)
+{
+  WsTestOnContext f;
+  Nested n = { 0, };
+  g_autoptr(WsTask) a = NULL;
+  g_autoptr(WsTask) b = NULL;
+
+  local_init (&f, 1, &n.a);
+  local_init_same (&f, &n.b);
+  n.nested = g_main_loop_new (f.ctx, FALSE);
+
+  b = ws_runtime_spawn_local (f.rt, NULL, nested_b, &n, NULL);
+  ws_test_iterate_until (f.ctx, n.b.polls == 1);
+  a = ws_runtime_spawn_local (f.rt, NULL, nested_a, &n, NULL);
+  ws_test_iterate_until (f.ctx, ws_task_is_finished (a) && ws_task_is_finished (b));
+
+  g_assert_true (n.b_ran_nested);
+  g_assert_cmpuint (n.a_polls_at_quit, ==, 1);
+  g_assert_false (n.a_reentered);
+  /* A's deferred wake polled it once more, after its poll returned. */
+  g_assert_cmpuint (n.a.polls, ==, 2);
+  g_assert_cmpuint (n.b.polls, ==, 2);
+  g_assert_false (n.a.wrong_thread);
+  g_assert_false (n.b.wrong_thread);
+
+  g_main_loop_unref (n.nested);
+  ws_test_on_context_clear (&f);
+}
+
 /* The last WsRuntime reference dropped inside a task, while a local
  * executor exists: the shutdown that dispose starts cannot wait on a
  * runtime thread, so the executor's owner retires it on its next
@@ -461,4 +559,5 @@ WS_TEST_MAIN ({ "/local-tasks/wake-from-worker", test_wake_from_worker },
               { "/local-tasks/yield-and-wait-async", test_yield_and_wait_async },
               { "/local-tasks/cancelled-wait-and-shutdown", test_cancelled_wait_and_shutdown },
               { "/local-tasks/wait-on-context-thread-fails", test_wait_on_context_thread_fails },
-              { "/local-tasks/last-ref-in-task", test_last_ref_in_task })
+              { "/local-tasks/last-ref-in-task", test_last_ref_in_task },
+              { "/local-tasks/nested-loop-polls-others", test_nested_loop_polls_others })

@@ -31,9 +31,19 @@
  * the context is finalized: a pusher needs no reference of its own on the
  * source. After its unlock, a pusher touches the source only if the queue
  * was empty, to set the ready time; its item cannot be dispatched before
- * that call takes the context lock (the dispatch clears the ready time
- * before it takes the batch, and nobody else arms it while the item is
- * queued), so the item's reference still keeps the context alive there.
+ * that call takes the context lock, so the item's reference still keeps
+ * the context alive there. Only a dispatch that finds no batch takes the
+ * queue, and such a dispatch is one the ready time made: prepare and
+ * check report only a batch, and the batch a dispatch finds is the one
+ * its iteration's check saw (only this thread's dispatches change it, and
+ * a nested iteration drops the dispatches still pending in the iteration
+ * it runs in: GLib's g_main_context_prepare). It clears the ready time
+ * before it takes the queue, and nobody else arms it while the item is
+ * queued. A
+ * dispatch that finds a batch (an earlier slice's, or an outer
+ * dispatch's rest) delivers from it only and leaves the ready time as it
+ * is: taking the queue there could take an item whose pusher has not yet
+ * armed the source.
  *
  * Finding the source: a per-thread cache of the last context looked up
  * and its source (holding a reference on the source, not the context).
@@ -60,6 +70,7 @@ struct _WsDelivery
    * callback that iterates the context again (a nested main loop)
    * continues from here. */
   WsDeliveryItem *batch;
+  gboolean        backlogged;     /* the dispatching thread's, as batch */
 };
 
 /* Serialises finding-or-creating the delivery source of a context. */
@@ -69,9 +80,20 @@ static WsLock registry_lock = WS_LOCK_INIT;
  * callback that runs a nested main loop on this context still gets the
  * completions queued after it. The batch taken from the queue lives in
  * the source, not on the dispatching stack: a nested dispatch delivers
- * the rest of it first, in order, then takes what was pushed since.
+ * the rest of it first, in order; what was pushed since is taken by a
+ * later dispatch, once the batch is empty (the ready time says when).
  * prepare and check report a batch left by an outer dispatch, which
- * GLib's ready time alone would not (it was cleared before the take). */
+ * GLib's ready time alone would not (it was cleared before the take).
+ *
+ * Slices. A dispatch delivers items until the frame budget is spent
+ * (ws-frame-slice-private.h: the rule and the budget the local executors
+ * use) and returns with the rest still in the batch, in order: prepare and
+ * check report it, so the source stays ready, and the main loop dispatches
+ * its other sources (and draws: a backlog runs below GTK's redraw
+ * priority) between slices. The next dispatch, or a nested one, delivers
+ * the rest of the batch before anything queued since. The source is shared by every runtime that
+ * delivers to its context, so it takes the default budget, not a
+ * runtime's local-slice. */
 static gboolean
 delivery_prepare (GSource *source,
                   gint    *timeout)
@@ -92,24 +114,22 @@ delivery_dispatch (GSource     *source,
                    gpointer     user_data)
 {
   WsDelivery *self = (WsDelivery *) source;
+  WsFrameSlice slice;
 
-  /* Before taking the queue: a push that finds the queue empty after the
-   * take arms the source again. */
-  g_source_set_ready_time (source, -1);
-
-  ws_lock_lock (&self->lock);
-  if (self->head != NULL)
+  /* With a batch left, deliver from it only (see the top). */
+  if (self->batch == NULL)
     {
-      /* Append to what an outer dispatch left, keeping the order. */
-      WsDeliveryItem **end = &self->batch;
+      /* Before taking the queue: a push that finds the queue empty after
+       * the take arms the source again. */
+      g_source_set_ready_time (source, -1);
 
-      while (*end != NULL)
-        end = &(*end)->next;
-      *end = self->head;
+      ws_lock_lock (&self->lock);
+      self->batch = self->head;
       self->head = self->tail = NULL;
+      ws_lock_unlock (&self->lock);
     }
-  ws_lock_unlock (&self->lock);
 
+  ws_frame_slice_begin (&slice, WS_FRAME_SLICE_USEC, WS_FRAME_SLICE_MAX_ITEMS);
   while (self->batch != NULL)
     {
       WsDeliveryItem *item = self->batch;
@@ -117,7 +137,10 @@ delivery_dispatch (GSource     *source,
       self->batch = item->next;
       item->next = NULL;
       item->klass->deliver (item);
+      if (ws_frame_slice_item_done (&slice))
+        break;
     }
+  ws_frame_slice_note_backlog (source, &self->backlogged, self->batch != NULL);
 
   return G_SOURCE_CONTINUE;
 }
@@ -178,7 +201,7 @@ lookup_delivery_source (GMainContext *context)
       /* find_source_by_funcs_user_data() matches on callback data. */
       g_source_set_callback (source, delivery_no_callback, NULL, NULL);
       g_source_set_static_name (source, "[wsrt] completions");
-      g_source_set_priority (source, G_PRIORITY_DEFAULT);
+      g_source_set_priority (source, WS_FRAME_PRIORITY);
       g_source_set_can_recurse (source, TRUE);
       g_source_attach (source, context);
     }

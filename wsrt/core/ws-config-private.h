@@ -16,6 +16,8 @@
 
 #include <glib.h>
 
+#include "ws-frame-slice-private.h"
+
 G_BEGIN_DECLS
 
 /* A C callback run on runtime threads (doc/architecture.md, "Rules: hooks"). */
@@ -36,8 +38,8 @@ typedef enum
 } WsHookKind;
 
 /* The default of local-slice: a local dispatch returns to the main loop
- * after this long (doc/architecture.md, "Rules: main contexts"). */
-#define WS_LOCAL_SLICE_USEC 1000
+ * after this long, the frame budget (ws-frame-slice-private.h). */
+#define WS_LOCAL_SLICE_USEC WS_FRAME_SLICE_USEC
 
 typedef struct
 {

@@ -15,6 +15,9 @@
  *  - one runtime (ws-runtime-core-private.h: spawn, hooks, shutdown);
  *  - timers (ws-timer-driver-private.h, ws-time-private.h) and the
  *    GIO completions a runtime thread is owed (ws-owed-private.h);
+ *  - the frame budget of a dispatch on an application's context
+ *    (ws-frame-slice-private.h), which the completions' source shares
+ *    with the local executors;
  *  - below, what the calling thread is, block_in_place's policy, the
  *    context of a local task, and the statistics a metrics snapshot
  *    reads, so that the face never walks a worker, a pool or an executor.
@@ -32,6 +35,7 @@
 #include "ws-context-budget-private.h"
 #include "ws-fiber-stack-private.h"
 #include "ws-fiber-switch-private.h"
+#include "ws-frame-slice-private.h"
 #include "ws-lock-private.h"
 #include "ws-owed-private.h"
 #include "ws-raw-task-private.h"

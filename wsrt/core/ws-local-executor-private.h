@@ -22,8 +22,8 @@ typedef struct _WsLocalExecutors WsLocalExecutors;
 
 /* One dispatch polls at most this many tasks and runs at most
  * local-slice (WS_LOCAL_SLICE_USEC by default, ws-config-private.h),
- * then returns to the main loop (doc/architecture.md, "Rules: main contexts"). */
-#define WS_LOCAL_SLICE_MAX_POLLS 256
+ * then returns to the main loop (ws-frame-slice-private.h). */
+#define WS_LOCAL_SLICE_MAX_POLLS WS_FRAME_SLICE_MAX_ITEMS
 
 WsLocalExecutors *ws_local_executors_new           (const WsConfig   *config,
                                                     WsRuntimeRef     *runtime);

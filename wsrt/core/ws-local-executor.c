@@ -6,8 +6,28 @@
  * A GSource on the application's context polls the tasks; wakes from any
  * thread enter a locked queue and g_source_set_ready_time (0). One
  * dispatch runs a bounded slice and returns, so a flood of local tasks
- * never stalls a frame. Cancellation is queued like a wake, so a local
- * task's future is always destroyed on the thread that owns the context.
+ * never stalls a frame (ws-frame-slice-private.h). Cancellation is queued
+ * like a wake, so a local task's future is always destroyed on the thread
+ * that owns the context.
+ *
+ * Recursion. A poll may run a nested main loop on the executor's own
+ * context (a modal dialog run to completion, a synchronous helper), and
+ * the other local tasks of that context are polled from it: the source
+ * can recurse (g_source_set_can_recurse), and a nested dispatch runs a
+ * slice of its own from the same queue, in the same order. The task whose
+ * poll is running is never polled again from inside that poll: it is
+ * RUNNING, so it is on no queue, and a wake or a cancel of it meanwhile
+ * only marks its state word NOTIFIED; the poller queues it again once the
+ * poll has returned (ws-raw-task.c). The queue is the batch that every
+ * level shares: the outer dispatch cleared the ready time before its
+ * slice, so while a slice is in progress (depth > 0) prepare and check
+ * report a non-empty queue themselves, and a nested loop sees tasks woken
+ * before it started as well as after. Only the outermost slice may end
+ * with the executor's retirement or the release of its zombies (a
+ * dispatch that finds no other slice on the stack): a nested one may run
+ * inside a complete () of one of its tasks (a destroy notify that runs a
+ * loop, also in shutdown's run_or_prod), and both need every complete ()
+ * to be over.
  *
  * Lifetime. The executor is reference counted: the table of its set
  * (WsLocalExecutors) holds one until shutdown, every task holds one from creation until it is
@@ -69,6 +89,11 @@ struct _WsLocalExecutor
   WsLock         lock;
   WsTaskFifo     queue;           /* woken tasks, under the lock */
   gboolean       backlogged;      /* owner thread only: source demoted */
+  /* Slices in progress on the stack of the thread that holds the context
+   * (dispatches, nested ones, and shutdown's run_or_prod). Written and
+   * read by that thread only; another thread that iterates the context
+   * later acquired it after this one released it. */
+  guint          depth;
   _Atomic gboolean detached;      /* shut down: out of the table */
   /* Closed, and every task bound before the close was found and
    * cancelled (ws_task_registry_cancel_all took each shard lock after
@@ -76,16 +101,6 @@ struct _WsLocalExecutor
   _Atomic gboolean swept;
   _Atomic guint  dispatches;      /* see local_source_finalize */
 };
-
-/* The source's priority. A few wakes are served at G_PRIORITY_DEFAULT,
- * like any GIO completion. A backlog (a slice ended with tasks still
- * queued) drops the source below GDK_PRIORITY_REDRAW (G_PRIORITY_HIGH_IDLE
- * + 20): GLib dispatches only the highest ready priority, so a source that
- * stays ready at DEFAULT would starve the frame clock however short each
- * slice is, and a flood of local tasks must never stall a frame
- * (doc/architecture.md, "Rules: main contexts"). */
-#define WS_LOCAL_PRIORITY         G_PRIORITY_DEFAULT
-#define WS_LOCAL_BACKLOG_PRIORITY G_PRIORITY_DEFAULT_IDLE
 
 typedef struct
 {
@@ -211,16 +226,17 @@ run_slice (WsLocalExecutor *self,
   const WsRuntimeRef *prev_runtime = ws_thread.runtime;
   gboolean prev_in_dispatch = ws_thread.in_local_dispatch;
   GMainContext *prev_host_context = ws_thread.host_context;
-  gint64 start = g_get_monotonic_time ();
-  guint polls = 0;
+  WsFrameSlice slice;
   WsContext cx;
   gboolean more;
 
   memset (&cx, 0, sizeof cx);
+  ws_frame_slice_begin (&slice, slice_usec, max_polls);
 
   ws_thread.runtime = self->set->runtime;
   ws_thread.in_local_dispatch = TRUE;
   ws_thread.host_context = self->context;
+  self->depth++;
 
   for (;;)
     {
@@ -230,16 +246,15 @@ run_slice (WsLocalExecutor *self,
         break;
       cx.budget = self->set->config->budget;
       ws_raw_task_run (t, &cx);
-      polls++;
-      if (polls >= max_polls
-          || (slice_usec >= 0 && g_get_monotonic_time () - start >= slice_usec))
+      if (ws_frame_slice_item_done (&slice))
         break;
     }
 
   /* Test hook: the largest slice so far (a slice is bounded by polls). */
-  if (polls > atomic_load_explicit (&ws_local_executor_max_slice_polls, memory_order_relaxed))
-    atomic_store_explicit (&ws_local_executor_max_slice_polls, polls, memory_order_relaxed);
+  if (slice.items > atomic_load_explicit (&ws_local_executor_max_slice_polls, memory_order_relaxed))
+    atomic_store_explicit (&ws_local_executor_max_slice_polls, slice.items, memory_order_relaxed);
 
+  self->depth--;
   ws_thread.host_context = prev_host_context;
   ws_thread.in_local_dispatch = prev_in_dispatch;
   ws_thread.runtime = prev_runtime;
@@ -333,30 +348,16 @@ retire_on_owner (WsLocalExecutor *self)
   return retired;
 }
 
+/* After the outermost dispatch's slice: a detached executor signals the
+ * shutdown that may wait for its cancellations, and the executor leaves
+ * once it has no task left. Returns what the dispatch returns. */
 static gboolean
-local_source_dispatch (GSource     *source,
-                       GSourceFunc  callback,
-                       gpointer     user_data)
+end_of_outer_dispatch (WsLocalExecutor *self)
 {
-  WsLocalExecutor *self = ((WsLocalSource *) source)->exec;
   gboolean ret = G_SOURCE_CONTINUE;
-  gboolean more;
-
-  /* Clear first: a push after this point sets it again. */
-  g_source_set_ready_time (source, -1);
-
-  more = run_slice (self, self->set->config->local_slice, WS_LOCAL_SLICE_MAX_POLLS);
-  if (more)
-    g_source_set_ready_time (source, 0);
-  if (more != self->backlogged)
-    {
-      self->backlogged = more;
-      g_source_set_priority (source, more ? WS_LOCAL_BACKLOG_PRIORITY : WS_LOCAL_PRIORITY);
-    }
 
   if (atomic_load_explicit (&self->detached, memory_order_acquire))
     {
-      /* A shutdown may be waiting for these cancellations. */
       WsLocalExecutors *set = self->set;
 
       ws_lock_lock (&set->lock);
@@ -372,6 +373,61 @@ local_source_dispatch (GSource     *source,
     }
   if (ws_task_registry_count (&self->registry) == 0 && retire_on_owner (self))
     ret = G_SOURCE_REMOVE;
+  return ret;
+}
+
+/* Inside a slice (a nested loop, see the top), the ready time was cleared
+ * by the outer dispatch: tasks queued are reported here. Outside one the
+ * ready time alone says it, and this reads nothing. */
+static gboolean
+local_source_has_nested_work (GSource *source)
+{
+  WsLocalExecutor *self = ((WsLocalSource *) source)->exec;
+  gboolean queued;
+
+  if (self->depth == 0)
+    return FALSE;
+  ws_lock_lock (&self->lock);
+  queued = !ws_task_fifo_is_empty (&self->queue);
+  ws_lock_unlock (&self->lock);
+  return queued;
+}
+
+static gboolean
+local_source_prepare (GSource *source,
+                      gint    *timeout)
+{
+  *timeout = -1;
+  return local_source_has_nested_work (source);
+}
+
+static gboolean
+local_source_check (GSource *source)
+{
+  return local_source_has_nested_work (source);
+}
+
+static gboolean
+local_source_dispatch (GSource     *source,
+                       GSourceFunc  callback,
+                       gpointer     user_data)
+{
+  WsLocalExecutor *self = ((WsLocalSource *) source)->exec;
+  gboolean ret = G_SOURCE_CONTINUE;
+  gboolean more;
+
+  /* Clear first: a push after this point sets it again. */
+  g_source_set_ready_time (source, -1);
+
+  more = run_slice (self, self->set->config->local_slice, WS_LOCAL_SLICE_MAX_POLLS);
+  if (more)
+    g_source_set_ready_time (source, 0);
+  ws_frame_slice_note_backlog (source, &self->backlogged, more);
+
+  /* A nested dispatch leaves the executor's end to the outermost slice
+   * (see the top). */
+  if (self->depth == 0)
+    ret = end_of_outer_dispatch (self);
 
   /* Release: the last thing this dispatch does to the executor (see
    * local_source_finalize). */
@@ -380,7 +436,8 @@ local_source_dispatch (GSource     *source,
 }
 
 static GSourceFuncs local_source_funcs = {
-  NULL, NULL, local_source_dispatch, local_source_finalize, NULL, NULL,
+  local_source_prepare, local_source_check, local_source_dispatch, local_source_finalize,
+  NULL, NULL,
 };
 
 static void
@@ -437,7 +494,9 @@ ws_local_executors_lookup (WsLocalExecutors *set,
       self->source = g_source_new (&local_source_funcs, sizeof (WsLocalSource));
       ((WsLocalSource *) self->source)->exec = self;
       g_source_set_static_name (self->source, "[wsrt] local tasks");
-      g_source_set_priority (self->source, WS_LOCAL_PRIORITY);
+      g_source_set_priority (self->source, WS_FRAME_PRIORITY);
+      /* Polled from nested loops too (see the top). */
+      g_source_set_can_recurse (self->source, TRUE);
       g_source_attach (self->source, context);
       g_hash_table_insert (set->table, context, self);
     }
