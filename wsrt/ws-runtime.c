@@ -315,9 +315,13 @@ ws_runtime_dispose (GObject *object)
 
   /* Disposing shuts the runtime down, or finishes a shutdown that
    * returned early (a timeout). From one of its own threads the call
-   * returns at once, and the last pool thread ends the tasks. */
+   * returns at once, and the last pool thread ends the tasks. It waits
+   * for every task to end, not for GIO calls that cancelled tasks left
+   * in flight: those stay with the pool thread that drains them, which
+   * holds the runtime until they call back (ws-worker-pool.c, "Owed
+   * completions"). */
   if (self->core != NULL && !ws_runtime_core_is_finished (self->core))
-    ws_runtime_core_shutdown (self->core, -1);
+    ws_runtime_core_shutdown_full (self->core, -1, FALSE);
 
   g_clear_object (&self->handle);
 

@@ -375,13 +375,18 @@ pool_schedule (WsTaskHost *host,
       return;
     }
 
-  /* A foreign waker holds the task, not the runtime: a task reference of
-   * our own keeps the task, and through it the runtime, alive until the
-   * push and the notify are done. The unref may free both, so it comes
-   * last. */
-  ws_raw_task_ref (task);
+  /* A foreign waker holds the task, not the runtime, and the push gives
+   * the task away: once it is in the queue a drain may end it, and the
+   * last sweep hand its host reference back ("Foreign pushes" above). A
+   * runtime reference of our own keeps the pool alive until the push and
+   * the notify are done. Taking it is safe: the task has not ended (its
+   * instance is ours, and a NOTIFIED task is ended only by the holder of
+   * its instance), so it still holds the runtime. The release comes
+   * last: it may free the pool, and it orders everything above before
+   * that free (acq_rel on the count). */
+  ws_runtime_ref_acquire (self->runtime);
   push_remote (self, task);
-  ws_raw_task_unref (task);
+  ws_runtime_ref_release (self->runtime);
 }
 
 /* Refused spawns return a task that has ended as cancelled, with its
@@ -463,22 +468,32 @@ ws_worker_pool_begin_shutdown (WsWorkerPool *self)
 
 /* Step 3: waits until no thread of the pool runs (the workers, and a
  * thread that gave its core away in ws_block_in_place () but is still
- * inside that poll), then joins the workers. */
+ * inside that poll) and the last of them has made its sweep, then, if
+ * @wait_owed, until no thread drains the workers' contexts ("Owed
+ * completions" above); then joins the workers, unless one still drains
+ * (it is left to finish: ws_worker_free () lets go of its GThread). */
 static gboolean
 wait_for_pool_threads (WsWorkerPool *self,
-                       gint64        deadline)
+                       gint64        deadline,
+                       gboolean      wait_owed)
 {
   gboolean done;
+  gboolean draining;
 
   ws_lock_lock (&self->lock);
-  while (self->n_running_threads > 0)
+  while (self->n_running_threads > 0 || self->last_sweep_pending
+         || (wait_owed && self->draining))
     if (!ws_cond_wait_until (&self->cond, &self->lock, deadline))
       break;
-  done = self->n_running_threads == 0;
+  done = self->n_running_threads == 0 && !self->last_sweep_pending
+         && !(wait_owed && self->draining);
+  draining = self->draining;
   ws_lock_unlock (&self->lock);
 
   if (!done)
     return FALSE;
+  if (draining)
+    return TRUE;
 
   for (guint i = 0; i < self->n_workers; i++)
     {
@@ -520,92 +535,173 @@ ws_worker_pool_drain (WsWorkerPool *self,
 }
 
 /* Step 5, the last sweep, once no pool thread runs and no accepted spawn
- * is in flight: walk the registry, drain every queue, seal the injection
- * queue. */
-static void
-final_sweep (WsWorkerPool *self)
+ * is in flight: walk the registry, drain every queue until no task is
+ * alive (a task left alive has its queued instance in the hands of a
+ * waker that has not pushed yet: "Foreign pushes" above), then seal the
+ * injection queue. Returns FALSE if @deadline passed first. */
+static gboolean
+final_sweep (WsWorkerPool *self,
+             gint64        deadline)
 {
   G_GNUC_UNUSED gboolean left;
 
-  ws_task_registry_shutdown_all (&self->registry);
+  ws_task_registry_shutdown_all (&self->registry, TRUE);
+  for (;;)
+    {
+      ws_worker_pool_drain (self, FALSE);
+      if (ws_task_registry_count (&self->registry) == 0)
+        break;
+      /* A waker is between its CAS and its push, a few instructions:
+       * yield, as the spawn gate's wait does. */
+      if (deadline >= 0 && g_get_monotonic_time () >= deadline)
+        return FALSE;
+      g_thread_yield ();
+    }
   ws_worker_pool_drain (self, TRUE);
 
-  /* Nothing can be left: the registry is closed and was walked, the
-   * queues are sealed or owned by threads that are gone. The second
+  /* Nothing can be left: every task has ended, the registry is closed,
+   * the queues are sealed or owned by threads that are gone. The second
    * drain runs also where G_DISABLE_ASSERT leaves the check out. */
   left = ws_worker_pool_drain (self, TRUE);
   g_assert (!left);
+  return TRUE;
 }
 
 /* Dispatches the workers' contexts, each until GIO owes it nothing or
  * @deadline (ws-owed.c): the GIO calls of tasks that the sweep cancelled
- * complete here. */
-static void
+ * complete here. Returns TRUE if nothing is owed to any of them. With the
+ * drain token held (self->draining), so no other thread holds one of
+ * these contexts. */
+static gboolean
 dispatch_contexts (WsWorkerPool *self,
                    gint64        deadline)
 {
+  gboolean drained = TRUE;
+
   for (guint i = 0; i < self->n_workers; i++)
     {
       GMainContext *context = self->workers[i]->core.context;
 
       if (!g_main_context_acquire (context))
-        continue;
+        {
+          drained = FALSE;
+          continue;
+        }
       g_main_context_push_thread_default (context);
-      (void) ws_owed_drain (context, deadline);
+      drained &= ws_owed_drain (context, deadline);
       g_main_context_pop_thread_default (context);
       g_main_context_release (context);
     }
+  return drained;
 }
 
-/* Step 6: completions owed to the contexts of workers that have exited (a
- * ws_task_wait_async started on a worker, for a task that shutdown
- * cancelled after that worker's last dispatch) are dispatched here. What
- * runs counts as the runtime's code (T). */
-void
+/* Takes the drain token, waiting for it until @deadline (-1: for ever);
+ * FALSE if it is not free by then. */
+static gboolean
+take_drain_token (WsWorkerPool *self,
+                  gint64        deadline)
+{
+  gboolean taken;
+
+  ws_lock_lock (&self->lock);
+  while (self->draining)
+    if (!ws_cond_wait_until (&self->cond, &self->lock, deadline))
+      break;
+  taken = !self->draining;
+  if (taken)
+    self->draining = TRUE;
+  ws_lock_unlock (&self->lock);
+  return taken;
+}
+
+static void
+give_drain_token (WsWorkerPool *self)
+{
+  ws_lock_lock (&self->lock);
+  self->draining = FALSE;
+  ws_cond_broadcast (&self->cond);
+  ws_lock_unlock (&self->lock);
+}
+
+/* Step 6, by a shutdown caller: with @wait_owed, drains until @deadline,
+ * behind any other drain; without, dispatches what is ready if no other
+ * thread drains, and waits for nothing. Returns TRUE if nothing is owed
+ * to the workers' contexts any more. */
+static gboolean
+caller_dispatch_contexts (WsWorkerPool *self,
+                          gint64        deadline,
+                          gboolean      wait_owed)
+{
+  gboolean drained;
+
+  if (!take_drain_token (self, wait_owed ? deadline : 0))
+    return FALSE;
+  drained = dispatch_contexts (self, wait_owed ? deadline : 0);
+  give_drain_token (self);
+  return drained;
+}
+
+/* Step 6 again, after the blocking pool and the local executors:
+ * completions (ws_task_wait_async) posted since. What runs counts as the
+ * runtime's code (T). Returns TRUE if nothing is owed to the workers'
+ * contexts. */
+gboolean
 ws_worker_pool_dispatch_contexts (WsWorkerPool *self,
-                                  gint64        deadline)
+                                  gint64        deadline,
+                                  gboolean      wait_owed)
 {
   const WsRuntimeRef *prev = ws_thread.runtime;
+  gboolean drained;
 
   ws_thread.runtime = self->runtime;
-  dispatch_contexts (self, deadline);
+  drained = caller_dispatch_contexts (self, deadline, wait_owed);
   ws_thread.runtime = prev;
+  return drained;
 }
 
-/* Steps 5 and 6, once no pool thread runs: by the shutdown caller, or by
- * the last pool thread to stop, so that a shutdown started from a
- * runtime thread (which returns at once) still ends every task. */
-static void
+/* Step 5, once no pool thread runs: by the shutdown caller, or by the
+ * last pool thread to stop, so that a shutdown started from a runtime
+ * thread (which returns at once) still ends every task. */
+static gboolean
 sweep (WsWorkerPool *self,
        gint64        deadline)
 {
-  const WsRuntimeRef *prev = ws_thread.runtime;
+  gboolean swept;
 
   ws_lock_lock (&self->sweep_lock);
-  ws_thread.runtime = self->runtime;
-  final_sweep (self);
+  swept = final_sweep (self, deadline);
   ws_lock_unlock (&self->sweep_lock);
   /* Every task of the pool has ended (step 5): the ones that something
    * still holds by a waker need not hold the runtime (ws-raw-task.c,
    * "Stale wakers"). */
-  ws_raw_task_release_zombies (&self->host);
-  /* Outside the sweep lock: a drain may wait for GIO, and a shutdown
-   * caller with a deadline must not wait behind a pool thread's drain
-   * (each context is drained by whoever acquires it). */
-  dispatch_contexts (self, deadline);
-  ws_thread.runtime = prev;
+  if (swept)
+    ws_raw_task_release_zombies (&self->host);
+  return swept;
 }
 
-/* Steps 3 to 6 (top of this file). Returns FALSE at the deadline. */
+/* Steps 3 to 6 (top of this file). Returns FALSE at the deadline, with
+ * *@drained FALSE also when every task has ended but GIO still owes a
+ * worker's context a completion (with @wait_owed, until @deadline). */
 gboolean
 ws_worker_pool_stop (WsWorkerPool *self,
-                     gint64        deadline)
+                     gint64        deadline,
+                     gboolean      wait_owed,
+                     gboolean     *drained)
 {
-  if (!wait_for_pool_threads (self, deadline)
+  const WsRuntimeRef *prev = ws_thread.runtime;
+  gboolean swept;
+
+  *drained = FALSE;
+  if (!wait_for_pool_threads (self, deadline, wait_owed)
       || !ws_task_registry_wait_spawns (&self->registry, deadline))
     return FALSE;
-  sweep (self, deadline);
-  return TRUE;
+
+  ws_thread.runtime = self->runtime;
+  swept = sweep (self, deadline);
+  if (swept)
+    *drained = caller_dispatch_contexts (self, deadline, wait_owed);
+  ws_thread.runtime = prev;
+  return swept;
 }
 
 /* By a pool thread that has stopped (a worker, or a thread leaving
@@ -613,22 +709,43 @@ ws_worker_pool_stop (WsWorkerPool *self,
  * runs as an adopted one). The last one, once shutdown has begun, ends
  * what the workers' drains could not reach (a spawn that was in flight, a
  * task re-queued after ws_block_in_place ()), in case no shutdown caller
- * waits to do it: steps 4 to 6. Not the local executors: a pool thread
- * could acquire an application context between two of its owner's
- * iterations, and local data's destroy notifies must run on the owner. */
+ * waits to do it: steps 4 to 6. It drains the workers' contexts with no
+ * deadline, holding the runtime ("Owed completions" above). Not the
+ * local executors: a pool thread could acquire an application context
+ * between two of its owner's iterations, and local data's destroy
+ * notifies must run on the owner. */
 void
 ws_worker_pool_thread_stopped (WsWorkerPool *self)
 {
+  const WsRuntimeRef *prev = ws_thread.runtime;
   gboolean last;
 
   ws_lock_lock (&self->lock);
   last = --self->n_running_threads == 0 && self->shutdown_begun;
+  if (last)
+    self->last_sweep_pending = TRUE;
   ws_cond_broadcast (&self->cond);
   ws_lock_unlock (&self->lock);
 
-  if (last)
-    {
-      ws_task_registry_wait_spawns (&self->registry, -1);
-      sweep (self, -1);
-    }
+  if (!last)
+    return;
+
+  ws_thread.runtime = self->runtime;
+  ws_task_registry_wait_spawns (&self->registry, -1);
+  (void) sweep (self, -1);
+
+  /* The sweep is over and the drain token ours in one step: a caller
+   * that sees the sweep done and the token free knows the drain is over
+   * too. */
+  ws_lock_lock (&self->lock);
+  while (self->draining)
+    ws_cond_wait (&self->cond, &self->lock);
+  self->draining = TRUE;
+  self->last_sweep_pending = FALSE;
+  ws_cond_broadcast (&self->cond);
+  ws_lock_unlock (&self->lock);
+
+  (void) dispatch_contexts (self, -1);
+  give_drain_token (self);
+  ws_thread.runtime = prev;
 }
