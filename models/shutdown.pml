@@ -117,6 +117,12 @@
 #ifndef BROKEN_NO_HOST_REF
 #define HOST_REF             /* a task holds a host reference */
 #endif
+#ifndef BROKEN_NO_FOREIGN_REF
+#define FOREIGN_REF          /* a foreign wake holds the host across push and notify */
+#endif
+#ifndef BROKEN_WALK_TAKES_NOTIFIED
+#define WALK_LEAVES_NOTIFIED /* the walks end only idle, un-NOTIFIED tasks */
+#endif
 #endif
 
 /* The host (WsWorkerPool and its WsRuntimeRef). */
@@ -148,6 +154,7 @@ bool t_ready[NT];            /* what the future waits for has happened */
 byte t_destroyed[NT];        /* destroy notify runs */
 bool t_freed[NT];
 bool t_created[NT];
+bool t_dead_host[NT];        /* a zombie whose host reference was handed back */
 bool waker_given = false;    /* task 0 handed its waker to the waker */
 bool shutdown_returned = false;
 bool owner_dropped = false;  /* the program dropped the runtime */
@@ -185,7 +192,10 @@ inline unref (t, n)
     :: t_refs[t] == 0 ->
        t_freed[t] = true;
 #ifdef HOST_REF
-       drop_host_ref ()
+       if
+       :: !t_dead_host[t] -> drop_host_ref ()
+       :: else -> skip
+       fi
 #else
        skip
 #endif
@@ -242,6 +252,31 @@ inline shutdown_task (t)
   fi
 }
 
+/* ws_raw_task_shutdown_idle, the walks' version: as shutdown_task, but a
+ * NOTIFIED task (queued, or in a waker's hands between its CAS and its
+ * push) is only marked CANCELLED, and the holder of that instance ends
+ * it. */
+inline shutdown_task_idle (t)
+{
+  atomic {
+    check_task (t);
+    t_cancelled[t] = true;
+#ifdef WALK_LEAVES_NOTIFIED
+    idle = !t_running[t] && !t_complete[t] && !t_notified[t];
+#else
+    idle = !t_running[t] && !t_complete[t];
+#endif
+    if
+    :: idle -> t_running[t] = true
+    :: else -> skip
+    fi
+  }
+  if
+  :: idle -> idle = false; finish (t)
+  :: else -> unref (t, 1)
+  fi
+}
+
 /* ws_task_registry_shutdown_all: unlink each task under the set's lock; its
  * reference is ours. */
 inline walk_owned ()
@@ -258,7 +293,11 @@ inline walk_owned ()
        fi
      }
      if
+#ifndef OLD_PROTOCOL
+     :: linked -> linked = false; shutdown_task_idle (i)
+#else
      :: linked -> linked = false; shutdown_task (i)
+#endif
      :: else -> skip
      fi;
      i++
@@ -271,6 +310,14 @@ inline walk_owned ()
 inline push_foreign (t, from_spawner)
 {
 #ifndef OLD_PROTOCOL
+#ifdef FOREIGN_REF
+  /* pool_schedule: a waker takes a runtime reference for the push and
+   * the notify (a spawner's caller holds the runtime: the gate) */
+  if
+  :: !from_spawner -> atomic { check_host (); host_refs++ }
+  :: else -> skip
+  fi;
+#endif
   atomic {
     check_host ();
     if
@@ -295,6 +342,12 @@ inline push_foreign (t, from_spawner)
   fi;
 #endif
   atomic { check_host () }             /* the notify */
+#if !defined(OLD_PROTOCOL) && defined(FOREIGN_REF)
+  if
+  :: !from_spawner -> atomic { drop_host_ref () }
+  :: else -> skip
+  fi
+#endif
 }
 
 /* ws_raw_task_run on a worker. */
@@ -538,10 +591,12 @@ proctype shutdown ()
      :: atomic { nempty (injq) -> check_host (); injq ? t }; shutdown_task (t); t = 0
      :: empty (injq) -> break
      od;
+     /* Seal only once no task is alive: a task still alive has its
+      * queued instance with a waker that has not pushed yet. */
      atomic {
        check_host ();
        if
-       :: len (injq) == 0 && n_owned == 0 -> sealed = true; done = true
+       :: len (injq) == 0 && n_owned == 0 && alive == 0 -> sealed = true; done = true
        :: else -> skip
        fi
      }
@@ -549,6 +604,21 @@ proctype shutdown ()
      :: done -> break
      :: else -> skip
      fi
+  od;
+  /* ws_raw_task_release_zombies: an ended task that something still
+   * holds (the waker) hands its host reference back (zombie lock). */
+  i = 0;
+  do
+  :: i < NT ->
+     atomic {
+       if
+       :: t_complete[i] && !t_freed[i] && !t_dead_host[i] ->
+          t_dead_host[i] = true; drop_host_ref ()
+       :: else -> skip
+       fi
+     };
+     i++
+  :: else -> i = 0; break
   od;
   /* 5: return TRUE; (a) */
   atomic {

@@ -56,6 +56,12 @@
  * its own unit keeps the context alive, and drops it after the wake.
  * Waking before the decrement would not do: the drain could wake, read
  * the count not yet decremented, and sleep again with no wake to come.
+ * The releaser's unref of the count's source comes before its unref of
+ * the context too: a source's unref reads its context, and a context
+ * that the drain's thread finalizes at the same time is freed under it
+ * (a hang on the freed context's lock, in tests/core/test-owed.c). With
+ * the context held, the last unref of the context, wherever it comes,
+ * runs after the releaser is done with the source.
  * A context being finalized has already detached the source (its context
  * reads NULL), and nothing drains it: no reference and no wake then.
  */
@@ -209,9 +215,11 @@ ws_owed_release (WsOwed *self)
       WS_CHAOS_POINT ();
       g_main_context_wakeup (context);
     }
+  /* The source before the context: an unref of a source reads its
+   * context, which must not be finalized meanwhile on another thread. */
+  g_source_unref (&self->source);
   if (context != NULL)
     g_main_context_unref (context);
-  g_source_unref (&self->source);
 }
 
 static gboolean

@@ -60,7 +60,8 @@
  *     then close the blocking pool and the local executors.
  *  2. Each worker, on seeing the flag (worker_shutdown, ws-worker.c):
  *     walks the set, cancelling idle tasks at once and marking running
- *     ones CANCELLED (their poller cancels them when the poll returns),
+ *     and NOTIFIED ones CANCELLED (their poller, or the drain that takes
+ *     their queued instance, cancels them: "Foreign pushes" below),
  *     drains its LIFO slot and run queue (ws_raw_task_drop_queued cancels
  *     a task that has not ended); the last worker drains every run queue
  *     and the injection queue; the thread dispatches its context and
@@ -76,12 +77,19 @@
  *     argued in ws-task-registry.c: a spawner either sees the set closed and
  *     refuses, or is seen in flight and waited for.
  *  5. The last sweep (final_sweep): walk the set again, drain every run
- *     queue, and pop the injection queue until it is empty, sealing it in
- *     the same critical section. Cancelling a task wakes its awaiter,
- *     whose schedule pushes it to the (not yet sealed) injection queue;
- *     the loop pops it in turn, so cancellation is iterative (P).
+ *     queue and the injection queue until no task of the pool is alive
+ *     (a task still alive is one whose queued instance a waker holds
+ *     between its CAS and its push: the sweep yields until the push
+ *     lands and drains it), then pop the injection queue until it is
+ *     empty, sealing it in the same critical section. Cancelling a task
+ *     wakes its awaiter, whose schedule pushes it to the (not yet sealed)
+ *     injection queue; the loop pops it in turn, so cancellation is
+ *     iterative (P). Then the zombies' host references go back
+ *     (ws-raw-task.c, "Stale wakers").
  *  6. Dispatch the workers' contexts: completions (ws_task_wait_async)
- *     posted there after a worker's last dispatch are delivered.
+ *     posted there after a worker's last dispatch are delivered, and GIO
+ *     calls of cancelled tasks that GIO still owes these contexts
+ *     ("Owed completions" below).
  *  7. The blocking pool and the local executors: wait, up to the deadline,
  *     for running blocking jobs and for the owners of local contexts to
  *     run the cancellations (or run them here where this thread can
@@ -89,19 +97,69 @@
  *
  * Why every accepted task of the pool has ended when step 5 is over: a
  * task in (a) was pushed before step 4 ended, so it is in (b); (c) ended
- * with step 3, leaving the task in (b), (d), or ended; the walk of step 5
- * ends every task in (d) and (e) (the set is closed, so no task binds
- * behind the walk; a wake whose CAS came first leaves the task NOTIFIED
- * but not RUNNING, which the walk takes); the drains end every task in
- * (b), including the ones the walk's cancellations pushed. After the seal
- * a push can only come from a wake of a task that has ended (every task
- * has), so push_remote drops that reference and nothing is lost (R).
+ * with step 3, leaving the task in (b), (d), (e), or ended; the walk of
+ * step 5 ends every task in (d) (the set is closed, so no task binds
+ * behind the walk); a task in (e) is NOTIFIED, which the walk leaves, and
+ * lands in (b) when its waker pushes; the drains end every task in (b),
+ * including the ones the walk's cancellations pushed, and the sweep seals
+ * only when the alive count, exact once no spawn or poll is in flight,
+ * is 0, so no task is in (e) any more. After the seal no push can come:
+ * a wake of an ended task changes nothing (R); push_remote still drops
+ * the reference of a sealed push, never cancelling.
+ *
+ * Foreign pushes. A waker on a thread that is not one of the pool's
+ * (a GIO callback's thread, a blocking job, another runtime's worker, a
+ * thread of the program) holds a task reference, not the runtime. Its
+ * CAS to NOTIFIED adds the queued instance; then pool_schedule pushes it
+ * and notifies a sleeper, both on the pool's memory. The push gives the
+ * task away: a drain may end it right after, and once every task has
+ * ended the last sweep hands each zombie's host reference back, so the
+ * program's last unref may free the pool while the waker is still in
+ * its notify. So the waker takes a runtime reference of its own for the
+ * push and the notify, and releases it last (acq_rel: the notify happens
+ * before the free). Taking it is safe because the task holds the runtime
+ * from the CAS to the push: a task is ended only by holding RUNNING,
+ * which a poller takes only from a popped instance, and the walks take
+ * only from a task that is not NOTIFIED (ws_raw_task_shutdown_idle); the
+ * queued instance is the waker's until it pushes, so the task cannot end,
+ * nor become a zombie whose host reference goes back, before the push.
+ * Were the walks to take NOTIFIED tasks, as they did, a walk could end
+ * the task between the waker's CAS and its push, the sweep could seal
+ * and release the zombie, and the waker's read of the task's host and
+ * its reference would touch a pool already freed.
+ * models/shutdown.pml checks both halves (-DBROKEN_NO_FOREIGN_REF,
+ * -DBROKEN_WALK_TAKES_NOTIFIED).
+ *
+ * Owed completions (ws-owed.c). A cancelled task's GIO call may ignore
+ * its cancellable and call back late, or never, on the context of the
+ * worker that made it. That context must stay alive, and be iterated,
+ * until GIO has called back: GIO's GTask holds it, and the callback frees
+ * the operation, the waker and the task that GIO's data holds. The last
+ * pool thread to stop drains the workers' contexts with no deadline,
+ * after its sweep, holding its own runtime reference, so the runtime and
+ * the contexts it frees outlive every owed completion; a call that never
+ * calls back keeps that thread and the runtime for the life of the
+ * process (nothing else could deliver it). A drain token (`draining`,
+ * under the pool's lock) lets one thread at a time dispatch these
+ * contexts, and the last thread takes it in the same critical section
+ * that marks its sweep done, so "sweep done and token free" means its
+ * drain is over. A shutdown caller waits for the pool's threads, the last
+ * sweep and (for ws_runtime_shutdown) that drain, each only until its
+ * deadline, and returns FALSE when GIO still owes a completion then: it
+ * joins the workers only once no drain runs. Dispose waits for the tasks
+ * to end, not for the drain (ws_runtime_core_shutdown_full). Without the
+ * deadline on that wait, a call that completes late held
+ * ws_runtime_shutdown (rt, 1 s) until it did, and one that never
+ * completes held it for ever (models/owed.pml, -DBROKEN_NO_DEADLINE);
+ * without the runtime reference across the drain, the program's drop
+ * would free the context under the late completion
+ * (-DBROKEN_DRAIN_UNHELD).
  * Refused spawns never reach complete (), so they are never counted; the
  * alive count read at the end is exact because every thread that counted
  * has been joined or synchronised with (D).
  *
  * A shutdown that returns early (from a runtime thread, (T), or at a
- * timeout) leaves steps 4 to 6 to the last pool thread to stop
+ * deadline) leaves steps 4 to 6 to the last pool thread to stop
  * (ws_worker_pool_thread_stopped), and the local executors to their
  * owners: each owner's next dispatch retires its executor once it has no
  * task left (ws-local-executor.c). Nothing waits for a later call, which
@@ -128,7 +186,9 @@
  * shutdown returned TRUE; without the seal's single critical section, a
  * push could land between the last pop and the seal. Without (H), a
  * foreign wake of a task that shutdown ended would push into a freed
- * injection queue once the program dropped the runtime. Without (P), a
+ * injection queue once the program dropped the runtime; without the
+ * foreign push's own runtime reference, its notify would touch a freed
+ * pool ("Foreign pushes"). Without (P), a
  * chain of 80,000 tasks awaiting each other overflowed a worker's stack.
  */
 
@@ -330,9 +390,10 @@ push_remote (WsWorkerPool *self,
 {
   if G_UNLIKELY (!ws_inject_queue_push (&self->inject, task))
     {
-      /* Sealed: shutdown's last sweep is over, every task of the pool has
-       * ended (doc/architecture.md, "Shutdown"), and this is a late wake
-       * of one of them. Drop the queued reference; never cancel here. */
+      /* Sealed: shutdown's last sweep is over and every task of the pool
+       * has ended (doc/architecture.md, "Shutdown"); the sweep sealed
+       * only once no queued instance was in flight, so no wake comes
+       * here, but a push never cancels: drop the queued reference. */
       ws_raw_task_unref (task);
       return;
     }
