@@ -91,14 +91,22 @@
  *   a spawner (in_flight++ after the task was made, or the completion of
  *   a refused task after in_flight--) or the waker (its notify) touches
  *   the host after the owner freed it (c).
+ *  -DBROKEN_NO_FOREIGN_REF: the waker holds only its task reference
+ *   across its push and notify: the sweep ends the task it pushed, hands
+ *   its host reference back (a zombie: the waker still holds the task),
+ *   the owner frees the host, and the notify touches it (c);
+ *  -DBROKEN_WALK_TAKES_NOTIFIED: the walks take a NOTIFIED task: a walk
+ *   ends task 0 between the waker's CAS and its push, the sweep seals
+ *   and releases the zombie, the owner frees the host, and the waker's
+ *   reference for the push is taken on the freed host (c).
  *
  * The program starts a spawn only on a runtime it still holds (the
  * spawner's first step is guarded by !owner_dropped), but the rest of the
  * spawn may race the owner's drop: that is what the task's host
  * reference and the gate are for.
  *
- * NT=2, NW=2: 403,856 states, depth 236. By hand, -DNT=3: 2,563,093
- * states; -DNW=3: 5,534,644 states; no error (doc/testing.md).
+ * NT=2, NW=2: 506,164 states, depth 337. By hand, -DNT=3: 3,188,227
+ * states; -DNW=3 not run since the foreign push was added (doc/testing.md).
  */
 
 #ifndef NT
@@ -116,6 +124,12 @@
 #endif
 #ifndef BROKEN_NO_HOST_REF
 #define HOST_REF             /* a task holds a host reference */
+#endif
+#ifndef BROKEN_NO_FOREIGN_REF
+#define FOREIGN_REF          /* a foreign wake holds the host across push and notify */
+#endif
+#ifndef BROKEN_WALK_TAKES_NOTIFIED
+#define WALK_LEAVES_NOTIFIED /* the walks end only idle, un-NOTIFIED tasks */
 #endif
 #endif
 
@@ -148,6 +162,7 @@ bool t_ready[NT];            /* what the future waits for has happened */
 byte t_destroyed[NT];        /* destroy notify runs */
 bool t_freed[NT];
 bool t_created[NT];
+bool t_dead_host[NT];        /* a zombie whose host reference was handed back */
 bool waker_given = false;    /* task 0 handed its waker to the waker */
 bool shutdown_returned = false;
 bool owner_dropped = false;  /* the program dropped the runtime */
@@ -185,7 +200,10 @@ inline unref (t, n)
     :: t_refs[t] == 0 ->
        t_freed[t] = true;
 #ifdef HOST_REF
-       drop_host_ref ()
+       if
+       :: !t_dead_host[t] -> drop_host_ref ()
+       :: else -> skip
+       fi
 #else
        skip
 #endif
@@ -242,6 +260,31 @@ inline shutdown_task (t)
   fi
 }
 
+/* ws_raw_task_shutdown_idle, the walks' version: as shutdown_task, but a
+ * NOTIFIED task (queued, or in a waker's hands between its CAS and its
+ * push) is only marked CANCELLED, and the holder of that instance ends
+ * it. */
+inline shutdown_task_idle (t)
+{
+  atomic {
+    check_task (t);
+    t_cancelled[t] = true;
+#ifdef WALK_LEAVES_NOTIFIED
+    idle = !t_running[t] && !t_complete[t] && !t_notified[t];
+#else
+    idle = !t_running[t] && !t_complete[t];
+#endif
+    if
+    :: idle -> t_running[t] = true
+    :: else -> skip
+    fi
+  }
+  if
+  :: idle -> idle = false; finish (t)
+  :: else -> unref (t, 1)
+  fi
+}
+
 /* ws_task_registry_shutdown_all: unlink each task under the set's lock; its
  * reference is ours. */
 inline walk_owned ()
@@ -258,7 +301,11 @@ inline walk_owned ()
        fi
      }
      if
+#ifndef OLD_PROTOCOL
+     :: linked -> linked = false; shutdown_task_idle (i)
+#else
      :: linked -> linked = false; shutdown_task (i)
+#endif
      :: else -> skip
      fi;
      i++
@@ -271,6 +318,14 @@ inline walk_owned ()
 inline push_foreign (t, from_spawner)
 {
 #ifndef OLD_PROTOCOL
+#ifdef FOREIGN_REF
+  /* pool_schedule: a waker takes a runtime reference for the push and
+   * the notify (a spawner's caller holds the runtime: the gate) */
+  if
+  :: !from_spawner -> atomic { check_host (); host_refs++ }
+  :: else -> skip
+  fi;
+#endif
   atomic {
     check_host ();
     if
@@ -295,6 +350,12 @@ inline push_foreign (t, from_spawner)
   fi;
 #endif
   atomic { check_host () }             /* the notify */
+#if !defined(OLD_PROTOCOL) && defined(FOREIGN_REF)
+  if
+  :: !from_spawner -> atomic { drop_host_ref () }
+  :: else -> skip
+  fi
+#endif
 }
 
 /* ws_raw_task_run on a worker. */
@@ -538,10 +599,12 @@ proctype shutdown ()
      :: atomic { nempty (injq) -> check_host (); injq ? t }; shutdown_task (t); t = 0
      :: empty (injq) -> break
      od;
+     /* Seal only once no task is alive: a task still alive has its
+      * queued instance with a waker that has not pushed yet. */
      atomic {
        check_host ();
        if
-       :: len (injq) == 0 && n_owned == 0 -> sealed = true; done = true
+       :: len (injq) == 0 && n_owned == 0 && alive == 0 -> sealed = true; done = true
        :: else -> skip
        fi
      }
@@ -549,6 +612,21 @@ proctype shutdown ()
      :: done -> break
      :: else -> skip
      fi
+  od;
+  /* ws_raw_task_release_zombies: an ended task that something still
+   * holds (the waker) hands its host reference back (zombie lock). */
+  i = 0;
+  do
+  :: i < NT ->
+     atomic {
+       if
+       :: t_complete[i] && !t_freed[i] && !t_dead_host[i] ->
+          t_dead_host[i] = true; drop_host_ref ()
+       :: else -> skip
+       fi
+     };
+     i++
+  :: else -> i = 0; break
   od;
   /* 5: return TRUE; (a) */
   atomic {

@@ -985,6 +985,120 @@ test_freed_while_foreign_threads_act (void)
     }
 }
 
+/* ---- a GIO call that ignores its cancellable ----------------------- */
+
+/* A GIO-style call that completes only when the test says: a GTask made
+ * inside the task, on a worker (so GIO completes it on that worker's
+ * context), and returned by the test thread. It ignores its cancellable,
+ * as a call stuck in the kernel or on a remote peer does. */
+typedef struct
+{
+  WsAsyncOp    *op;
+  GTask        *call;         /* published by `started` */
+  _Atomic gint  started;
+  _Atomic gint  destroyed;
+  _Atomic gint  call_finalized;
+} HeldCall;
+
+/* Whichever thread drops the call's last reference. */
+static void
+held_call_finalized (gpointer  data,
+                     GObject  *call)
+{
+  HeldCall *h = data;
+
+  atomic_store (&h->call_finalized, 1);
+}
+
+static WsPoll
+start_held_call (WsContext *cx,
+                 gpointer   data)
+{
+  HeldCall *h = data;
+
+  if (h->op == NULL)
+    {
+      h->op = ws_async_op_new ();
+      h->call = g_task_new (NULL, ws_async_op_get_cancellable (h->op),
+                            ws_async_op_callback, ws_async_op_start (h->op, cx));
+      g_object_weak_ref (G_OBJECT (h->call), held_call_finalized, h);
+      atomic_store (&h->started, 1);
+    }
+  return ws_async_op_poll (h->op, cx);
+}
+
+static void
+held_call_destroy (gpointer data)
+{
+  HeldCall *h = data;
+
+  /* The last reference but GIO's: this cancels the call, which ignores
+   * it. */
+  g_clear_pointer (&h->op, ws_async_op_unref);
+  atomic_fetch_add (&h->destroyed, 1);
+}
+
+/* The task has ended (its destroy notify ran), the call is in flight and
+ * ignores the cancel; shutdown must return by its deadline, with FALSE. */
+static WsRuntime *
+shutdown_with_held_call (HeldCall *h)
+{
+  WsRuntime *rt = ws_runtime_new (2);
+
+  ws_runtime_spawn_detached (rt, start_held_call, h, held_call_destroy);
+  ws_test_wait_until (atomic_load (&h->started));
+
+  /* Returns at all (a hang is the watchdog's), and FALSE: GIO still owes
+   * a worker's context the completion, whatever the time it took. */
+  g_assert_false (ws_runtime_shutdown (rt, 20 * 1000));
+  /* The task itself has ended: the last worker's sweep ran its destroy
+   * notify, whoever waits for it. */
+  ws_test_wait_until (atomic_load (&h->destroyed) == 1);
+  g_assert_cmpint (atomic_load (&h->call_finalized), ==, 0);
+  return rt;
+}
+
+/* The call completes after shutdown gave up on it: it is delivered on the
+ * worker's context (still alive, drained by the last pool thread), and a
+ * shutdown then returns TRUE. */
+static void
+test_held_call_completes_late (void)
+{
+  HeldCall h = { NULL, NULL, 0, 0, 0 };
+  WsRuntime *rt = shutdown_with_held_call (&h);
+
+  g_task_return_boolean (h.call, TRUE);
+  g_object_unref (h.call);
+
+  g_assert_true (ws_runtime_shutdown (rt, ws_test_timeout_usec ()));
+  /* Delivered: the operation let go of the call's result. */
+  ws_test_wait_until (atomic_load (&h.call_finalized));
+  g_assert_cmpint (atomic_load (&h.destroyed), ==, 1);
+  g_object_unref (rt);
+}
+
+/* The call has not completed at any shutdown, nor when the program drops
+ * the runtime: every shutdown returns FALSE by its deadline, and dropping
+ * the runtime does not wait for the call either. When it does complete at
+ * last, the completion touches no freed memory (ASan) and is delivered. */
+static void
+test_held_call_never_completes (void)
+{
+  HeldCall h = { NULL, NULL, 0, 0, 0 };
+  WsRuntime *rt = shutdown_with_held_call (&h);
+
+  g_assert_false (ws_runtime_shutdown (rt, 0));
+  g_assert_false (ws_runtime_shutdown (rt, 20 * 1000));
+  g_object_unref (rt);
+  g_assert_cmpint (atomic_load (&h.call_finalized), ==, 0);
+
+  /* The process goes on; the call completes some day. */
+  g_task_return_boolean (h.call, TRUE);
+  g_object_unref (h.call);
+  ws_test_wait_until (atomic_load (&h.call_finalized));
+  g_assert_cmpint (atomic_load (&h.destroyed), ==, 1);
+}
+
 /* ---- 5. a thread-default context wherever a task is polled --------- */
 
 typedef struct
@@ -1122,6 +1236,8 @@ main (int    argc,
   ws_test_add_func ("/shutdown/wait-async-answered", test_wait_async_answered_at_shutdown);
   ws_test_add_func ("/shutdown/spawn-callback-answered", test_spawn_callback_answered_at_shutdown);
   ws_test_add_func ("/shutdown/freed-while-foreign-threads-act", test_freed_while_foreign_threads_act);
+  ws_test_add_func ("/shutdown/held-gio-call-completes-late", test_held_call_completes_late);
+  ws_test_add_func ("/shutdown/held-gio-call-never-completes", test_held_call_never_completes);
 
   return g_test_run ();
 }

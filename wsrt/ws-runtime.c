@@ -315,9 +315,13 @@ ws_runtime_dispose (GObject *object)
 
   /* Disposing shuts the runtime down, or finishes a shutdown that
    * returned early (a timeout). From one of its own threads the call
-   * returns at once, and the last pool thread ends the tasks. */
+   * returns at once, and the last pool thread ends the tasks. It waits
+   * for every task to end, not for GIO calls that cancelled tasks left
+   * in flight: those stay with the pool thread that drains them, which
+   * holds the runtime until they call back (ws-worker-pool.c, "Owed
+   * completions"). */
   if (self->core != NULL && !ws_runtime_core_is_finished (self->core))
-    ws_runtime_core_shutdown (self->core, -1);
+    ws_runtime_core_shutdown_full (self->core, -1, FALSE);
 
   g_clear_object (&self->handle);
 
@@ -940,6 +944,18 @@ ws_runtime_spawn_local_detached (WsRuntime      *self,
  * delivered before this call returns; those owed to other contexts are
  * delivered when those contexts are next iterated.
  *
+ * A GIO call that a cancelled task made with [struct@Ws.AsyncOp] (or an
+ * awaitable built on it) is cancelled, but completes when GIO calls
+ * back, which an operation that ignores its cancellable may do late or
+ * never. This call waits for such a callback only up to @timeout_usec and
+ * returns %FALSE while one is still owed, although every task has ended
+ * and every destroy notify has run by then. The runtime's last pool
+ * thread keeps iterating the worker's context, holding the runtime, until
+ * GIO calls back; nothing is freed under the call. Calling this again
+ * returns %TRUE once it has. Dropping the runtime does not wait for it: a
+ * call that never calls back keeps that thread and the runtime's memory
+ * for the life of the process (doc/threading.md).
+ *
  * Called from one of the runtime's own threads (a worker, a blocking job,
  * a function run by [func@Ws.block_in_place], a local task, a destroy
  * notify that shutdown itself runs), the call starts the shutdown and
@@ -951,8 +967,10 @@ ws_runtime_spawn_local_detached (WsRuntime      *self,
  * [class@Ws.Task]s of its tasks: each task keeps what it needs alive.
  *
  * Returns: %TRUE if every task ended and every destroy notify ran (their
- *   effects are visible to the caller) within @timeout_usec; with -1 it
- *   returns %TRUE unless called from one of the runtime's own threads
+ *   effects are visible to the caller) and no GIO call of a cancelled task
+ *   is still owed a callback, within @timeout_usec; with -1 it returns
+ *   %TRUE unless called from one of the runtime's own threads, waiting for
+ *   such calls as long as they take
  */
 gboolean
 ws_runtime_shutdown (WsRuntime *self,

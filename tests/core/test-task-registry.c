@@ -73,7 +73,7 @@ test_complete_leaves_set (WsTestCoreFixture *f)
 
   /* The set is empty: shutdown finds nothing. */
   ws_task_registry_close (&f->host.registry);
-  ws_task_registry_shutdown_all (&f->host.registry);
+  ws_task_registry_shutdown_all (&f->host.registry, FALSE);
   ws_test_probe_assert (&probes[0], 1, 1);
 }
 
@@ -105,7 +105,7 @@ shutdown_all_now (gpointer data)
   WsTestHost *h = data;
 
   ws_task_registry_close (&h->registry);
-  ws_task_registry_shutdown_all (&h->registry);
+  ws_task_registry_shutdown_all (&h->registry, FALSE);
 }
 
 static void
@@ -141,7 +141,7 @@ test_shutdown_all_cancels (WsTestCoreFixture *f)
   g_assert_cmpuint (ws_test_host_n_scheduled (&f->host), ==, 0);
 
   /* Shutting down again finds nothing. */
-  ws_task_registry_shutdown_all (&f->host.registry);
+  ws_task_registry_shutdown_all (&f->host.registry, FALSE);
 }
 
 /* The spawn gate, on one thread: a spawn that enters before the close is

@@ -517,7 +517,7 @@ test_bind_on_pending (WsTestCoreFixture *f)
   assert_word (f->q.task, 0, 1);
 
   ws_task_registry_close (&h->registry);
-  ws_task_registry_shutdown_all (&h->registry);
+  ws_task_registry_shutdown_all (&h->registry, FALSE);
   g_assert_cmpuint (f->q.destroyed, ==, 1);
   g_assert_cmpint (ws_task_registry_count (&h->registry), ==, 0);
 

@@ -690,7 +690,7 @@ ws_blocking_pool_close (WsBlockingPool *self)
   /* Queued jobs are cancelled (their destroy notifies run here, through
    * the registry, which holds every job of this pool); running ones are
    * waited for in shutdown. The queue's references are dropped. */
-  ws_task_registry_shutdown_all (&self->registry);
+  ws_task_registry_shutdown_all (&self->registry, FALSE);
   while ((t = ws_task_fifo_pop (&queued)) != NULL)
     ws_raw_task_unref (t);
 }

@@ -31,6 +31,39 @@
  * the count. Only wsrt's own operations are counted: a GIO call that a
  * task makes directly, with a callback of its own, is the caller's to
  * await (doc/async-gtk.md).
+ *
+ * Who drains, and for how long. Every runtime thread that lets go of a
+ * context it owns drains it with no deadline first (a blocking thread, a
+ * thread leaving ws_block_in_place (), the last worker-pool thread for
+ * the workers' contexts), holding the runtime meanwhile: a GIO call that
+ * ignores its cancellable keeps that thread, the context and the runtime
+ * until it calls back, and never touches freed memory when it does. A
+ * shutdown caller with a deadline never waits behind such a drain past
+ * its deadline; it returns FALSE (ws-worker-pool.c, "Owed completions").
+ * So while a unit is counted, a thread holds the context and will not
+ * let go of it before it reads the count at 0: the context outlives
+ * every count above zero. A call that never calls back keeps that thread
+ * and the runtime for the life of the process; nothing else can deliver
+ * its completion, and freeing the context under GIO's GTask would be a
+ * use after free.
+ *
+ * Release and wake. The release decrements the count and, if it reached
+ * zero, wakes the context, so that a drain sleeping in its poll re-reads
+ * it. The decrement is what lets the drain go: a drain that is awake for
+ * another reason may read 0 right after it, return, and drop the last
+ * reference to the context, before the releasing thread's wake. So the
+ * releaser takes a reference to the context before its decrement, while
+ * its own unit keeps the context alive, and drops it after the wake.
+ * Waking before the decrement would not do: the drain could wake, read
+ * the count not yet decremented, and sleep again with no wake to come.
+ * The releaser's unref of the count's source comes before its unref of
+ * the context too: a source's unref reads its context, and a context
+ * that the drain's thread finalizes at the same time is freed under it
+ * (a hang on the freed context's lock, in tests/core/test-owed.c). With
+ * the context held, the last unref of the context, wherever it comes,
+ * runs after the releaser is done with the source.
+ * A context being finalized has already detached the source (its context
+ * reads NULL), and nothing drains it: no reference and no wake then.
  */
 
 #include "config.h"
@@ -39,6 +72,7 @@
 
 #include "ws-owed-private.h"
 #include "ws-lock-private.h"
+#include "ws-chaos-private.h"
 
 struct _WsOwed
 {
@@ -173,17 +207,32 @@ ws_owed_acquire_more (WsOwed *self)
   return self;
 }
 
-/* The completion was delivered (or can never be). Any thread. */
+/* The completion was delivered (or can never be). Any thread.
+ * "Release and wake" at the top of this file says why the context
+ * reference comes first. */
 void
 ws_owed_release (WsOwed *self)
 {
   GMainContext *context = g_source_get_context (&self->source);
 
+  /* While our unit is counted, the context is alive (see the top of this
+   * file), so this reference is taken on a live one. */
+  if (context != NULL)
+    g_main_context_ref (context);
+
   /* Release: a drain that reads 0 (acquire) sees what the delivery did. */
   if (atomic_fetch_sub_explicit (&self->count, 1, memory_order_release) == 1
       && context != NULL)
-    g_main_context_wakeup (context);
+    {
+      /* A drain that read 0 may have let go of the context here. */
+      WS_CHAOS_POINT ();
+      g_main_context_wakeup (context);
+    }
+  /* The source before the context: an unref of a source reads its
+   * context, which must not be finalized meanwhile on another thread. */
   g_source_unref (&self->source);
+  if (context != NULL)
+    g_main_context_unref (context);
 }
 
 static gboolean
@@ -226,15 +275,17 @@ ws_owed_drain (GMainContext *context,
   while (!nothing_owed (self)
          && (deadline < 0 || g_get_monotonic_time () < deadline))
     g_main_context_iteration (context, TRUE);
-  while (g_main_context_iteration (context, FALSE))
-    ;
-  done = nothing_owed (self);
-
+  /* Before the last dispatch: once due, the deadline's source stays
+   * ready, and the loop below would dispatch it for ever. */
   if (timeout != NULL)
     {
       g_source_destroy (timeout);
       g_source_unref (timeout);
     }
+  while (g_main_context_iteration (context, FALSE))
+    ;
+  done = nothing_owed (self);
+
   g_main_context_release (context);
   if (self != NULL)
     g_source_unref (&self->source);

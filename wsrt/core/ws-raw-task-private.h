@@ -149,6 +149,7 @@ void       ws_raw_task_run                  (WsRawTask      *task,
 void       ws_raw_task_wake_by_ref          (WsRawTask      *task);
 void       ws_raw_task_cancel               (WsRawTask      *task);
 gboolean   ws_raw_task_shutdown             (WsRawTask      *task);
+gboolean   ws_raw_task_shutdown_idle        (WsRawTask      *task);
 void       ws_raw_task_refuse               (WsRawTask      *task);
 void       ws_raw_task_mark_counted         (WsRawTask      *task);
 void       ws_raw_task_drop_queued          (WsRawTask      *task);

@@ -698,6 +698,21 @@ ws_raw_task_shutdown (WsRawTask *task)
   return TRUE;
 }
 
+/* Shutdown's walk of the worker pool: as ws_raw_task_shutdown (), but a
+ * NOTIFIED task is only marked CANCELLED and left to the holder of its
+ * queued instance (ws_task_state_to_shutdown_idle_step). */
+gboolean
+ws_raw_task_shutdown_idle (WsRawTask *task)
+{
+  if (!ws_task_state_transition_to_shutdown_idle (&task->state))
+    {
+      run_cancel_hook (task);
+      return FALSE;
+    }
+  cancel_task (task);
+  return TRUE;
+}
+
 /* A queued instance that will never run (a queue drained by shutdown):
  * cancel the task here unless someone already ended it or is polling it,
  * then drop the queued reference. Needed for tasks that were never

@@ -78,6 +78,9 @@ WsRawTask     *ws_runtime_core_spawn_local     (WsRuntimeCore  *self,
                                                 gboolean        join_interest);
 gboolean       ws_runtime_core_shutdown        (WsRuntimeCore  *self,
                                                 gint64          timeout_usec);
+gboolean       ws_runtime_core_shutdown_full   (WsRuntimeCore  *self,
+                                                gint64          timeout_usec,
+                                                gboolean        wait_owed);
 gboolean       ws_runtime_core_is_shutdown     (WsRuntimeCore  *self);
 gboolean       ws_runtime_core_is_finished     (WsRuntimeCore  *self);
 gint64         ws_runtime_core_alive_tasks     (WsRuntimeCore  *self);

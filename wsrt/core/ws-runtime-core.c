@@ -361,15 +361,21 @@ release_hooks (WsRuntimeCore *self)
   ws_hooks_release (hooks);
 }
 
-/* The entry point of the shutdown protocol (top of this file). */
+/* The entry point of the shutdown protocol (top of this file). With
+ * @wait_owed, a GIO completion still owed to a worker's context at
+ * @deadline makes it return FALSE; without (dispose), the tasks' end is
+ * waited for and the completions are left to the pool thread that drains
+ * them ("Owed completions", ws-worker-pool.c). */
 gboolean
-ws_runtime_core_shutdown (WsRuntimeCore *self,
-                          gint64         timeout_usec)
+ws_runtime_core_shutdown_full (WsRuntimeCore *self,
+                               gint64         timeout_usec,
+                               gboolean       wait_owed)
 {
   gint64 deadline = timeout_usec < 0 ? -1
                     : ws_time_deadline_after (g_get_monotonic_time (), timeout_usec);
   gboolean from_runtime = ws_thread.runtime == &self->ref;
   gboolean done;
+  gboolean drained;
 
   begin_shutdown (self, !from_runtime);
 
@@ -380,7 +386,7 @@ ws_runtime_core_shutdown (WsRuntimeCore *self,
   if (from_runtime)
     return FALSE;
 
-  if (!ws_worker_pool_stop (self->pool, deadline))
+  if (!ws_worker_pool_stop (self->pool, deadline, wait_owed, &drained))
     return FALSE;
 
   done = ws_blocking_pool_shutdown (self->blocking, deadline);
@@ -388,14 +394,21 @@ ws_runtime_core_shutdown (WsRuntimeCore *self,
 
   /* Blocking jobs and local tasks that ended since may owe completions to
    * a worker's context too. */
-  ws_worker_pool_dispatch_contexts (self->pool, deadline);
+  drained = ws_worker_pool_dispatch_contexts (self->pool, deadline, wait_owed) && drained;
 
   done = done && ws_runtime_core_alive_tasks (self) == 0;
-  if (done)
+  if (done && !ws_runtime_core_is_finished (self))
     {
       release_hooks (self);
       /* Release: pairs with ws_runtime_core_is_finished (). */
       atomic_store_explicit (&self->finished, TRUE, memory_order_release);
     }
-  return done;
+  return done && (drained || !wait_owed);
+}
+
+gboolean
+ws_runtime_core_shutdown (WsRuntimeCore *self,
+                          gint64         timeout_usec)
+{
+  return ws_runtime_core_shutdown_full (self, timeout_usec, TRUE);
 }

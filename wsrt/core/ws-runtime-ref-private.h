@@ -43,6 +43,26 @@
  * models/runtime-ref.pml checks C1-C2 with tasks made and freed on
  * threads with and without credit; it finds a use after free if a thread
  * returns its credit after its own reference.
+ *
+ * Who else holds a reference, and why:
+ *   C4 A foreign wake (a waker on a thread that is not the pool's) holds
+ *      a reference of its own across its push and its notify
+ *      (pool_schedule, ws-worker-pool.c, "Foreign pushes"). A task
+ *      reference does not do: once the task has ended and every task of
+ *      the pool has, the last sweep hands an ended task's host reference
+ *      back (a zombie, ws-raw-task.c), so the task no longer keeps the
+ *      runtime. It is taken while the task still holds the runtime (the
+ *      waker owns its queued instance, and only that instance's holder
+ *      ends a NOTIFIED task), and released last, on the count (acq_rel):
+ *      the notify happens before the free.
+ *   C5 The last worker-pool thread keeps its own reference while it
+ *      drains the completions GIO still owes the workers' contexts
+ *      ("Owed completions" there), so the contexts, freed with the pool,
+ *      outlive a late completion; a shutdown caller never waits for that
+ *      drain past its deadline.
+ * models/shutdown.pml checks C4 (-DBROKEN_NO_FOREIGN_REF,
+ * -DBROKEN_WALK_TAKES_NOTIFIED), models/owed.pml C5
+ * (-DBROKEN_DRAIN_UNHELD).
  */
 
 #pragma once

@@ -63,7 +63,8 @@ gboolean ws_task_registry_release_task  (WsTaskHost     *host,
                                          WsRawTask      *task);
 void     ws_task_registry_close         (WsTaskRegistry *self);
 gboolean ws_task_registry_is_closed     (WsTaskRegistry *self);
-void     ws_task_registry_shutdown_all  (WsTaskRegistry *self);
+void     ws_task_registry_shutdown_all  (WsTaskRegistry *self,
+                                         gboolean        leave_notified);
 void     ws_task_registry_cancel_all    (WsTaskRegistry *self);
 gint64   ws_task_registry_count         (WsTaskRegistry *self);
 gboolean ws_task_registry_enter_spawn   (WsTaskRegistry *self);

@@ -271,9 +271,15 @@ ws_task_registry_is_closed (WsTaskRegistry *self)
 }
 
 /* Cancels every task in the set. Tasks idle now are destroyed by this
- * thread; running ones see CANCELLED when their poll returns. */
+ * thread; running ones see CANCELLED when their poll returns. With
+ * @leave_notified, a NOTIFIED task is only marked CANCELLED and ended by
+ * the holder of its queued instance (ws_raw_task_shutdown_idle; the
+ * worker pool, whose wakers push from foreign threads); without, it is
+ * taken and ended here, and its instance is dropped later (the blocking
+ * pool, whose queue its own shutdown empties). */
 void
-ws_task_registry_shutdown_all (WsTaskRegistry *self)
+ws_task_registry_shutdown_all (WsTaskRegistry *self,
+                               gboolean        leave_notified)
 {
   g_assert (ws_task_registry_is_closed (self));
 
@@ -297,7 +303,8 @@ ws_task_registry_shutdown_all (WsTaskRegistry *self)
           /* The set's reference is ours now. If shutdown took the task,
            * complete() dropped it as the poller's reference (it found the
            * task unlinked); otherwise drop it here. */
-          if (!ws_raw_task_shutdown (task))
+          if (!(leave_notified ? ws_raw_task_shutdown_idle (task)
+                               : ws_raw_task_shutdown (task)))
             ws_raw_task_unref (task);
         }
     }

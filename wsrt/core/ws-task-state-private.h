@@ -62,6 +62,12 @@
  *                             cancel_task                    ref plays the
  *                                                            poller's
  *     otherwise               +CANCELLED                     none
+ *   transition_to_shutdown_idle (ws_raw_task_shutdown_idle)
+ *     idle                    +CANCELLED +RUNNING,           as above
+ *                             cancel_task
+ *     otherwise               +CANCELLED                     none
+ *     (NOTIFIED is not idle: the holder of the queued instance,
+ *     which may be a waker still on its way to the push, ends it)
  *
  * What the transitions keep, together (ws-raw-task.c states the rules of
  * a task they serve):
@@ -424,6 +430,34 @@ ws_task_state_transition_to_shutdown (WsTaskState *state)
   /* Acquire: if we take RUNNING we own the future and must see the last
    * poller's writes (it released going idle). */
   return ws_task_state_fetch_update_action (state, ws_task_state_to_shutdown_step,
+                                            memory_order_acq_rel,
+                                            memory_order_relaxed);
+}
+
+/* Invariant: a walk of the worker pool's registry ends only tasks that
+ * no queued instance stands for. Sets CANCELLED; takes RUNNING (TRUE)
+ * only if the task is idle and not NOTIFIED. A NOTIFIED task has a
+ * queued instance in a queue or in the hands of a waker between its CAS
+ * and its push; that instance's holder ends it (a drain's
+ * ws_raw_task_drop_queued, or the poller that finds CANCELLED), so a
+ * waker's push always comes before the task ends (ws-worker-pool.c,
+ * "Foreign pushes"). */
+static inline WsTaskStateStep
+ws_task_state_to_shutdown_idle_step (guint64 cur)
+{
+  guint64 next = cur | WS_STATE_CANCELLED;
+
+  if (cur & (WS_STATE_RUNNING | WS_STATE_COMPLETE | WS_STATE_NOTIFIED))
+    return ws_task_state_step_store (FALSE, next);
+
+  return ws_task_state_step_store (TRUE, next | WS_STATE_RUNNING);
+}
+
+static inline gboolean
+ws_task_state_transition_to_shutdown_idle (WsTaskState *state)
+{
+  /* AcqRel, as transition_to_shutdown. */
+  return ws_task_state_fetch_update_action (state, ws_task_state_to_shutdown_idle_step,
                                             memory_order_acq_rel,
                                             memory_order_relaxed);
 }

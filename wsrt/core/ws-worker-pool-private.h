@@ -67,6 +67,10 @@ struct _WsWorkerPool
                                           * ws_block_in_place () until its
                                           * poll returns */
   guint              n_shutdown_workers;
+  gboolean           last_sweep_pending; /* the last pool thread has not
+                                          * swept yet */
+  gboolean           draining;        /* the drain token: a thread
+                                       * dispatches the workers' contexts */
 };
 
 WsWorkerPool *ws_worker_pool_new               (const WsConfig        *config,
@@ -88,9 +92,12 @@ WsRawTask    *ws_worker_pool_spawn             (WsWorkerPool          *self,
                                                 gsize                  tail_size);
 void          ws_worker_pool_begin_shutdown    (WsWorkerPool          *self);
 gboolean      ws_worker_pool_stop              (WsWorkerPool          *self,
-                                                gint64                 deadline);
-void          ws_worker_pool_dispatch_contexts (WsWorkerPool          *self,
-                                                gint64                 deadline);
+                                                gint64                 deadline,
+                                                gboolean               wait_owed,
+                                                gboolean              *drained);
+gboolean      ws_worker_pool_dispatch_contexts (WsWorkerPool          *self,
+                                                gint64                 deadline,
+                                                gboolean               wait_owed);
 gboolean      ws_worker_pool_is_shutdown       (WsWorkerPool          *self);
 gint64        ws_worker_pool_alive_tasks       (WsWorkerPool          *self);
 GMainContext *ws_worker_pool_get_context       (WsWorkerPool          *self,

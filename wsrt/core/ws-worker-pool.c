@@ -60,7 +60,8 @@
  *     then close the blocking pool and the local executors.
  *  2. Each worker, on seeing the flag (worker_shutdown, ws-worker.c):
  *     walks the set, cancelling idle tasks at once and marking running
- *     ones CANCELLED (their poller cancels them when the poll returns),
+ *     and NOTIFIED ones CANCELLED (their poller, or the drain that takes
+ *     their queued instance, cancels them: "Foreign pushes" below),
  *     drains its LIFO slot and run queue (ws_raw_task_drop_queued cancels
  *     a task that has not ended); the last worker drains every run queue
  *     and the injection queue; the thread dispatches its context and
@@ -76,12 +77,19 @@
  *     argued in ws-task-registry.c: a spawner either sees the set closed and
  *     refuses, or is seen in flight and waited for.
  *  5. The last sweep (final_sweep): walk the set again, drain every run
- *     queue, and pop the injection queue until it is empty, sealing it in
- *     the same critical section. Cancelling a task wakes its awaiter,
- *     whose schedule pushes it to the (not yet sealed) injection queue;
- *     the loop pops it in turn, so cancellation is iterative (P).
+ *     queue and the injection queue until no task of the pool is alive
+ *     (a task still alive is one whose queued instance a waker holds
+ *     between its CAS and its push: the sweep yields until the push
+ *     lands and drains it), then pop the injection queue until it is
+ *     empty, sealing it in the same critical section. Cancelling a task
+ *     wakes its awaiter, whose schedule pushes it to the (not yet sealed)
+ *     injection queue; the loop pops it in turn, so cancellation is
+ *     iterative (P). Then the zombies' host references go back
+ *     (ws-raw-task.c, "Stale wakers").
  *  6. Dispatch the workers' contexts: completions (ws_task_wait_async)
- *     posted there after a worker's last dispatch are delivered.
+ *     posted there after a worker's last dispatch are delivered, and GIO
+ *     calls of cancelled tasks that GIO still owes these contexts
+ *     ("Owed completions" below).
  *  7. The blocking pool and the local executors: wait, up to the deadline,
  *     for running blocking jobs and for the owners of local contexts to
  *     run the cancellations (or run them here where this thread can
@@ -89,19 +97,69 @@
  *
  * Why every accepted task of the pool has ended when step 5 is over: a
  * task in (a) was pushed before step 4 ended, so it is in (b); (c) ended
- * with step 3, leaving the task in (b), (d), or ended; the walk of step 5
- * ends every task in (d) and (e) (the set is closed, so no task binds
- * behind the walk; a wake whose CAS came first leaves the task NOTIFIED
- * but not RUNNING, which the walk takes); the drains end every task in
- * (b), including the ones the walk's cancellations pushed. After the seal
- * a push can only come from a wake of a task that has ended (every task
- * has), so push_remote drops that reference and nothing is lost (R).
+ * with step 3, leaving the task in (b), (d), (e), or ended; the walk of
+ * step 5 ends every task in (d) (the set is closed, so no task binds
+ * behind the walk); a task in (e) is NOTIFIED, which the walk leaves, and
+ * lands in (b) when its waker pushes; the drains end every task in (b),
+ * including the ones the walk's cancellations pushed, and the sweep seals
+ * only when the alive count, exact once no spawn or poll is in flight,
+ * is 0, so no task is in (e) any more. After the seal no push can come:
+ * a wake of an ended task changes nothing (R); push_remote still drops
+ * the reference of a sealed push, never cancelling.
+ *
+ * Foreign pushes. A waker on a thread that is not one of the pool's
+ * (a GIO callback's thread, a blocking job, another runtime's worker, a
+ * thread of the program) holds a task reference, not the runtime. Its
+ * CAS to NOTIFIED adds the queued instance; then pool_schedule pushes it
+ * and notifies a sleeper, both on the pool's memory. The push gives the
+ * task away: a drain may end it right after, and once every task has
+ * ended the last sweep hands each zombie's host reference back, so the
+ * program's last unref may free the pool while the waker is still in
+ * its notify. So the waker takes a runtime reference of its own for the
+ * push and the notify, and releases it last (acq_rel: the notify happens
+ * before the free). Taking it is safe because the task holds the runtime
+ * from the CAS to the push: a task is ended only by holding RUNNING,
+ * which a poller takes only from a popped instance, and the walks take
+ * only from a task that is not NOTIFIED (ws_raw_task_shutdown_idle); the
+ * queued instance is the waker's until it pushes, so the task cannot end,
+ * nor become a zombie whose host reference goes back, before the push.
+ * Were the walks to take NOTIFIED tasks, as they did, a walk could end
+ * the task between the waker's CAS and its push, the sweep could seal
+ * and release the zombie, and the waker's read of the task's host and
+ * its reference would touch a pool already freed.
+ * models/shutdown.pml checks both halves (-DBROKEN_NO_FOREIGN_REF,
+ * -DBROKEN_WALK_TAKES_NOTIFIED).
+ *
+ * Owed completions (ws-owed.c). A cancelled task's GIO call may ignore
+ * its cancellable and call back late, or never, on the context of the
+ * worker that made it. That context must stay alive, and be iterated,
+ * until GIO has called back: GIO's GTask holds it, and the callback frees
+ * the operation, the waker and the task that GIO's data holds. The last
+ * pool thread to stop drains the workers' contexts with no deadline,
+ * after its sweep, holding its own runtime reference, so the runtime and
+ * the contexts it frees outlive every owed completion; a call that never
+ * calls back keeps that thread and the runtime for the life of the
+ * process (nothing else could deliver it). A drain token (`draining`,
+ * under the pool's lock) lets one thread at a time dispatch these
+ * contexts, and the last thread takes it in the same critical section
+ * that marks its sweep done, so "sweep done and token free" means its
+ * drain is over. A shutdown caller waits for the pool's threads, the last
+ * sweep and (for ws_runtime_shutdown) that drain, each only until its
+ * deadline, and returns FALSE when GIO still owes a completion then: it
+ * joins the workers only once no drain runs. Dispose waits for the tasks
+ * to end, not for the drain (ws_runtime_core_shutdown_full). Without the
+ * deadline on that wait, a call that completes late held
+ * ws_runtime_shutdown (rt, 1 s) until it did, and one that never
+ * completes held it for ever (models/owed.pml, -DBROKEN_NO_DEADLINE);
+ * without the runtime reference across the drain, the program's drop
+ * would free the context under the late completion
+ * (-DBROKEN_DRAIN_UNHELD).
  * Refused spawns never reach complete (), so they are never counted; the
  * alive count read at the end is exact because every thread that counted
  * has been joined or synchronised with (D).
  *
  * A shutdown that returns early (from a runtime thread, (T), or at a
- * timeout) leaves steps 4 to 6 to the last pool thread to stop
+ * deadline) leaves steps 4 to 6 to the last pool thread to stop
  * (ws_worker_pool_thread_stopped), and the local executors to their
  * owners: each owner's next dispatch retires its executor once it has no
  * task left (ws-local-executor.c). Nothing waits for a later call, which
@@ -128,7 +186,9 @@
  * shutdown returned TRUE; without the seal's single critical section, a
  * push could land between the last pop and the seal. Without (H), a
  * foreign wake of a task that shutdown ended would push into a freed
- * injection queue once the program dropped the runtime. Without (P), a
+ * injection queue once the program dropped the runtime; without the
+ * foreign push's own runtime reference, its notify would touch a freed
+ * pool ("Foreign pushes"). Without (P), a
  * chain of 80,000 tasks awaiting each other overflowed a worker's stack.
  */
 
@@ -330,9 +390,10 @@ push_remote (WsWorkerPool *self,
 {
   if G_UNLIKELY (!ws_inject_queue_push (&self->inject, task))
     {
-      /* Sealed: shutdown's last sweep is over, every task of the pool has
-       * ended (doc/architecture.md, "Shutdown"), and this is a late wake
-       * of one of them. Drop the queued reference; never cancel here. */
+      /* Sealed: shutdown's last sweep is over and every task of the pool
+       * has ended (doc/architecture.md, "Shutdown"); the sweep sealed
+       * only once no queued instance was in flight, so no wake comes
+       * here, but a push never cancels: drop the queued reference. */
       ws_raw_task_unref (task);
       return;
     }
@@ -375,13 +436,18 @@ pool_schedule (WsTaskHost *host,
       return;
     }
 
-  /* A foreign waker holds the task, not the runtime: a task reference of
-   * our own keeps the task, and through it the runtime, alive until the
-   * push and the notify are done. The unref may free both, so it comes
-   * last. */
-  ws_raw_task_ref (task);
+  /* A foreign waker holds the task, not the runtime, and the push gives
+   * the task away: once it is in the queue a drain may end it, and the
+   * last sweep hand its host reference back ("Foreign pushes" above). A
+   * runtime reference of our own keeps the pool alive until the push and
+   * the notify are done. Taking it is safe: the task has not ended (its
+   * instance is ours, and a NOTIFIED task is ended only by the holder of
+   * its instance), so it still holds the runtime. The release comes
+   * last: it may free the pool, and it orders everything above before
+   * that free (acq_rel on the count). */
+  ws_runtime_ref_acquire (self->runtime);
   push_remote (self, task);
-  ws_raw_task_unref (task);
+  ws_runtime_ref_release (self->runtime);
 }
 
 /* Refused spawns return a task that has ended as cancelled, with its
@@ -463,22 +529,32 @@ ws_worker_pool_begin_shutdown (WsWorkerPool *self)
 
 /* Step 3: waits until no thread of the pool runs (the workers, and a
  * thread that gave its core away in ws_block_in_place () but is still
- * inside that poll), then joins the workers. */
+ * inside that poll) and the last of them has made its sweep, then, if
+ * @wait_owed, until no thread drains the workers' contexts ("Owed
+ * completions" above); then joins the workers, unless one still drains
+ * (it is left to finish: ws_worker_free () lets go of its GThread). */
 static gboolean
 wait_for_pool_threads (WsWorkerPool *self,
-                       gint64        deadline)
+                       gint64        deadline,
+                       gboolean      wait_owed)
 {
   gboolean done;
+  gboolean draining;
 
   ws_lock_lock (&self->lock);
-  while (self->n_running_threads > 0)
+  while (self->n_running_threads > 0 || self->last_sweep_pending
+         || (wait_owed && self->draining))
     if (!ws_cond_wait_until (&self->cond, &self->lock, deadline))
       break;
-  done = self->n_running_threads == 0;
+  done = self->n_running_threads == 0 && !self->last_sweep_pending
+         && !(wait_owed && self->draining);
+  draining = self->draining;
   ws_lock_unlock (&self->lock);
 
   if (!done)
     return FALSE;
+  if (draining)
+    return TRUE;
 
   for (guint i = 0; i < self->n_workers; i++)
     {
@@ -520,92 +596,173 @@ ws_worker_pool_drain (WsWorkerPool *self,
 }
 
 /* Step 5, the last sweep, once no pool thread runs and no accepted spawn
- * is in flight: walk the registry, drain every queue, seal the injection
- * queue. */
-static void
-final_sweep (WsWorkerPool *self)
+ * is in flight: walk the registry, drain every queue until no task is
+ * alive (a task left alive has its queued instance in the hands of a
+ * waker that has not pushed yet: "Foreign pushes" above), then seal the
+ * injection queue. Returns FALSE if @deadline passed first. */
+static gboolean
+final_sweep (WsWorkerPool *self,
+             gint64        deadline)
 {
   G_GNUC_UNUSED gboolean left;
 
-  ws_task_registry_shutdown_all (&self->registry);
+  ws_task_registry_shutdown_all (&self->registry, TRUE);
+  for (;;)
+    {
+      ws_worker_pool_drain (self, FALSE);
+      if (ws_task_registry_count (&self->registry) == 0)
+        break;
+      /* A waker is between its CAS and its push, a few instructions:
+       * yield, as the spawn gate's wait does. */
+      if (deadline >= 0 && g_get_monotonic_time () >= deadline)
+        return FALSE;
+      g_thread_yield ();
+    }
   ws_worker_pool_drain (self, TRUE);
 
-  /* Nothing can be left: the registry is closed and was walked, the
-   * queues are sealed or owned by threads that are gone. The second
+  /* Nothing can be left: every task has ended, the registry is closed,
+   * the queues are sealed or owned by threads that are gone. The second
    * drain runs also where G_DISABLE_ASSERT leaves the check out. */
   left = ws_worker_pool_drain (self, TRUE);
   g_assert (!left);
+  return TRUE;
 }
 
 /* Dispatches the workers' contexts, each until GIO owes it nothing or
  * @deadline (ws-owed.c): the GIO calls of tasks that the sweep cancelled
- * complete here. */
-static void
+ * complete here. Returns TRUE if nothing is owed to any of them. With the
+ * drain token held (self->draining), so no other thread holds one of
+ * these contexts. */
+static gboolean
 dispatch_contexts (WsWorkerPool *self,
                    gint64        deadline)
 {
+  gboolean drained = TRUE;
+
   for (guint i = 0; i < self->n_workers; i++)
     {
       GMainContext *context = self->workers[i]->core.context;
 
       if (!g_main_context_acquire (context))
-        continue;
+        {
+          drained = FALSE;
+          continue;
+        }
       g_main_context_push_thread_default (context);
-      (void) ws_owed_drain (context, deadline);
+      drained &= ws_owed_drain (context, deadline);
       g_main_context_pop_thread_default (context);
       g_main_context_release (context);
     }
+  return drained;
 }
 
-/* Step 6: completions owed to the contexts of workers that have exited (a
- * ws_task_wait_async started on a worker, for a task that shutdown
- * cancelled after that worker's last dispatch) are dispatched here. What
- * runs counts as the runtime's code (T). */
-void
+/* Takes the drain token, waiting for it until @deadline (-1: for ever);
+ * FALSE if it is not free by then. */
+static gboolean
+take_drain_token (WsWorkerPool *self,
+                  gint64        deadline)
+{
+  gboolean taken;
+
+  ws_lock_lock (&self->lock);
+  while (self->draining)
+    if (!ws_cond_wait_until (&self->cond, &self->lock, deadline))
+      break;
+  taken = !self->draining;
+  if (taken)
+    self->draining = TRUE;
+  ws_lock_unlock (&self->lock);
+  return taken;
+}
+
+static void
+give_drain_token (WsWorkerPool *self)
+{
+  ws_lock_lock (&self->lock);
+  self->draining = FALSE;
+  ws_cond_broadcast (&self->cond);
+  ws_lock_unlock (&self->lock);
+}
+
+/* Step 6, by a shutdown caller: with @wait_owed, drains until @deadline,
+ * behind any other drain; without, dispatches what is ready if no other
+ * thread drains, and waits for nothing. Returns TRUE if nothing is owed
+ * to the workers' contexts any more. */
+static gboolean
+caller_dispatch_contexts (WsWorkerPool *self,
+                          gint64        deadline,
+                          gboolean      wait_owed)
+{
+  gboolean drained;
+
+  if (!take_drain_token (self, wait_owed ? deadline : 0))
+    return FALSE;
+  drained = dispatch_contexts (self, wait_owed ? deadline : 0);
+  give_drain_token (self);
+  return drained;
+}
+
+/* Step 6 again, after the blocking pool and the local executors:
+ * completions (ws_task_wait_async) posted since. What runs counts as the
+ * runtime's code (T). Returns TRUE if nothing is owed to the workers'
+ * contexts. */
+gboolean
 ws_worker_pool_dispatch_contexts (WsWorkerPool *self,
-                                  gint64        deadline)
+                                  gint64        deadline,
+                                  gboolean      wait_owed)
 {
   const WsRuntimeRef *prev = ws_thread.runtime;
+  gboolean drained;
 
   ws_thread.runtime = self->runtime;
-  dispatch_contexts (self, deadline);
+  drained = caller_dispatch_contexts (self, deadline, wait_owed);
   ws_thread.runtime = prev;
+  return drained;
 }
 
-/* Steps 5 and 6, once no pool thread runs: by the shutdown caller, or by
- * the last pool thread to stop, so that a shutdown started from a
- * runtime thread (which returns at once) still ends every task. */
-static void
+/* Step 5, once no pool thread runs: by the shutdown caller, or by the
+ * last pool thread to stop, so that a shutdown started from a runtime
+ * thread (which returns at once) still ends every task. */
+static gboolean
 sweep (WsWorkerPool *self,
        gint64        deadline)
 {
-  const WsRuntimeRef *prev = ws_thread.runtime;
+  gboolean swept;
 
   ws_lock_lock (&self->sweep_lock);
-  ws_thread.runtime = self->runtime;
-  final_sweep (self);
+  swept = final_sweep (self, deadline);
   ws_lock_unlock (&self->sweep_lock);
   /* Every task of the pool has ended (step 5): the ones that something
    * still holds by a waker need not hold the runtime (ws-raw-task.c,
    * "Stale wakers"). */
-  ws_raw_task_release_zombies (&self->host);
-  /* Outside the sweep lock: a drain may wait for GIO, and a shutdown
-   * caller with a deadline must not wait behind a pool thread's drain
-   * (each context is drained by whoever acquires it). */
-  dispatch_contexts (self, deadline);
-  ws_thread.runtime = prev;
+  if (swept)
+    ws_raw_task_release_zombies (&self->host);
+  return swept;
 }
 
-/* Steps 3 to 6 (top of this file). Returns FALSE at the deadline. */
+/* Steps 3 to 6 (top of this file). Returns FALSE at the deadline, with
+ * *@drained FALSE also when every task has ended but GIO still owes a
+ * worker's context a completion (with @wait_owed, until @deadline). */
 gboolean
 ws_worker_pool_stop (WsWorkerPool *self,
-                     gint64        deadline)
+                     gint64        deadline,
+                     gboolean      wait_owed,
+                     gboolean     *drained)
 {
-  if (!wait_for_pool_threads (self, deadline)
+  const WsRuntimeRef *prev = ws_thread.runtime;
+  gboolean swept;
+
+  *drained = FALSE;
+  if (!wait_for_pool_threads (self, deadline, wait_owed)
       || !ws_task_registry_wait_spawns (&self->registry, deadline))
     return FALSE;
-  sweep (self, deadline);
-  return TRUE;
+
+  ws_thread.runtime = self->runtime;
+  swept = sweep (self, deadline);
+  if (swept)
+    *drained = caller_dispatch_contexts (self, deadline, wait_owed);
+  ws_thread.runtime = prev;
+  return swept;
 }
 
 /* By a pool thread that has stopped (a worker, or a thread leaving
@@ -613,22 +770,43 @@ ws_worker_pool_stop (WsWorkerPool *self,
  * runs as an adopted one). The last one, once shutdown has begun, ends
  * what the workers' drains could not reach (a spawn that was in flight, a
  * task re-queued after ws_block_in_place ()), in case no shutdown caller
- * waits to do it: steps 4 to 6. Not the local executors: a pool thread
- * could acquire an application context between two of its owner's
- * iterations, and local data's destroy notifies must run on the owner. */
+ * waits to do it: steps 4 to 6. It drains the workers' contexts with no
+ * deadline, holding the runtime ("Owed completions" above). Not the
+ * local executors: a pool thread could acquire an application context
+ * between two of its owner's iterations, and local data's destroy
+ * notifies must run on the owner. */
 void
 ws_worker_pool_thread_stopped (WsWorkerPool *self)
 {
+  const WsRuntimeRef *prev = ws_thread.runtime;
   gboolean last;
 
   ws_lock_lock (&self->lock);
   last = --self->n_running_threads == 0 && self->shutdown_begun;
+  if (last)
+    self->last_sweep_pending = TRUE;
   ws_cond_broadcast (&self->cond);
   ws_lock_unlock (&self->lock);
 
-  if (last)
-    {
-      ws_task_registry_wait_spawns (&self->registry, -1);
-      sweep (self, -1);
-    }
+  if (!last)
+    return;
+
+  ws_thread.runtime = self->runtime;
+  ws_task_registry_wait_spawns (&self->registry, -1);
+  (void) sweep (self, -1);
+
+  /* The sweep is over and the drain token ours in one step: a caller
+   * that sees the sweep done and the token free knows the drain is over
+   * too. */
+  ws_lock_lock (&self->lock);
+  while (self->draining)
+    ws_cond_wait (&self->cond, &self->lock);
+  self->draining = TRUE;
+  self->last_sweep_pending = FALSE;
+  ws_cond_broadcast (&self->cond);
+  ws_lock_unlock (&self->lock);
+
+  (void) dispatch_contexts (self, -1);
+  give_drain_token (self);
+  ws_thread.runtime = prev;
 }

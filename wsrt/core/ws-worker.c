@@ -559,9 +559,9 @@ worker_shutdown (WsWorker *w)
   gboolean last;
 
   /* Cancel every task that waits on a waker: idle ones are destroyed
-   * here (their destroy notifies run), running ones when their poll
-   * returns. */
-  ws_task_registry_shutdown_all (&s->registry);
+   * here (their destroy notifies run), running and queued ones when their
+   * poller or a drain takes them (ws-worker-pool.c, "Foreign pushes"). */
+  ws_task_registry_shutdown_all (&s->registry, TRUE);
 
   /* If we were listed as a sleeper, leave the list. */
   ws_sleepers_unpark_worker_by_id (&s->sleepers, w->index);
