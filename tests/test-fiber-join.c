@@ -330,6 +330,82 @@ test_cancelled_waits_for_cleanup (void)
   g_assert_true (ws_runtime_shutdown (rt, ws_test_timeout_usec ()));
 }
 
+/* A cancelled local fiber awaits its local children's cleanup: they run
+ * on the same thread, whose dispatch of the executor is the parent's own,
+ * so ws_fiber_await_all must run them there (a GTK app's Cancel button on
+ * a scan that awaits one local fiber per CPU). */
+typedef struct
+{
+  guint     n_started;
+  guint     n_cleaned;
+  GThread  *cleaned_on[2];
+} LocalFamily;
+
+static void
+local_child (WsContext *cx,
+             gpointer   user_data)
+{
+  LocalFamily *fam = user_data;
+  g_autoptr(WsSleep) nap = ws_sleep_new (G_TIME_SPAN_HOUR);
+
+  fam->n_started++;
+  if (WS_FIBER_AWAIT (cx, ws_sleep_poll (nap, cx)))
+    return;
+  fam->cleaned_on[fam->n_cleaned++] = g_thread_self ();
+}
+
+typedef struct
+{
+  WsRuntime   *rt;
+  LocalFamily  fam;
+  gboolean     waiting;
+  gboolean     ret;
+  GError      *error;
+  guint        cleaned_at_return;
+} LocalParent;
+
+static void
+local_parent (WsContext *cx,
+              gpointer   user_data)
+{
+  LocalParent *p = user_data;
+  WsTask *children[2];
+
+  for (guint i = 0; i < 2; i++)
+    children[i] = ws_runtime_spawn_local_fiber (p->rt, NULL, local_child, &p->fam, NULL);
+  p->waiting = TRUE;
+  p->ret = ws_fiber_await_all (cx, children, 2, &p->error);
+  p->cleaned_at_return = p->fam.n_cleaned;
+  for (guint i = 0; i < 2; i++)
+    {
+      g_assert_true (ws_task_is_finished (children[i]));
+      g_object_unref (children[i]);
+    }
+}
+
+static void
+test_local_cancelled_waits_for_local_children (void)
+{
+  WsTestOnContext f;
+  g_autoptr(WsTask) parent = NULL;
+  LocalParent p = { NULL, };
+
+  ws_test_on_context_init (&f, 1);
+  p.rt = f.rt;
+  parent = ws_runtime_spawn_local_fiber (f.rt, NULL, local_parent, &p, NULL);
+  ws_test_iterate_until (f.ctx, p.waiting && p.fam.n_started == 2);
+  ws_task_cancel (parent);
+  ws_test_iterate_until (f.ctx, ws_task_is_finished (parent));
+  g_assert_false (p.ret);
+  g_assert_error (p.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  /* It returned after both children had cleaned up, on this thread. */
+  g_assert_cmpuint (p.cleaned_at_return, ==, 2);
+  for (guint i = 0; i < 2; i++)
+    g_assert_true (p.fam.cleaned_on[i] == g_thread_self ());
+  g_clear_error (&p.error);
+  ws_test_on_context_clear (&f);
+}
+
 static WsPoll
 join_in_poll_function (WsContext *cx,
                        gpointer   data)
@@ -364,4 +440,6 @@ WS_TEST_MAIN ({ "/fiber-join/all", test_all },
               { "/fiber-join/cancel-fiber", test_cancel_fiber },
               { "/fiber-join/cancel-reaches-children", test_cancel_reaches_children },
               { "/fiber-join/cancelled-waits-for-cleanup", test_cancelled_waits_for_cleanup },
+              { "/fiber-join/local-cancelled-waits-for-local-children",
+                test_local_cancelled_waits_for_local_children },
               { "/fiber-join/outside-fiber", test_outside_fiber })

@@ -9,10 +9,10 @@
  * walk, the hashing of one file, the report), with its work run the way
  * GIO's own API suggests: the walk in one g_task_run_in_thread(), then one
  * g_task_run_in_thread() per file, which GIO runs on its thread pool and
- * whose callback comes back to the main loop. All tasks share one
- * GCancellable, which the Cancel button cancels: a running file stops
- * within a chunk, queued ones return at once. The progress bar is still
- * updated by hasher-common's timer, not per callback.
+ * whose callback comes back to the main loop and shows the file
+ * (hasher_show_file()). All tasks share one GCancellable, which the Cancel
+ * button cancels: a running file stops within a chunk, queued ones return
+ * at once.
  */
 
 #include <gio/gio.h>
@@ -59,7 +59,7 @@ hash_thread (GTask        *task,
       return;
     }
   g_clear_error (&error);
-  g_task_return_boolean (task, TRUE);
+  g_task_return_pointer (task, task_data, NULL);
 }
 
 /* Main loop, once per file. */
@@ -69,11 +69,12 @@ hashed_cb (GObject      *source_object,
            gpointer      user_data)
 {
   Scan *scan = user_data;
+  HasherEntry *entry = g_task_propagate_pointer (G_TASK (result), NULL);
 
-  if (!g_task_propagate_boolean (G_TASK (result), NULL))
+  if (entry == NULL)
     scan->cancelled = TRUE;
   else
-    hasher_file_done (scan->hasher);
+    hasher_show_file (scan->hasher, entry);
 
   if (--scan->n_pending > 0)
     return;

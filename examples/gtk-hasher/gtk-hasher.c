@@ -1,36 +1,35 @@
-/* gtk-hasher.c: hash every file under a directory on a wsrt runtime
+/* gtk-hasher.c: hash every file under a directory, with fibers on the main loop
  *
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  *   gtk-hasher [--headless] [--quit] [--cancel-after-ms=MS] [--timeout=SECONDS] DIR
  *
- * A GTK 4 window with a progress bar and a Cancel button hashes (SHA-256)
- * every regular file under DIR and shows one digest over all of them
- * (hasher-common.c has the window, the walk and the hashing of one file;
- * gtk-hasher-gtask.c is the same app on GTask). How the work runs, which
- * is all this file is about:
+ * A GTK 4 window with a progress bar, a list of the files hashed so far
+ * and a Cancel button hashes (SHA-256) every regular file under DIR and
+ * shows one digest over all of them (hasher-common.c has the window, the
+ * walk and the hashing of one file; gtk-hasher-gtask.c is the same app on
+ * GTask). How the work runs, which is all this file is about:
  *
- *  - the walk is one blocking job (ws_runtime_spawn_blocking());
- *  - the files are hashed by as many blocking jobs as there are CPUs, each
- *    taking the next file from a shared atomic index until none is left.
- *    A few thousand small, cached files cost less to read than any round
- *    trip per file (a task, a GIO async call, a completion on the main
- *    loop, a limiter permit), so no file gets one: the jobs start once,
- *    and a job that meets large files simply takes fewer of them;
- *  - the jobs are in a WsTaskGroup: the main loop awaits them all with
- *    ws_task_group_wait_all_async(), Cancel is ws_task_group_cancel_all(),
- *    which cancels each job's ws_context_get_cancellable(): a job checks it
- *    between files and, through hasher_hash_file(), between the chunks of
- *    a large file;
- *  - the progress bar reads a counter ~30 times a second: the main loop
- *    gets nothing per file.
+ *  - the scan is a local fiber (ws_runtime_spawn_local_fiber()): it runs
+ *    on the main thread and reads top to bottom, and the main loop runs
+ *    (the window draws, Cancel is clicked) whenever it waits;
+ *  - the blocking work is a thread job awaited in one call,
+ *    ws_fiber_run_in_thread(), whose function has g_task_run_in_thread()'s
+ *    shape: the walk, then one job per file;
+ *  - the files are hashed by one local fiber per CPU, each taking the next
+ *    file from a shared index until none is left, so that one file per CPU
+ *    is being hashed at any time. The index is a plain integer: every
+ *    fiber here runs on the main thread. Each shows its file as soon as it
+ *    is hashed (hasher_show_file(), on the main thread);
+ *  - the scan awaits them with ws_fiber_await_all(). Cancel is
+ *    ws_task_cancel() on the scan: its await cancels the fibers it awaits
+ *    and waits for their ends, and each thread job sees its cancellable
+ *    between the chunks of a file. The scan then reports the cancellation.
  *
  * doc/blocking.md, "Many small files", has the measurements of this and
  * the other ways.
  */
-
-#include <stdatomic.h>
 
 #include <wsrt.h>
 
@@ -38,118 +37,75 @@
 
 typedef struct
 {
-  Hasher      *hasher;
-  WsRuntime   *runtime;
-  char        *dir;
-  WsTask      *walk;      /* while the walk runs */
-  WsTaskGroup *jobs;      /* once it is over */
-  gboolean     cancelled; /* Cancel was pressed */
-
-  /* The files. Written by the walk job, then read by the hash jobs, each
-   * filling in the entries it takes, then by the main loop: each hand-over
-   * is a task's end or spawn, which orders it. The Scan outlives the jobs:
-   * it is freed only after the group's wait reported that all have ended. */
-  GPtrArray   *entries;
-  atomic_uint  next;      /* the index of the next file to take */
+  Hasher    *hasher;
+  char      *dir;
+  WsTask    *scan;      /* the scan's fiber */
+  GPtrArray *entries;   /* the files, once the walk is over */
+  guint      next;      /* the index of the next file to hash */
 } Scan;
 
-/* A blocking job: every regular file under scan->dir, sorted. */
-static WsPoll
-walk_job (WsContext *cx,
-          gpointer   user_data)
+/* Thread jobs, on the blocking pool. */
+static gpointer
+walk (GCancellable  *cancellable,
+      gpointer       dir,
+      GError       **error)
 {
-  Scan *scan = user_data;
-  GError *error = NULL;
-  GPtrArray *entries = hasher_walk (scan->dir, ws_context_get_cancellable (cx), &error);
-
-  if (entries == NULL)
-    ws_context_return_error (cx, error);
-  else
-    ws_context_return_pointer (cx, entries, (GDestroyNotify) g_ptr_array_unref);
-  return WS_POLL_READY;
+  return hasher_walk (dir, cancellable, error);
 }
 
-/* A blocking job, one of n_jobs: hash files until none is left. */
-static WsPoll
-hash_job (WsContext *cx,
-          gpointer   user_data)
+static gpointer
+hash_one (GCancellable  *cancellable,
+          gpointer       entry,
+          GError       **error)
 {
-  Scan *scan = user_data;
-  GCancellable *cancellable = ws_context_get_cancellable (cx);
-  guint i;
+  g_autoptr(GError) local_error = NULL;
 
-  /* Relaxed: the index only hands each file to one job; the entries
-   * themselves were published by the spawn. */
-  while ((i = atomic_fetch_add_explicit (&scan->next, 1, memory_order_relaxed))
-         < scan->entries->len)
+  /* An unreadable file is no error for the scan: it keeps no digest. */
+  if (!hasher_hash_file (entry, cancellable, &local_error)
+      && g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     {
-      g_autoptr(GError) error = NULL;
-
-      /* An unreadable file keeps no digest and the scan goes on; a
-       * cancelled one ends the job. */
-      if (!hasher_hash_file (scan->entries->pdata[i], cancellable, &error)
-          && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        {
-          ws_context_return_error (cx, g_steal_pointer (&error));
-          return WS_POLL_READY;
-        }
-      hasher_file_done (scan->hasher);
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return NULL;
     }
-  return WS_POLL_READY;
+  return entry;
 }
 
-/* Main loop: every hash job has ended. */
+/* A local fiber, one per CPU: hash the next file until none is left. */
 static void
-jobs_done_cb (GObject      *object,
-              GAsyncResult *result,
-              gpointer      user_data)
+hash_files (WsContext *cx,
+            gpointer   user_data)
 {
   Scan *scan = user_data;
+
+  while (scan->next < scan->entries->len)
+    {
+      HasherEntry *entry = scan->entries->pdata[scan->next++];
+
+      if (ws_fiber_run_in_thread (cx, hash_one, entry, NULL) == NULL)
+        return;                                         /* cancelled */
+      hasher_show_file (scan->hasher, entry);
+    }
+}
+
+/* The scan, a local fiber. */
+static void
+scan_files (WsContext *cx,
+            gpointer   user_data)
+{
+  Scan *scan = user_data;
+  g_autoptr(GPtrArray) jobs = g_ptr_array_new_with_free_func (g_object_unref);
   g_autoptr(GError) error = NULL;
 
-  if (ws_task_group_wait_all_finish (WS_TASK_GROUP (object), result, &error))
-    hasher_finish (scan->hasher, scan->entries, NULL);
-  else
-    hasher_finish (scan->hasher, NULL, error);
-}
-
-/* Main loop: the walk has ended; start the hash jobs. */
-static void
-walk_done_cb (GObject      *object,
-              GAsyncResult *result,
-              gpointer      user_data)
-{
-  Scan *scan = user_data;
-  g_autoptr(WsTask) walk = g_steal_pointer (&scan->walk);
-  g_autoptr(GError) error = NULL;
-  guint n_jobs;
-
-  if (!ws_task_wait_finish (walk, result, &error))
+  scan->entries = ws_fiber_run_in_thread (cx, walk, scan->dir, &error);
+  if (scan->entries != NULL)
     {
-      hasher_finish (scan->hasher, NULL, error);
-      return;
+      hasher_set_n_files (scan->hasher, scan->entries->len);
+      for (guint j = 0; j < g_get_num_processors (); j++)
+        g_ptr_array_add (jobs, ws_runtime_spawn_local_fiber (ws_runtime_get_default (), NULL,
+                                                             hash_files, scan, NULL));
+      ws_fiber_await_all (cx, (WsTask **) jobs->pdata, jobs->len, &error);
     }
-  scan->entries = ws_task_propagate_pointer (walk, NULL);
-  hasher_set_n_files (scan->hasher, scan->entries->len);
-  if (scan->cancelled)
-    {
-      /* Cancel came after the walk had ended, before this callback. */
-      g_set_error_literal (&error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "Operation was cancelled");
-      hasher_finish (scan->hasher, NULL, error);
-      return;
-    }
-
-  /* One job per CPU: on cached files the work is hashing, and more
-   * threads than CPUs would only take turns. */
-  n_jobs = CLAMP (scan->entries->len, 1, g_get_num_processors ());
-  scan->jobs = ws_task_group_new ();
-  for (guint j = 0; j < n_jobs; j++)
-    {
-      g_autoptr(WsTask) job = ws_runtime_spawn_blocking (scan->runtime, hash_job, scan, NULL);
-
-      ws_task_group_add (scan->jobs, job);
-    }
-  ws_task_group_wait_all_async (scan->jobs, NULL, jobs_done_cb, scan);
+  hasher_finish (scan->hasher, error == NULL ? scan->entries : NULL, error);
 }
 
 static void
@@ -160,41 +116,32 @@ scan_start (Hasher     *hasher,
 
   scan->hasher = hasher;
   scan->dir = g_strdup (dir);
-  scan->runtime = ws_runtime_new (0);
   hasher_set_data (hasher, scan);
-
-  scan->walk = ws_runtime_spawn_blocking (scan->runtime, walk_job, scan, NULL);
-  ws_task_wait_async (scan->walk, NULL, walk_done_cb, scan);
+  scan->scan = ws_runtime_spawn_local_fiber (ws_runtime_get_default (), NULL,
+                                             scan_files, scan, NULL);
 }
 
-/* The Cancel button: the running jobs see their cancellable. */
+/* The Cancel button. */
 static void
 scan_cancel (Hasher *hasher)
 {
   Scan *scan = hasher_get_data (hasher);
 
-  scan->cancelled = TRUE;
-  if (scan->walk != NULL)
-    ws_task_cancel (scan->walk);
-  if (scan->jobs != NULL)
-    ws_task_group_cancel_all (scan->jobs);
+  ws_task_cancel (scan->scan);
 }
 
 static gboolean
 scan_cleanup (Hasher *hasher)
 {
   Scan *scan = hasher_get_data (hasher);
-  gboolean ok;
 
   if (scan == NULL)
     return TRUE;
-  ok = ws_runtime_shutdown (scan->runtime, -1);
-  g_object_unref (scan->runtime);
-  g_clear_object (&scan->jobs);
+  g_object_unref (scan->scan);
   g_clear_pointer (&scan->entries, g_ptr_array_unref);
   g_free (scan->dir);
   g_free (scan);
-  return ok;
+  return TRUE;
 }
 
 static const HasherBackend backend = {

@@ -5,9 +5,11 @@
  *
  * Threads: hasher_walk() and hasher_hash_file() run on the backend's
  * threads; hasher_file_done() on any thread (an atomic counter); all the
- * rest on the main thread. The progress bar is updated by a timeout every
- * PROGRESS_INTERVAL_MS that reads the counter, never by a callback per
- * file.
+ * rest on the main thread. The progress bar and the list of files shown
+ * are redrawn by a timeout every PROGRESS_INTERVAL_MS, never once per
+ * file: hasher_show_file() only records the file, so that what a file
+ * costs the main loop is the backend's own round trip, the same in
+ * every backend.
  */
 
 #include <errno.h>
@@ -38,6 +40,13 @@ struct _Hasher
   guint                n_files;
   gint                 n_done;
 
+  /* hasher_show_file(): how many files it was given, and the last
+   * HASHER_SHOWN_ROWS of them, a ring whose newest is at
+   * shown[(n_shown - 1) % HASHER_SHOWN_ROWS]. Main thread. */
+  guint                n_shown;
+  const HasherEntry   *shown[HASHER_SHOWN_ROWS];
+  guint                n_shown_drawn;    /* n_shown when the list was drawn */
+
   gint64               start_time;
   gint64               cancel_time;     /* 0 until Cancel is pressed */
   gboolean             running;
@@ -56,6 +65,7 @@ struct _Hasher
   GtkWindow           *window;
   GtkProgressBar      *progress;
   GtkLabel            *result;
+  GtkLabel            *list;            /* the files shown, newest first */
   GtkButton           *cancel;
   GMainLoop           *loop;            /* headless mode */
 };
@@ -84,6 +94,17 @@ void
 hasher_file_done (Hasher *hasher)
 {
   g_atomic_int_inc (&hasher->n_done);
+}
+
+void
+hasher_show_file (Hasher            *hasher,
+                  const HasherEntry *entry)
+{
+  g_return_if_fail (hasher->running);
+
+  hasher_file_done (hasher);
+  hasher->shown[hasher->n_shown % HASHER_SHOWN_ROWS] = entry;
+  hasher->n_shown++;
 }
 
 /* --- the walk and the hashing (any thread) -------------------------------- */
@@ -268,6 +289,28 @@ total_digest (GPtrArray *entries,
   return g_strdup (g_checksum_get_string (checksum));
 }
 
+/* The list: the last files shown, newest first, one "DIGEST…  NAME"
+ * line each (an unreadable file has no digest). */
+static void
+draw_list (Hasher *hasher)
+{
+  g_autoptr(GString) text = g_string_new (NULL);
+  guint n_rows = MIN (hasher->n_shown, HASHER_SHOWN_ROWS);
+
+  if (hasher->list == NULL || hasher->n_shown_drawn == hasher->n_shown)
+    return;
+  hasher->n_shown_drawn = hasher->n_shown;
+  for (guint i = 1; i <= n_rows; i++)
+    {
+      const HasherEntry *entry = hasher->shown[(hasher->n_shown - i) % HASHER_SHOWN_ROWS];
+
+      g_string_append_printf (text, "%s%.16s%s  %s", i > 1 ? "\n" : "",
+                              entry->hex[0] != '\0' ? entry->hex : "(unreadable)",
+                              entry->hex[0] != '\0' ? "…" : "", entry->name);
+    }
+  gtk_label_set_text (hasher->list, text->str);
+}
+
 static gboolean
 on_progress_tick (gpointer user_data)
 {
@@ -276,6 +319,7 @@ on_progress_tick (gpointer user_data)
   guint n_files = g_atomic_int_get (&hasher->n_files);
   g_autofree char *text = NULL;
 
+  draw_list (hasher);
   if (hasher->progress == NULL || hasher->cancel_time != 0)
     return G_SOURCE_CONTINUE;
   if (n_files == 0)
@@ -330,6 +374,9 @@ hasher_finish (Hasher       *hasher,
     }
   g_clear_handle_id (&hasher->progress_id, g_source_remove);
   g_clear_handle_id (&hasher->cancel_id, g_source_remove);
+  draw_list (hasher);
+  /* The list's last draw read the entries: they may go now. */
+  memset (hasher->shown, 0, sizeof hasher->shown);
 
   if (error == NULL)
     {
@@ -355,6 +402,7 @@ hasher_finish (Hasher       *hasher,
     }
 
   /* The last line is the same for both programs on the same files. */
+  printf ("shown as they came: %u files\n", hasher->n_shown);
   printf ("%s (%s): %s\n", g_get_prgname (), hasher->backend->name, summary);
   if (total != NULL)
     printf ("total: %s\n", total);
@@ -462,6 +510,7 @@ on_window_destroy (GtkWindow *window,
   hasher->window = NULL;
   hasher->progress = NULL;
   hasher->result = NULL;
+  hasher->list = NULL;
   hasher->cancel = NULL;
   on_cancel_clicked (NULL, hasher);
 }
@@ -484,7 +533,7 @@ on_activate (GtkApplication *application,
 
   hasher->window = GTK_WINDOW (gtk_application_window_new (application));
   gtk_window_set_title (hasher->window, title);
-  gtk_window_set_default_size (hasher->window, 560, -1);
+  gtk_window_set_default_size (hasher->window, 640, 420);
 
   box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 12);
   gtk_widget_set_margin_top (box, 12);
@@ -501,6 +550,15 @@ on_activate (GtkApplication *application,
   gtk_label_set_wrap (hasher->result, TRUE);
   gtk_label_set_xalign (hasher->result, 0);
   gtk_box_append (GTK_BOX (box), GTK_WIDGET (hasher->result));
+
+  hasher->list = GTK_LABEL (gtk_label_new (NULL));
+  gtk_label_set_xalign (hasher->list, 0);
+  gtk_label_set_yalign (hasher->list, 0);
+  gtk_label_set_lines (hasher->list, HASHER_SHOWN_ROWS);
+  gtk_label_set_ellipsize (hasher->list, PANGO_ELLIPSIZE_MIDDLE);
+  gtk_widget_add_css_class (GTK_WIDGET (hasher->list), "monospace");
+  gtk_widget_set_vexpand (GTK_WIDGET (hasher->list), TRUE);
+  gtk_box_append (GTK_BOX (box), GTK_WIDGET (hasher->list));
 
   hasher->cancel = GTK_BUTTON (gtk_button_new_with_mnemonic ("_Cancel"));
   gtk_widget_set_halign (GTK_WIDGET (hasher->cancel), GTK_ALIGN_END);

@@ -9,8 +9,10 @@
  * progress bar, a Cancel button, the result), the headless mode used for
  * timing (the same code without widgets), the directory walk, the hashing
  * of one file and the final report. A backend supplies start() and
- * cancel(), reports each hashed file with hasher_file_done() and ends the
- * work with hasher_finish(), exactly once, on the main thread.
+ * cancel(), reports each hashed file with hasher_show_file() on the main
+ * thread (or, from its threads, with hasher_file_done(), which only
+ * counts it) and ends the work with hasher_finish(), exactly once, on the
+ * main thread.
  */
 
 #pragma once
@@ -51,12 +53,19 @@ gpointer   hasher_get_data      (Hasher               *hasher);
 void       hasher_set_data      (Hasher               *hasher,
                                  gpointer              data);
 
-/* Any thread (gtk-hasher-fiber's fiber runs on a worker): the walk is
- * over, @n_files files are to be hashed. */
+/* Any thread: the walk is over, @n_files files are to be hashed. */
 void       hasher_set_n_files   (Hasher               *hasher,
                                  guint                 n_files);
 /* Any thread: one more file hashed (or found unreadable). */
 void       hasher_file_done     (Hasher               *hasher);
+/* Main thread: @entry (transfer none, kept until hasher_finish()) was
+ * just hashed or found unreadable. Counts it, as hasher_file_done(), and
+ * shows it: the window lists the last HASHER_SHOWN_ROWS files shown,
+ * newest first, redrawn with the progress bar; the report says how many
+ * files were shown. Headless, it only counts. */
+#define HASHER_SHOWN_ROWS 12
+void       hasher_show_file     (Hasher               *hasher,
+                                 const HasherEntry    *entry);
 /* Main thread, once: the work ended. @entries (transfer none) holds every
  * file with its digest; @error is set instead if it was cancelled or
  * failed. */
