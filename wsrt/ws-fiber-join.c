@@ -16,10 +16,10 @@
  * knows its children have cleaned up; the call then fails with
  * G_IO_ERROR_CANCELLED. On a worker that wait is a ws_block_in_place ()
  * (the worker's queue goes on on another thread); on a local fiber's
- * thread it runs the local children queued on the waiting fiber's own
- * executor, nested in the dispatch that runs the fiber (GLib does not
- * dispatch that source again inside it: ws_local_executor_run_nested),
- * and iterates the context for the rest (GIO callbacks, timers).
+ * thread it iterates that thread's context: the local executor's source
+ * recurses (ws-local-executor.c, "Recursion"), so the local children run
+ * nested in the dispatch that runs the waiting fiber, and GIO callbacks
+ * and timers come too.
  * The loop reads each task's outcome once it has ended, and never twice
  * (`seen`), so an array of n tasks costs n polls per wake.
  */
@@ -83,11 +83,10 @@ wait_ended (gpointer data)
           || !g_error_matches (error, WS_ERROR, WS_ERROR_WOULD_BLOCK))
         continue;
       /* Inside the dispatch that runs this context's local tasks (the
-       * waiting fiber is one), GLib does not dispatch it again: the local
-       * children run nested in it. */
+       * waiting fiber is one): the source recurses, so the local children
+       * run nested in it. */
       while (!ws_task_is_finished (t->tasks[i]))
-        if (!ws_task_run_local_queued (t->tasks[i])
-            && !g_main_context_iteration (own, FALSE))
+        if (!g_main_context_iteration (own, FALSE))
           g_usleep (100);
     }
 }

@@ -23,12 +23,6 @@ void      ws_task_add_waiter  (WsTask    *self,
 void      ws_result_set_value (WsResult     *result,
                                const GValue *value);
 
-/* On the thread of the context of local task @self, inside the dispatch
- * that runs that context's local tasks: runs those queued, nested
- * (ws_local_executor_run_nested). TRUE if it ran any; FALSE anywhere
- * else, or once @self has ended. */
-gboolean  ws_task_run_local_queued (WsTask *self);
-
 /* The outcome of an ended task as TRUE, or FALSE with its error. */
 gboolean  ws_task_get_outcome (WsTask    *self,
                                GError   **error);

@@ -399,17 +399,6 @@ ws_task_cancel (WsTask *self)
  * Returns: %TRUE if the task has ended
  */
 gboolean
-ws_task_run_local_queued (WsTask *self)
-{
-  /* Not ended: its host is alive (ws-raw-task.c, "Stale wakers"). A local
-   * task ends only on its context's thread, which is this one whenever
-   * the run below can happen. */
-  if (self->local_context == NULL || ws_task_is_finished (self))
-    return FALSE;
-  return ws_core_run_local_nested (self->raw);
-}
-
-gboolean
 ws_task_is_finished (WsTask *self)
 {
   gboolean finished;

@@ -90,7 +90,6 @@ typedef struct
 WsCoreThread  ws_core_current_thread       (void);
 gboolean      ws_core_block_in_place_begin (GError        **error);
 GMainContext *ws_core_task_local_context   (WsRawTask      *task);
-gboolean      ws_core_run_local_nested     (WsRawTask      *task);
 void          ws_core_read_stats           (WsRuntimeCore  *core,
                                             WsCoreStats    *stats);
 gboolean      ws_core_run_awaited          (WsContext      *cx,

@@ -69,16 +69,6 @@ ws_core_task_local_context (WsRawTask *task)
   return ws_local_executor_get_host_context (task->host);
 }
 
-/* Inside the dispatch that runs the local tasks of @task's context, on
- * its thread: runs those queued there, nested
- * (ws_local_executor_run_nested). The caller holds @task, which has not
- * ended, so its host is alive. Returns TRUE if it ran any. */
-gboolean
-ws_core_run_local_nested (WsRawTask *task)
-{
-  return ws_local_executor_run_nested (task->host);
-}
-
 /* Relaxed: each counter has one writer and a snapshot promises no order
  * across counters (doc/architecture.md, "Why each memory order is what
  * it is": counters). */

@@ -51,7 +51,6 @@ WsRawTask        *ws_local_executor_spawn            (WsLocalExecutor  *self,
                                                       gboolean          join_interest);
 gboolean          ws_local_executor_is_current       (void);
 GMainContext     *ws_local_executor_get_host_context (WsTaskHost       *host);
-gboolean          ws_local_executor_run_nested       (WsTaskHost       *host);
 
 /* The most polls one dispatch made, over the process (for tests). */
 extern _Atomic guint ws_local_executor_max_slice_polls;

@@ -266,41 +266,6 @@ run_slice (WsLocalExecutor *self,
   return more;
 }
 
-/* Inside a dispatch of @host's source, on its thread: runs one slice of
- * the tasks queued there, nested in that dispatch. GLib does not dispatch
- * a source again while its dispatch runs, so a local task that must wait
- * for other local tasks of its context without returning (a cancelled
- * local fiber awaiting its children's cleanup, ws-fiber-join.c) can only
- * have them run this way. The nested slice is the dispatch's own code on
- * the thread it runs on: the tasks stay on their thread, each is polled
- * by one poller at a time as in any slice (the waiting task is running,
- * so a wake of it does not queue it). Returns TRUE if it polled a task;
- * FALSE at once anywhere else, or if @host is no local executor. */
-gboolean
-ws_local_executor_run_nested (WsTaskHost *host)
-{
-  WsLocalExecutor *self;
-  gboolean any;
-
-  if (host->vtable != &local_host_vtable)
-    return FALSE;
-  self = (WsLocalExecutor *) host;
-  if (!ws_thread.in_local_dispatch || ws_thread.host_context != self->context)
-    return FALSE;
-
-  ws_lock_lock (&self->lock);
-  any = !ws_task_fifo_is_empty (&self->queue);
-  ws_lock_unlock (&self->lock);
-  if (any)
-    {
-      /* Ours across the slice: a task it ends may drop the last other. */
-      executor_ref (self);
-      run_slice (self, self->set->config->local_slice, WS_LOCAL_SLICE_MAX_POLLS);
-      ws_local_executor_unref (self);
-    }
-  return any;
-}
-
 /* Under the set's lock: an executor with no task left leaves the set
  * (the caller has taken it out of the table or the detached list). Its
  * registry is closed, so its spawn count is final: kept for the metrics. */
