@@ -12,7 +12,8 @@
 #    first copy of each is checked with diff -r);
 #  - tcp-echo: tcp-echo-client sends 64 MiB on each of 4 connections to a
 #    server on 127.0.0.1 and checks the echo.
-# Prints the median wall time of each, with its min and max. WORKDIR needs
+# Prints the median wall time and CPU time of each, with their min and
+# max (the CPU time is less disturbed by other load on the machine). WORKDIR needs
 # about 1.2 GiB; it is removed at the end.
 set -eu
 
@@ -26,15 +27,24 @@ trap 'if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; fi; 
 
 now () { date +%s%N; }
 
-# time_run NAME CMD...: appends the wall ms of CMD to $work/NAME.times
+# time_run NAME CMD...: appends the wall ms of CMD to $work/NAME.times and
+# its CPU ms (user + system, with its children) to $work/NAME.cpu
 time_run ()
 {
   name=$1
   shift
   t0=$(now)
-  "$@"
+  /usr/bin/time -f '%U %S' -o "$work/time.out" "$@"
   t1=$(now)
   echo $(( (t1 - t0) / 1000000 )) >> "$work/$name.times"
+  awk '{ printf "%d\n", ($1 + $2) * 1000 }' "$work/time.out" >> "$work/$name.cpu"
+}
+
+# server_cpu NAME: appends the server's CPU ms so far to $work/NAME.cpu
+server_cpu ()
+{
+  awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); printf "%d\n", ($12 + $13) * 1000 / hz }' \
+    "/proc/$server_pid/stat" >> "$work/$1.cpu"
 }
 
 free_port ()
@@ -87,22 +97,29 @@ while [ $r -lt "$runs" ]; do
     time_run "cp-$who" "$dir/cp" -r /usr/share/doc "$work/doc"
     rm -rf "$work/doc"
     start_server "$echo_bin"
-    time_run "tcp-echo-$who" "$ports/tcp-echo-client" "$port" 65536 4
+    t0=$(now)
+    "$ports/tcp-echo-client" "$port" 65536 4
+    t1=$(now)
+    echo $(( (t1 - t0) / 1000000 )) >> "$work/tcp-echo-$who.times"
+    server_cpu "tcp-echo-$who"
     stop_server
   done
   r=$((r + 1))
 done
 
-# median NAME: "median (min..max)"
+# median FILE: "median (min..max)"
 median ()
 {
-  sort -n "$work/$1.times" | awk '{ v[NR] = $1 } END {
+  sort -n "$work/$1" | awk '{ v[NR] = $1 } END {
     m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
     printf "%d ms (%d..%d)", m, v[1], v[NR] }'
 }
 
-echo "$runs runs each, interleaved; median wall time (min..max)"
-printf '%-28s %-22s %-22s\n' "" "libdex 1.1.alpha" "wsrt port"
-printf '%-28s %-22s %-22s\n' "cat 1 GiB > /dev/null" "$(median cat-libdex)" "$(median cat-port)"
-printf '%-28s %-22s %-22s\n' "cp -r /usr/share/doc" "$(median cp-libdex)" "$(median cp-port)"
-printf '%-28s %-22s %-22s\n' "tcp-echo 4 x 64 MiB" "$(median tcp-echo-libdex)" "$(median tcp-echo-port)"
+echo "$runs runs each, interleaved; median (min..max) of the wall time, then of the CPU time"
+echo "(user + system) of the program, of the server for tcp-echo"
+printf '%-24s %-22s %-22s %-22s %-22s\n' "" "libdex wall" "wsrt port wall" "libdex CPU" "wsrt port CPU"
+for t in "cat 1 GiB > /dev/null:cat" "cp -r /usr/share/doc:cp" "tcp-echo 4 x 64 MiB:tcp-echo"; do
+  n=${t##*:}
+  printf '%-24s %-22s %-22s %-22s %-22s\n' "${t%:*}" "$(median "$n-libdex.times")" \
+    "$(median "$n-port.times")" "$(median "$n-libdex.cpu")" "$(median "$n-port.cpu")"
+done
