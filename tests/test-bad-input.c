@@ -148,6 +148,13 @@ suspend_outside_fiber (WsContext *cx,
                        gpointer   data)
 {
   g_assert_false (ws_context_is_fiber (cx));
+  /* The critical names the fix, and tells the FALSE from a cancel. */
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL,
+                         "ws_fiber_suspend: called outside a fiber*ws_runtime_spawn_fiber*"
+                         "not cancelled");
+  g_assert_false (WS_FIBER_AWAIT (cx, WS_POLL_PENDING));
+  g_test_assert_expected_messages ();
+  ws_test_n_refusals++;
   WS_TEST_REFUSED (ws_fiber_suspend, g_assert_false (ws_fiber_suspend (cx)));
   WS_TEST_REFUSED (ws_fiber_yield, g_assert_false (ws_fiber_yield (cx)));
   /* The critical names the fix. */

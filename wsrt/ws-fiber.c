@@ -506,7 +506,19 @@ ws_fiber_suspend (WsContext *context)
 {
   WsFiber *f;
 
-  g_return_val_if_fail (context != NULL && context->fiber != NULL, FALSE);
+  g_return_val_if_fail (context != NULL, FALSE);
+  if G_UNLIKELY (context->fiber == NULL)
+    {
+      /* A poll function's context: there is no stack to suspend. FALSE,
+       * which WS_FIBER_AWAIT reads as a cancel; the critical says which
+       * it was. */
+      g_critical ("%s: called outside a fiber (WS_FIBER_AWAIT in a poll function?): only "
+                  "a fiber can wait in place. Spawn the function with "
+                  "ws_runtime_spawn_fiber () or ws_runtime_spawn_local_fiber (), or return "
+                  "WS_POLL_PENDING from the poll function; the await returns FALSE, "
+                  "although the task was not cancelled", G_STRFUNC);
+      return FALSE;
+    }
   f = context->fiber;
   /* Called on that fiber's own stack: a fiber's context used from another
    * task or thread is refused. The frame address, not a local's, which

@@ -553,8 +553,9 @@ fail_invalid_poll (WsContext *cx,
   cx->result.kind = WS_RESULT_ERROR;
   cx->result.u.error = g_error_new (WS_ERROR, WS_ERROR_FAILED,
                                     "The task's poll function returned %d, neither "
-                                    "WS_POLL_READY nor WS_POLL_PENDING (in JavaScript: "
-                                    "it threw, see the log, or returned nothing)", poll);
+                                    "WS_POLL_READY nor WS_POLL_PENDING (from a binding "
+                                    "such as GJS or PyGObject: the callback raised an "
+                                    "exception, see the log, or returned nothing)", poll);
   return WS_POLL_READY;
 }
 
