@@ -83,6 +83,10 @@ test_local_fiber (void)
   Load l = { file, };
 
   ws_test_on_context_init (&f, 1);
+  /* At the executor's priority: an iteration that dispatches anything
+   * dispatches it, and the fiber's resume comes in a later iteration than
+   * its suspend (a GIO callback, then the delivery, then the wake). */
+  g_source_set_priority (idle, G_PRIORITY_DEFAULT);
   g_source_set_callback (idle, count_idle, &idles, NULL);
   g_source_attach (idle, f.ctx);
   task = ws_runtime_spawn_local_fiber (f.rt, NULL, load_fiber, &l, NULL);
