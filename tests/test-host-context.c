@@ -32,6 +32,7 @@ typedef struct
 {
   WsSleep *sleep;
   guint    polls;
+  gint64   first_poll;            /* when the first poll began */
 } SleepState;
 
 static WsPoll
@@ -40,7 +41,8 @@ sleep_then_ready (WsContext *cx,
 {
   SleepState *s = data;
 
-  s->polls++;
+  if (s->polls++ == 0)
+    s->first_poll = g_get_monotonic_time ();
   if (ws_sleep_poll (s->sleep, cx) == WS_POLL_PENDING)
     return WS_POLL_PENDING;
   return_boolean (cx, TRUE);
@@ -98,7 +100,10 @@ test_local_sleep_default_runtime (void)
   ws_test_iterate_until (NULL, ws_task_is_finished (task));
   g_assert_true (ws_task_wait (task, NULL, NULL));
   g_assert_cmpint (g_get_monotonic_time (), >=, ws_sleep_get_deadline (s.sleep));
-  g_assert_cmpuint (s.polls, >=, 2);
+  /* It waited, unless its first poll came after the deadline (a slow
+   * machine, valgrind): what the test saw decides, not its speed. */
+  if (s.first_poll < ws_sleep_get_deadline (s.sleep))
+    g_assert_cmpuint (s.polls, >=, 2);
   ws_sleep_unref (s.sleep);
 }
 
