@@ -194,6 +194,18 @@ ws_test_budget_end (void)
   return g_get_monotonic_time () + ws_test_timeout_usec () / 3;
 }
 
+/* A test that chose to wait @usec (a spread of deadlines it derived from
+ * what it observed) moves its watchdog by that much: the watchdog catches
+ * hangs, not waits a test planned. Not under a watchdog: nothing. */
+static inline void
+ws_test_watchdog_extend (gint64 usec)
+{
+  gint64 deadline = atomic_load (&ws_test_deadline);
+
+  if (deadline > 0 && usec > 0)
+    atomic_store (&ws_test_deadline, deadline + usec);
+}
+
 static void
 ws_test_run_case (gconstpointer data)
 {
