@@ -16,26 +16,26 @@ G_BEGIN_DECLS
 /* One `_async ()` wait's completion: claimed once, delivered on the
  * waiter's context, holding the waiter's GTask until then. Embedded in
  * the wait (a channel's send or receive, a limiter's acquire, a sleep's
- * wait, a task's, a group's or a oneshot's wait, a fiber's GIO await);
+ * wait, a task's, a group's or a oneshot's wait);
  * ws-completion.c keeps the protocol. */
 typedef struct _WsCompletion WsCompletion;
-
-struct _WsCompletion
-{
-  WsDeliveryItem   item;          /* queued by the claimer, once */
-  GTask           *task;          /* the waiter's; NULL in the custom form */
-  gboolean         holds_task;    /* the completion's reference on @task, until delivered */
-  WsCancelLink     cancel;        /* the waiter's GCancellable, if any */
-  _Atomic gint     state;         /* PENDING, CLAIMED */
-  GError          *error;         /* the claimer's outcome: NULL for success */
-  WsDelivery      *delivery;      /* of the waiter's context */
-  void           (*cancel_func) (WsCompletion *self);  /* the owner's rule, if connected */
-};
 
 /* The cancel link's handler of a completion: on the cancelling thread,
  * or in ws_completion_connect () for a cancellable cancelled already.
  * It applies its owner's rule, then claims. */
 typedef void (*WsCompletionCancelFunc) (WsCompletion *self);
+
+struct _WsCompletion
+{
+  WsDeliveryItem   item;          /* queued by the claimer, once */
+  GTask           *task;          /* the waiter's, a reference until delivered (C4); NULL
+                                   * in the custom form */
+  WsCancelLink     cancel;        /* the waiter's GCancellable, if any */
+  _Atomic gint     state;         /* PENDING, CLAIMED */
+  GError          *error;         /* the claimer's outcome: NULL for success */
+  WsDelivery      *delivery;      /* of the waiter's context */
+  WsCompletionCancelFunc cancel_func;  /* the owner's rule, if connected */
+};
 
 void         ws_completion_init         (WsCompletion                *self,
                                          GTask                       *task);

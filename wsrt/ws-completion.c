@@ -63,8 +63,7 @@ completion_deliver (WsDeliveryItem *item)
   GTask *task = self->task;
   GError *error = g_steal_pointer (&self->error);
 
-  /* Ours from here: the GTask may free @self when we drop it (C4). */
-  self->holds_task = FALSE;
+  /* The GTask may free @self when we drop it (C4): only locals below. */
   if (error != NULL)
     g_task_return_error (task, error);
   else
@@ -80,7 +79,6 @@ completion_discard (WsDeliveryItem *item)
   WsCompletion *self = COMPLETION_FROM_ITEM (item);
 
   g_clear_error (&self->error);
-  self->holds_task = FALSE;
   g_object_unref (self->task);
 }
 
@@ -110,7 +108,6 @@ ws_completion_init (WsCompletion *self,
   completion_init_common (self);
   self->item.klass = &completion_item_class;
   self->task = g_object_ref (task);
-  self->holds_task = TRUE;
   /* Valid while the GTask holds its context, which is while we hold it. */
   self->delivery = ws_delivery_get (g_task_get_context (task));
 }
@@ -125,7 +122,6 @@ ws_completion_init_custom (WsCompletion              *self,
   completion_init_common (self);
   self->item.klass = klass;
   self->task = NULL;
-  self->holds_task = FALSE;
   self->delivery = delivery;
 }
 
