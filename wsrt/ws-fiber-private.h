@@ -7,6 +7,7 @@
 #pragma once
 
 #include "ws-fiber.h"
+#include "ws-core-private.h"
 
 G_BEGIN_DECLS
 
@@ -16,6 +17,14 @@ G_BEGIN_DECLS
  * holds with ws_fiber_gio_free () once its function has returned. */
 gpointer    *ws_fiber_get_gio_slot (WsContext *cx);
 void         ws_fiber_gio_free     (gpointer   gio);
+
+/* The runtime of the fiber whose context @cx is, when called on that
+ * fiber's stack (its own code); NULL otherwise. */
+WsRuntimeCore *ws_fiber_get_running_core (WsContext *cx);
+/* Whether the running fiber of @cx saw its task cancelled, or sees it
+ * now (then its later suspends return FALSE, as after a suspend that saw
+ * it). */
+gboolean     ws_fiber_check_cancelled (WsContext *cx);
 
 /* Whether this thread runs a fiber that is unwinding after a cancel (a
  * suspend of it returned FALSE): a join handle it drops then cancels its

@@ -929,3 +929,28 @@ ws_fiber_running_is_cancelled (void)
 
   return f != NULL && f->cancelled;
 }
+
+WsRuntimeCore *
+ws_fiber_get_running_core (WsContext *cx)
+{
+  WsFiber *f;
+
+  if (cx == NULL || cx->fiber == NULL)
+    return NULL;
+  f = cx->fiber;
+  /* The frame address, as in ws_fiber_suspend (): on the fiber's stack. */
+  if (!is_on_stack (f, __builtin_frame_address (0)))
+    return NULL;
+  return f->core;
+}
+
+gboolean
+ws_fiber_check_cancelled (WsContext *cx)
+{
+  WsFiber *f = cx->fiber;
+
+  /* Acquire: the canceller's CANCELLED, as in ws_fiber_suspend (). */
+  if (!f->cancelled && (ws_raw_task_get_state (f->cx.task) & WS_STATE_CANCELLED))
+    f->cancelled = TRUE;
+  return f->cancelled;
+}

@@ -29,5 +29,6 @@
 # include "ws-fiber.h"
 # include "ws-fiber-gio.h"
 # include "ws-fiber-join.h"
+# include "ws-fiber-io.h"
 # include "ws-enum-types.h"
 #undef WSRT_INSIDE

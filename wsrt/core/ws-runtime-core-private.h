@@ -17,6 +17,7 @@
 #include "ws-config-private.h"
 #include "ws-fiber-stack-private.h"
 #include "ws-local-executor-private.h"
+#include "ws-offload-private.h"
 #include "ws-runtime-ref-private.h"
 #include "ws-worker-pool-private.h"
 
@@ -37,6 +38,9 @@ struct _WsRuntimeCore
   /* The stacks of this runtime's fibers (ws-fiber-stack.c, "The pool"),
    * emptied at the last unref. */
   WsFiberStackPool  *fiber_stacks;
+  /* The fibers' syscall offload (ws-offload.c), made at its first call
+   * and freed at the last unref. */
+  _Atomic (WsOffload *) offload;
 
   _Atomic gboolean   finished;        /* a shutdown call saw every task end */
   WsLock             lock;            /* guards what follows */
@@ -93,5 +97,7 @@ WsRuntimeCore *ws_runtime_core_get_current       (void);
  * worker's, iterated until shutdown (ws-timer-driver.c). Only for a
  * started runtime: the blocking pool starts with the workers. */
 GMainContext  *ws_runtime_core_get_timer_context (WsRuntimeCore *self);
+/* The runtime's syscall offload, made on first use. */
+WsOffload     *ws_runtime_core_get_offload       (WsRuntimeCore *self);
 
 G_END_DECLS

@@ -132,6 +132,9 @@ runtime_last_unref (WsRuntimeRef *ref)
   /* Every fiber released its stack before its task let go of us, and
    * every worker's thread flushed its cache before it did. */
   ws_fiber_stack_pool_free (self->fiber_stacks);
+  /* Every offloaded call ended before its task let go of us. Relaxed:
+   * the last unref orders everything before it. */
+  ws_offload_free (atomic_load_explicit (&self->offload, memory_order_relaxed));
   ws_config_clear (&self->config);
   ws_lock_clear (&self->lock);
   ws_cond_clear (&self->cond);
@@ -303,6 +306,27 @@ WsRuntimeCore *
 ws_runtime_core_get_current (void)
 {
   return ws_thread.runtime != NULL ? from_ref (ws_thread.runtime) : NULL;
+}
+
+WsOffload *
+ws_runtime_core_get_offload (WsRuntimeCore *self)
+{
+  /* Acquire: pairs with the release below, so the offload is seen
+   * whole. */
+  WsOffload *offload = atomic_load_explicit (&self->offload, memory_order_acquire);
+
+  if G_LIKELY (offload != NULL)
+    return offload;
+  ws_lock_lock (&self->lock);
+  offload = atomic_load_explicit (&self->offload, memory_order_relaxed);
+  if (offload == NULL)
+    {
+      offload = ws_offload_new (self->config.max_blocking_threads);
+      /* Release: the offload's fields before its pointer. */
+      atomic_store_explicit (&self->offload, offload, memory_order_release);
+    }
+  ws_lock_unlock (&self->lock);
+  return offload;
 }
 
 GMainContext *

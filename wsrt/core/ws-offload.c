@@ -1,0 +1,659 @@
+/* ws-offload.c: one blocking syscall run off the calling thread
+ *
+ * Copyright 2026 The wsrt authors
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * A runtime makes one WsOffload at its first offloaded call
+ * (ws_runtime_core_get_offload) and frees it at its last unref. A call is
+ * a WsOffloadOp that the caller owns (a fiber keeps it on its stack): no
+ * task, no allocation per call. Two backends run it:
+ *
+ *  - io_uring (liburing, when built with it): one ring per runtime. A
+ *    submission takes `sq_lock`, fills one SQE whose user data is the op
+ *    and submits it; one reaper thread blocks in io_uring_wait_cqe () and
+ *    ends each op whose CQE it reaps. Chosen when io_uring_queue_init ()
+ *    succeeds (a kernel too old, a seccomp filter or
+ *    kernel.io_uring_disabled make it fail), the kernel keeps completions
+ *    that overflow the CQ (IORING_FEAT_NODROP), reads at the file
+ *    position (IORING_FEAT_RW_CUR_POS) and has every opcode used here;
+ *    WS_IO_URING=0 in the environment, or ws_offload_set_force_threads (),
+ *    chooses the threads instead. The workers never enter the kernel to
+ *    wait: the reaper does, and the kernel runs a call that would block
+ *    on its own io-wq threads.
+ *  - Threads: a few threads of the offload's own (not the blocking pool's:
+ *    its jobs are tasks, and its admission rule delays jobs that compute,
+ *    while a syscall here only waits). A submission hands the op to the
+ *    idle thread if there is one, starts a thread for it if there are
+ *    fewer than max_threads, or queues it for the next thread that is
+ *    done. A thread that is done takes the next queued op; with none, it
+ *    becomes the idle thread if there is none, and otherwise leaves. So
+ *    there is at most one idle thread (the standby, which leaves after
+ *    STANDBY_KEEP_ALIVE_USEC unused), and
+ *        n_threads <= min (max_threads, n_in_flight + 1)
+ *    where n_in_flight counts the ops submitted whose thread has not come
+ *    back for more (queued, running, or just ended). Both sides change
+ *    under `lock`, and max_excess records the largest n_threads -
+ *    n_in_flight seen there, for the tests. A thread that cannot be
+ *    started runs the op on the caller's thread instead: slower, never
+ *    stranded.
+ *
+ * The end of an op (op_end), the same for both backends: its result is
+ * written, then `done` is set, then its waker is woken and released. The
+ * op belongs to its caller again from the moment `done` can be seen, so
+ * nothing touches the op after that store: the waker was taken out
+ * before. A caller that may not suspend (a cancelled fiber unwinding)
+ * waits in ws_offload_wait (): it counts itself in n_blocking_waiters,
+ * then waits on `waiter_cond` under `lock` for `done`; op_end, after its
+ * store of `done`, broadcasts if it sees a waiter counted. Both the count
+ * and `done` are seq_cst, so either op_end sees the waiter or the waiter
+ * sees `done` before it waits; the broadcast is under `lock`, so it
+ * cannot fall between the waiter's test and its wait. op_end reads only
+ * the offload, which outlives every op, after the store.
+ *
+ * Teardown (ws_offload_free) happens at the runtime's last unref, so no
+ * op is in flight: each holds its task's waker, and each task holds the
+ * runtime. The last unref may come from the waker an offload thread
+ * releases in op_end; that thread cannot wait for itself, so it only
+ * marks the offload (`free_on_exit`) and frees it when op_end returns,
+ * after the other threads have gone.
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+#ifdef HAVE_LIBURING
+# include <liburing.h>
+#endif
+
+#include "ws-offload-private.h"
+
+/* How long the idle thread of the thread backend stays unused before it
+ * leaves. */
+#define STANDBY_KEEP_ALIVE_USEC (10 * G_USEC_PER_SEC)
+
+#ifdef HAVE_LIBURING
+/* Ring sizes: submissions are sent at once, so a small SQ is enough;
+ * completions beyond the CQ wait in the kernel (IORING_FEAT_NODROP). */
+# define RING_SQ_ENTRIES 256
+# define RING_CQ_ENTRIES 4096
+/* The user data of the reaper's stop request. */
+# define STOP_TAG ((guint64) 1)
+#endif
+
+typedef struct _OffloadThread OffloadThread;
+struct _OffloadThread
+{
+  WsCond         cond;               /* signalled when `op` is set, or at close */
+  WsOffloadOp   *op;                 /* handed to it while it is idle */
+};
+
+struct _WsOffload
+{
+  gboolean        uring;
+#ifdef HAVE_LIBURING
+  struct io_uring ring;
+  WsLock          sq_lock;           /* guards the SQ */
+  GThread        *reaper;
+#endif
+  _Atomic guint   uring_in_flight;   /* statistics only: relaxed */
+
+  WsLock          lock;              /* guards what follows */
+  WsCond          waiter_cond;       /* ws_offload_wait () */
+  _Atomic guint   n_blocking_waiters;
+  WsCond          threads_gone;      /* n_threads went down, at close */
+  OffloadThread  *idle;              /* the standby, at most one */
+  WsOffloadOp    *queue_head;        /* ops waiting for a thread */
+  WsOffloadOp    *queue_tail;
+  guint           n_threads;
+  guint           max_threads;
+  guint           n_in_flight;       /* see the top */
+  gint            max_excess;        /* the largest n_threads - n_in_flight */
+  gboolean        closing;
+  gboolean        free_on_exit;      /* see "Teardown" at the top */
+};
+
+/* The offload whose thread this is, if any (see "Teardown"). */
+static _Thread_local WsOffload *offload_thread_of;
+
+static _Atomic gboolean force_threads;
+
+void
+ws_offload_set_force_threads (gboolean force)
+{
+  /* Relaxed: read by the next ws_offload_new () of the test's thread. */
+  atomic_store_explicit (&force_threads, force, memory_order_relaxed);
+}
+
+/* ---- the end of an op ---------------------------------------------- */
+
+static void
+op_end (WsOffload   *self,
+        WsOffloadOp *op,
+        gint64       result)
+{
+  WsWaker *waker = g_steal_pointer (&op->waker);
+
+  op->result = result;
+  /* seq_cst: releases the result to the caller's acquire, and orders
+   * against the waiter count below (see the top). */
+  atomic_store_explicit (&op->done, 1, memory_order_seq_cst);
+  /* From here @op is the caller's. */
+  if (atomic_load_explicit (&self->n_blocking_waiters, memory_order_seq_cst) > 0)
+    {
+      ws_lock_lock (&self->lock);
+      ws_cond_broadcast (&self->waiter_cond);
+      ws_lock_unlock (&self->lock);
+    }
+  ws_waker_take_and_wake (waker);
+}
+
+void
+ws_offload_wait (WsOffload   *self,
+                 WsOffloadOp *op)
+{
+  if (ws_offload_op_is_done (op))
+    return;
+  ws_lock_lock (&self->lock);
+  /* seq_cst, against op_end's store of `done` (see the top). */
+  atomic_fetch_add_explicit (&self->n_blocking_waiters, 1, memory_order_seq_cst);
+  while (atomic_load_explicit (&op->done, memory_order_seq_cst) == 0)
+    ws_cond_wait (&self->waiter_cond, &self->lock);
+  atomic_fetch_sub_explicit (&self->n_blocking_waiters, 1, memory_order_relaxed);
+  ws_lock_unlock (&self->lock);
+}
+
+/* ---- the thread backend -------------------------------------------- */
+
+/* The syscall itself, on the calling thread: >= 0 or -errno. */
+static gint64
+op_run (WsOffloadOp *op)
+{
+  gint64 r;
+
+  do
+    {
+      switch (op->kind)
+        {
+        case WS_OFFLOAD_READ:
+          r = op->offset >= 0 ? pread (op->fd, op->buf, op->count, op->offset)
+                              : read (op->fd, op->buf, op->count);
+          break;
+        case WS_OFFLOAD_WRITE:
+          r = op->offset >= 0 ? pwrite (op->fd, op->buf, op->count, op->offset)
+                              : write (op->fd, op->buf, op->count);
+          break;
+        case WS_OFFLOAD_FSYNC:
+          r = fsync (op->fd);
+          break;
+        case WS_OFFLOAD_OPENAT:
+          r = openat (op->fd, op->buf, op->flags, (mode_t) op->mode);
+          break;
+        case WS_OFFLOAD_CLOSE:
+          /* Not retried on EINTR: on Linux the descriptor is gone. */
+          r = close (op->fd);
+          return r < 0 ? -errno : r;
+        default:
+          g_assert_not_reached ();
+        }
+    }
+  while (r < 0 && errno == EINTR);
+  return r < 0 ? -errno : r;
+}
+
+static void
+note_excess_locked (WsOffload *self)
+{
+  gint excess = (gint) self->n_threads - (gint) self->n_in_flight;
+
+  self->max_excess = MAX (self->max_excess, excess);
+}
+
+/* With `lock` held: this thread leaves the pool. */
+static void
+thread_leave_locked (WsOffload     *self,
+                     OffloadThread *t)
+{
+  ws_cond_clear (&t->cond);
+  g_free (t);
+  self->n_threads--;
+  ws_cond_broadcast (&self->threads_gone);
+}
+
+static gpointer
+offload_thread_main (gpointer data)
+{
+  OffloadThread *t = data;
+  WsOffload *self = offload_thread_of;
+  WsOffloadOp *op = g_steal_pointer (&t->op);
+
+  for (;;)
+    {
+      op_end (self, op, op_run (op));
+
+      ws_lock_lock (&self->lock);
+      /* The op ended counts as in flight until this thread has chosen
+       * what it does next (see the top). */
+      self->n_in_flight--;
+      if (self->free_on_exit)
+        break;
+      op = self->queue_head;
+      if (op != NULL)
+        {
+          self->queue_head = op->next;
+          if (self->queue_head == NULL)
+            self->queue_tail = NULL;
+          ws_lock_unlock (&self->lock);
+          continue;
+        }
+      if (self->idle != NULL || self->closing)
+        {
+          thread_leave_locked (self, t);
+          ws_lock_unlock (&self->lock);
+          return NULL;
+        }
+
+      /* The standby: an op is handed to it in `t->op`. */
+      self->idle = t;
+      note_excess_locked (self);
+      {
+        gint64 deadline = g_get_monotonic_time () + STANDBY_KEEP_ALIVE_USEC;
+
+        while (t->op == NULL && !self->closing)
+          if (!ws_cond_wait_until (&t->cond, &self->lock, deadline))
+            break;
+      }
+      op = g_steal_pointer (&t->op);
+      if (op == NULL)
+        {
+          /* Unused for the keep-alive, or closing: still the idle one,
+           * since only a submission that hands it an op unlists it. */
+          self->idle = NULL;
+          thread_leave_locked (self, t);
+          ws_lock_unlock (&self->lock);
+          return NULL;
+        }
+      ws_lock_unlock (&self->lock);
+    }
+
+  /* The op it ended dropped the runtime's last reference, and with it
+   * the offload (see "Teardown"): the others have gone. */
+  g_assert (self->n_threads == 1);
+  ws_lock_unlock (&self->lock);
+  ws_cond_clear (&t->cond);
+  g_free (t);
+  ws_lock_clear (&self->lock);
+  ws_cond_clear (&self->waiter_cond);
+  ws_cond_clear (&self->threads_gone);
+  g_free (self);
+  return NULL;
+}
+
+typedef struct
+{
+  WsOffload     *self;
+  OffloadThread *t;
+} ThreadStart;
+
+static gpointer
+offload_thread_start (gpointer data)
+{
+  ThreadStart *start = data;
+
+  offload_thread_of = start->self;
+  data = start->t;
+  g_free (start);
+  return offload_thread_main (data);
+}
+
+static void
+threads_submit (WsOffload   *self,
+                WsOffloadOp *op)
+{
+  g_autoptr(GError) error = NULL;
+  OffloadThread *t;
+  ThreadStart *start;
+  GThread *thread;
+
+  ws_lock_lock (&self->lock);
+  self->n_in_flight++;
+  if (self->idle != NULL)
+    {
+      t = g_steal_pointer (&self->idle);
+      t->op = op;
+      ws_cond_signal (&t->cond);
+      ws_lock_unlock (&self->lock);
+      return;
+    }
+  if (self->n_threads >= self->max_threads)
+    {
+      op->next = NULL;
+      if (self->queue_tail != NULL)
+        self->queue_tail->next = op;
+      else
+        self->queue_head = op;
+      self->queue_tail = op;
+      ws_lock_unlock (&self->lock);
+      return;
+    }
+  self->n_threads++;
+  note_excess_locked (self);
+  ws_lock_unlock (&self->lock);
+
+  t = g_new0 (OffloadThread, 1);
+  ws_cond_init (&t->cond);
+  t->op = op;
+  start = g_new (ThreadStart, 1);
+  start->self = self;
+  start->t = t;
+  thread = g_thread_try_new ("ws-offload", offload_thread_start, start, &error);
+  if (thread != NULL)
+    {
+      g_thread_unref (thread);
+      return;
+    }
+
+  /* No thread: the call runs here rather than not at all. */
+  g_free (start);
+  ws_cond_clear (&t->cond);
+  g_free (t);
+  ws_lock_lock (&self->lock);
+  self->n_threads--;
+  self->n_in_flight--;
+  ws_cond_broadcast (&self->threads_gone);
+  ws_lock_unlock (&self->lock);
+  op_end (self, op, op_run (op));
+}
+
+/* ---- the io_uring backend ------------------------------------------ */
+
+#ifdef HAVE_LIBURING
+
+static gboolean
+uring_try_init (WsOffload *self)
+{
+  struct io_uring_params params = { 0 };
+  struct io_uring_probe *probe;
+  static const int needed[] = {
+    IORING_OP_READ, IORING_OP_WRITE, IORING_OP_FSYNC, IORING_OP_OPENAT,
+    IORING_OP_CLOSE, IORING_OP_NOP,
+  };
+  gboolean ok = TRUE;
+
+  params.flags = IORING_SETUP_CQSIZE;
+  params.cq_entries = RING_CQ_ENTRIES;
+  if (io_uring_queue_init_params (RING_SQ_ENTRIES, &self->ring, &params) < 0)
+    return FALSE;
+  if ((params.features & IORING_FEAT_NODROP) == 0
+      || (params.features & IORING_FEAT_RW_CUR_POS) == 0)
+    ok = FALSE;
+  probe = ok ? io_uring_get_probe_ring (&self->ring) : NULL;
+  if (probe == NULL)
+    ok = FALSE;
+  for (gsize i = 0; ok && i < G_N_ELEMENTS (needed); i++)
+    ok = io_uring_opcode_supported (probe, needed[i]);
+  if (probe != NULL)
+    io_uring_free_probe (probe);
+  if (!ok)
+    io_uring_queue_exit (&self->ring);
+  return ok;
+}
+
+/* With `sq_lock` held: an SQE, sending the full SQ first if need be. */
+static struct io_uring_sqe *
+uring_get_sqe_locked (WsOffload *self)
+{
+  struct io_uring_sqe *sqe;
+
+  while ((sqe = io_uring_get_sqe (&self->ring)) == NULL)
+    io_uring_submit (&self->ring);
+  return sqe;
+}
+
+/* With `sq_lock` held: sends what the SQ holds. An error other than a
+ * transient one would leave ops stranded: it cannot happen for a ring
+ * that accepted these opcodes, so it is fatal. */
+static void
+uring_submit_locked (WsOffload *self)
+{
+  for (;;)
+    {
+      int r = io_uring_submit (&self->ring);
+
+      if (r >= 0)
+        return;
+      if (r != -EINTR && r != -EAGAIN && r != -EBUSY)
+        g_error ("io_uring_submit: %s", g_strerror (-r));
+      g_usleep (100);
+    }
+}
+
+static void
+uring_submit (WsOffload   *self,
+              WsOffloadOp *op)
+{
+  struct io_uring_sqe *sqe;
+  /* The kernel's count is unsigned 32 bits; the file position is -1. */
+  guint64 offset = op->offset >= 0 ? (guint64) op->offset : (guint64) -1;
+
+  /* Relaxed: a statistic. */
+  atomic_fetch_add_explicit (&self->uring_in_flight, 1, memory_order_relaxed);
+  ws_lock_lock (&self->sq_lock);
+  sqe = uring_get_sqe_locked (self);
+  switch (op->kind)
+    {
+    case WS_OFFLOAD_READ:
+      io_uring_prep_read (sqe, op->fd, op->buf, (unsigned) op->count, offset);
+      break;
+    case WS_OFFLOAD_WRITE:
+      io_uring_prep_write (sqe, op->fd, op->buf, (unsigned) op->count, offset);
+      break;
+    case WS_OFFLOAD_FSYNC:
+      io_uring_prep_fsync (sqe, op->fd, 0);
+      break;
+    case WS_OFFLOAD_OPENAT:
+      io_uring_prep_openat (sqe, op->fd, op->buf, op->flags, (mode_t) op->mode);
+      break;
+    case WS_OFFLOAD_CLOSE:
+      io_uring_prep_close (sqe, op->fd);
+      break;
+    default:
+      g_assert_not_reached ();
+    }
+  io_uring_sqe_set_data64 (sqe, (guint64) (guintptr) op);
+  uring_submit_locked (self);
+  ws_lock_unlock (&self->sq_lock);
+}
+
+static gpointer
+uring_reaper_main (gpointer data)
+{
+  WsOffload *self = data;
+  gboolean stop = FALSE;
+
+  offload_thread_of = self;
+  while (!stop)
+    {
+      struct io_uring_cqe *cqe;
+      unsigned head, n = 0;
+      int r = io_uring_wait_cqe (&self->ring, &cqe);
+
+      if (r == -EINTR || r == -EAGAIN)
+        continue;
+      if (r < 0)
+        g_error ("io_uring_wait_cqe: %s", g_strerror (-r));
+      io_uring_for_each_cqe (&self->ring, head, cqe)
+        {
+          guint64 tag = io_uring_cqe_get_data64 (cqe);
+
+          n++;
+          if (tag == STOP_TAG)
+            {
+              stop = TRUE;
+              continue;
+            }
+          atomic_fetch_sub_explicit (&self->uring_in_flight, 1, memory_order_relaxed);
+          op_end (self, (WsOffloadOp *) (guintptr) tag, cqe->res);
+          if (self->free_on_exit)
+            break;
+        }
+      io_uring_cq_advance (&self->ring, n);
+      if (self->free_on_exit)
+        {
+          /* See "Teardown": nobody else holds the offload. */
+          g_thread_unref (self->reaper);
+          io_uring_queue_exit (&self->ring);
+          ws_lock_clear (&self->sq_lock);
+          ws_lock_clear (&self->lock);
+          ws_cond_clear (&self->waiter_cond);
+          ws_cond_clear (&self->threads_gone);
+          g_free (self);
+          return NULL;
+        }
+    }
+  return NULL;
+}
+
+#endif /* HAVE_LIBURING */
+
+/* ---- the offload --------------------------------------------------- */
+
+WsOffload *
+ws_offload_new (guint max_threads)
+{
+  WsOffload *self = g_new0 (WsOffload, 1);
+  const char *env = g_getenv ("WS_IO_URING");
+
+  ws_lock_init (&self->lock);
+  ws_cond_init (&self->waiter_cond);
+  ws_cond_init (&self->threads_gone);
+  self->max_threads = MAX (max_threads, 1);
+
+#ifdef HAVE_LIBURING
+  if (!atomic_load_explicit (&force_threads, memory_order_relaxed)
+      && g_strcmp0 (env, "0") != 0
+      && uring_try_init (self))
+    {
+      g_autoptr(GError) error = NULL;
+
+      ws_lock_init (&self->sq_lock);
+      self->reaper = g_thread_try_new ("ws-uring", uring_reaper_main, self, &error);
+      if (self->reaper != NULL)
+        self->uring = TRUE;
+      else
+        {
+          ws_lock_clear (&self->sq_lock);
+          io_uring_queue_exit (&self->ring);
+        }
+    }
+#else
+  (void) env;
+#endif
+  return self;
+}
+
+const char *
+ws_offload_get_backend (WsOffload *self)
+{
+  return self->uring ? "io_uring" : "threads";
+}
+
+void
+ws_offload_submit (WsOffload   *self,
+                   WsOffloadOp *op)
+{
+  atomic_init (&op->done, 0);
+  op->count = MIN (op->count, WS_OFFLOAD_MAX_COUNT);
+#ifdef HAVE_LIBURING
+  if (self->uring)
+    {
+      uring_submit (self, op);
+      return;
+    }
+#endif
+  threads_submit (self, op);
+}
+
+void
+ws_offload_get_counts (WsOffload *self,
+                       guint     *n_threads,
+                       guint     *n_in_flight,
+                       guint     *max_threads_seen)
+{
+  ws_lock_lock (&self->lock);
+  if (self->uring)
+    {
+      *n_threads = 1;
+      *n_in_flight = atomic_load_explicit (&self->uring_in_flight, memory_order_relaxed);
+      *max_threads_seen = 1;
+    }
+  else
+    {
+      *n_threads = self->n_threads;
+      *n_in_flight = self->n_in_flight;
+      /* The bound of the top, as observed: in-flight calls plus this. */
+      *max_threads_seen = (guint) MAX (self->max_excess, 0);
+    }
+  ws_lock_unlock (&self->lock);
+}
+
+void
+ws_offload_free (WsOffload *self)
+{
+  gboolean own_thread = offload_thread_of == self;
+
+  if (self == NULL)
+    return;
+
+#ifdef HAVE_LIBURING
+  if (self->uring)
+    {
+      if (own_thread)
+        {
+          /* The reaper frees it once op_end returns (see the top). */
+          self->free_on_exit = TRUE;
+          return;
+        }
+      ws_lock_lock (&self->sq_lock);
+      {
+        struct io_uring_sqe *sqe = uring_get_sqe_locked (self);
+
+        io_uring_prep_nop (sqe);
+        io_uring_sqe_set_data64 (sqe, STOP_TAG);
+      }
+      uring_submit_locked (self);
+      ws_lock_unlock (&self->sq_lock);
+      g_thread_join (self->reaper);
+      io_uring_queue_exit (&self->ring);
+      ws_lock_clear (&self->sq_lock);
+      ws_lock_clear (&self->lock);
+      ws_cond_clear (&self->waiter_cond);
+      ws_cond_clear (&self->threads_gone);
+      g_free (self);
+      return;
+    }
+#endif
+
+  ws_lock_lock (&self->lock);
+  g_assert (self->queue_head == NULL);
+  self->closing = TRUE;
+  if (self->idle != NULL)
+    ws_cond_signal (&self->idle->cond);
+  /* This thread, if it is one of ours, stays counted until it frees. */
+  while (self->n_threads > (own_thread ? 1u : 0u))
+    ws_cond_wait (&self->threads_gone, &self->lock);
+  if (own_thread)
+    {
+      self->free_on_exit = TRUE;
+      ws_lock_unlock (&self->lock);
+      return;
+    }
+  ws_lock_unlock (&self->lock);
+  ws_lock_clear (&self->lock);
+  ws_cond_clear (&self->waiter_cond);
+  ws_cond_clear (&self->threads_gone);
+  g_free (self);
+}
