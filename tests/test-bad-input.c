@@ -12,6 +12,8 @@
 
 #include "config.h"
 
+#include <fcntl.h>
+
 #include "ws-test-fixture.h"
 #include "ws-raw-task-private.h"
 
@@ -188,6 +190,78 @@ lending_fiber (WsContext *cx,
   lent_cx = cx;
   atomic_store (&lent, 1);
   g_assert_true (WS_FIBER_AWAIT (cx, ws_oneshot_poll (shot, cx, &item, NULL)));
+}
+
+/* The syscall offload (ws_fiber_pread, ...) outside a fiber: a critical
+ * naming ws_runtime_spawn_fiber, and -1 or FALSE; bad arguments inside
+ * one. */
+#define WS_TEST_OFFLOAD_REFUSED(func, call) \
+  G_STMT_START { \
+    g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, \
+                           #func ": called outside a fiber*ws_runtime_spawn_fiber*"); \
+    call; \
+    g_test_assert_expected_messages (); \
+    ws_test_n_refusals++; \
+  } G_STMT_END
+
+static void
+offload_outside_fiber (WsContext *cx)
+{
+  char byte = 0;
+
+  WS_TEST_OFFLOAD_REFUSED (ws_fiber_read, g_assert_cmpint (ws_fiber_read (cx, 0, &byte, 1, NULL), ==, -1));
+  WS_TEST_OFFLOAD_REFUSED (ws_fiber_pread, g_assert_cmpint (ws_fiber_pread (cx, 0, &byte, 1, 0, NULL), ==, -1));
+  WS_TEST_OFFLOAD_REFUSED (ws_fiber_write, g_assert_cmpint (ws_fiber_write (cx, 1, &byte, 1, NULL), ==, -1));
+  WS_TEST_OFFLOAD_REFUSED (ws_fiber_pwrite, g_assert_cmpint (ws_fiber_pwrite (cx, 1, &byte, 1, 0, NULL), ==, -1));
+  WS_TEST_OFFLOAD_REFUSED (ws_fiber_fsync, g_assert_false (ws_fiber_fsync (cx, 1, NULL)));
+  WS_TEST_OFFLOAD_REFUSED (ws_fiber_openat, g_assert_cmpint (ws_fiber_openat (cx, AT_FDCWD, "/", O_RDONLY, 0, NULL), ==, -1));
+  WS_TEST_OFFLOAD_REFUSED (ws_fiber_close, g_assert_false (ws_fiber_close (cx, -1, NULL)));
+}
+
+static WsPoll
+offload_in_poll_function (WsContext *cx,
+                          gpointer   data)
+{
+  offload_outside_fiber (cx);
+  return WS_POLL_READY;
+}
+
+static void
+offload_bad_arguments (WsContext *cx,
+                       gpointer   data)
+{
+  g_autoptr(GError) error = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_FAILED, "set");
+  char byte = 0;
+
+  WS_TEST_REFUSED (ws_fiber_read, g_assert_cmpint (ws_fiber_read (cx, 0, NULL, 1, NULL), ==, -1));
+  WS_TEST_REFUSED (ws_fiber_read, g_assert_cmpint (ws_fiber_read (cx, 0, &byte, 1, &error), ==, -1));
+  WS_TEST_REFUSED (ws_fiber_pread, g_assert_cmpint (ws_fiber_pread (cx, 0, NULL, 1, 0, NULL), ==, -1));
+  WS_TEST_REFUSED (ws_fiber_pread, g_assert_cmpint (ws_fiber_pread (cx, 0, &byte, 1, -1, NULL), ==, -1));
+  WS_TEST_REFUSED (ws_fiber_write, g_assert_cmpint (ws_fiber_write (cx, 1, NULL, 1, NULL), ==, -1));
+  WS_TEST_REFUSED (ws_fiber_pwrite, g_assert_cmpint (ws_fiber_pwrite (cx, 1, NULL, 1, 0, NULL), ==, -1));
+  WS_TEST_REFUSED (ws_fiber_pwrite, g_assert_cmpint (ws_fiber_pwrite (cx, 1, &byte, 1, -2, NULL), ==, -1));
+  WS_TEST_REFUSED (ws_fiber_fsync, g_assert_false (ws_fiber_fsync (cx, 1, &error)));
+  WS_TEST_REFUSED (ws_fiber_openat, g_assert_cmpint (ws_fiber_openat (cx, AT_FDCWD, NULL, O_RDONLY, 0, NULL), ==, -1));
+  WS_TEST_REFUSED (ws_fiber_close, g_assert_false (ws_fiber_close (cx, -1, &error)));
+}
+
+static void
+test_fiber_io_refusals (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  WsContext idle_cx = { NULL, };
+  g_autoptr(WsTask) task = NULL;
+
+  ws_test_n_refusals = 0;
+  offload_outside_fiber (NULL);
+  offload_outside_fiber (&idle_cx);
+  task = ws_runtime_spawn (rt, offload_in_poll_function, NULL, NULL);
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_clear_object (&task);
+  task = ws_runtime_spawn_fiber (rt, offload_bad_arguments, NULL, NULL);
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_assert_cmpuint (ws_test_n_refusals, ==, 31);
+  g_assert_true (ws_runtime_shutdown (rt, ws_test_timeout_usec ()));
 }
 
 static void
@@ -666,6 +740,7 @@ main (int   argc,
   ws_test_add_func ("/bad-input/task-group", test_group_refusals);
   ws_test_add_func ("/bad-input/awaitables", test_awaitable_refusals);
   ws_test_add_func ("/bad-input/metrics", test_metrics_refusals);
+  ws_test_add_func ("/bad-input/fiber-io", test_fiber_io_refusals);
   ws_test_add_func ("/bad-input/invalid-configuration", test_invalid_configuration);
   ws_test_add_func ("/bad-input/invalid-configuration-without-initable",
                     test_invalid_configuration_without_initable);
