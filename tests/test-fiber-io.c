@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <unistd.h>
 #include <glib/gstdio.h>
 
@@ -281,7 +282,7 @@ typedef struct
   char       byte;
   gssize     result;
   GError    *error;
-  gboolean   returned;
+  _Atomic gboolean returned;     /* the test reads it while the fiber runs */
 } PipeRead;
 
 static void
@@ -291,7 +292,7 @@ pipe_read_fiber (WsContext *cx,
   PipeRead *r = user_data;
 
   r->result = ws_fiber_read (cx, r->fd, &r->byte, 1, &r->error);
-  r->returned = TRUE;
+  atomic_store (&r->returned, TRUE);
 }
 
 static guint
@@ -333,11 +334,11 @@ test_cancel_during_read (gconstpointer data)
   /* The read has not ended, so neither has the fiber: its await waits
    * for the syscall, which writes into the fiber's variable. */
   g_assert_false (ws_test_wait_until_for (ws_task_is_finished (task), 50 * 1000));
-  g_assert_false (r.returned);
+  g_assert_false (atomic_load (&r.returned));
   g_assert_cmpint (write (p[1], "x", 1), ==, 1);
   g_assert_false (ws_task_wait (task, NULL, &error));
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
-  g_assert_true (r.returned);
+  g_assert_true (atomic_load (&r.returned));
   g_assert_cmpint (r.result, ==, -1);
   g_assert_error (r.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
   g_clear_error (&r.error);
@@ -381,7 +382,7 @@ test_cancel_during_read_local (gconstpointer data)
   /* The iteration that unwinds the fiber waits for the write. */
   ws_test_iterate_until (f.ctx, ws_task_is_finished (task));
   g_thread_join (writer);
-  g_assert_true (r.returned);
+  g_assert_true (atomic_load (&r.returned));
   g_assert_error (r.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
   g_clear_error (&r.error);
   g_assert_cmpint (r.byte, ==, 'y');
@@ -507,7 +508,7 @@ test_threads_capped (void)
 
 /* The runtime is dropped while a fiber's read is in flight: its dispose
  * shuts it down, which cancels the fiber and waits for the read; the
- * write comes once the shutdown has begun. The offload's thread then
+ * write comes as the runtime is dropped. The offload's thread then
  * drops the task's last waker, and with it, in some runs, the runtime's
  * last reference, so the offload is freed from its own thread. */
 static void
@@ -524,20 +525,16 @@ last_reference_fiber (WsContext *cx,
   g_clear_error (&error);
 }
 
-typedef struct
-{
-  WsRuntimeCore *core;
-  int            fd;
-} LateWrite;
+/* Set just before the test drops the runtime. */
+static _Atomic gboolean dropping;
 
 static gpointer
-write_once_shut_down (gpointer data)
+write_once_dropping (gpointer data)
 {
-  LateWrite *w = data;
+  int fd = GPOINTER_TO_INT (data);
 
-  /* The core lives while the fiber waits for this write. */
-  ws_test_wait_until (ws_runtime_core_is_shutdown (w->core));
-  g_assert_cmpint (write (w->fd, "w", 1), ==, 1);
+  ws_test_wait_until (atomic_load (&dropping));
+  g_assert_cmpint (write (fd, "w", 1), ==, 1);
   return NULL;
 }
 
@@ -547,7 +544,6 @@ test_last_reference (gconstpointer data)
   WsRuntime *rt;
   WsTask *task;
   GThread *writer;
-  LateWrite w;
   int p[2];
 
   choose_backend (data);
@@ -555,9 +551,12 @@ test_last_reference (gconstpointer data)
   g_assert_no_errno (pipe (p));
   task = ws_runtime_spawn_fiber (rt, last_reference_fiber, GINT_TO_POINTER (p[0]), NULL);
   ws_test_wait_until (ws_runtime_get_core (rt)->offload != NULL && in_flight (rt) == 1);
-  w = (LateWrite) { ws_runtime_get_core (rt), p[1] };
-  writer = g_thread_new ("writer", write_once_shut_down, &w);
+  atomic_store (&dropping, FALSE);
+  writer = g_thread_new ("writer", write_once_dropping, GINT_TO_POINTER (p[1]));
   g_object_unref (task);
+  atomic_store (&dropping, TRUE);
+  /* Its dispose shuts it down, which waits for the fiber, which waits
+   * for the write. */
   g_object_unref (rt);
   g_thread_join (writer);
   close (p[0]);

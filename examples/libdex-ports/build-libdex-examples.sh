@@ -7,7 +7,7 @@
 # PEERS-LIBDEX-BENCH is the peers' libdex-bench directory (its tarball and
 # patches; see its README.md): libdex is built from them offline, as the
 # peers build it (release, no introspection, docs, sysprof or liburing),
-# with its examples. OUTDIR then holds cp, cat and tcp-echo-loopback:
+# with its examples. OUTDIR then holds cp, cat, cat-aio and tcp-echo-loopback:
 # libdex's tcp-echo.c changed in two lines only, so that it listens on
 # 127.0.0.1 (not on every interface) and on the port given as its first
 # argument (not 8080 always), as the port does.
@@ -34,8 +34,8 @@ grep -q 'G_SOCKET_PROTOCOL_TCP' "$src/examples/tcp-echo-loopback.c"
 sed -i "s|'tcp-echo': {},|'tcp-echo': {},\n  'tcp-echo-loopback': {},|" "$src/examples/meson.build"
 meson setup --reconfigure "$out/build" "$src" > "$out/meson.log"
 
-nice ninja -C "$out/build" examples/cp examples/cat examples/tcp-echo-loopback > "$out/ninja.log"
-for x in cp cat tcp-echo-loopback; do
+nice ninja -C "$out/build" examples/cp examples/cat examples/cat-aio examples/tcp-echo-loopback > "$out/ninja.log"
+for x in cp cat cat-aio tcp-echo-loopback; do
   cp "$out/build/examples/$x" "$out/$x"
 done
-echo "$out: cp cat tcp-echo-loopback"
+echo "$out: cp cat cat-aio tcp-echo-loopback"

@@ -135,8 +135,14 @@ op_end (WsOffload   *self,
         WsOffloadOp *op,
         gint64       result)
 {
-  WsWaker *waker = g_steal_pointer (&op->waker);
+  WsWaker *waker;
 
+  /* Acquire: pairs with the release in ws_offload_submit (). The op
+   * reached this thread through the kernel (io_uring's user data) or the
+   * offload's lock; the load makes the first an edge of the C memory
+   * model too, as the lock is. */
+  (void) atomic_load_explicit (&op->done, memory_order_acquire);
+  waker = g_steal_pointer (&op->waker);
   op->result = result;
   /* seq_cst: releases the result to the caller's acquire, and orders
    * against the waiter count below (see the top). */
@@ -372,6 +378,23 @@ threads_submit (WsOffload   *self,
 
 #ifdef HAVE_LIBURING
 
+/* Held around the mapping and the unmapping of every ring. liburing
+ * maps a ring with raw syscalls, which ThreadSanitizer does not see, so a
+ * ring mapped where an earlier one was would look like the same memory
+ * written by two threads with nothing between them. Taken by the thread
+ * that unmaps a ring after its last use and by the one that maps the next,
+ * the lock is that edge; rings are made once per runtime, so it costs
+ * nothing that matters. */
+static WsLock ring_map_lock = WS_LOCK_INIT;
+
+static void
+uring_exit (WsOffload *self)
+{
+  ws_lock_lock (&ring_map_lock);
+  io_uring_queue_exit (&self->ring);
+  ws_lock_unlock (&ring_map_lock);
+}
+
 static gboolean
 uring_try_init (WsOffload *self)
 {
@@ -382,10 +405,14 @@ uring_try_init (WsOffload *self)
     IORING_OP_CLOSE, IORING_OP_NOP,
   };
   gboolean ok = TRUE;
+  int r;
 
   params.flags = IORING_SETUP_CQSIZE;
   params.cq_entries = RING_CQ_ENTRIES;
-  if (io_uring_queue_init_params (RING_SQ_ENTRIES, &self->ring, &params) < 0)
+  ws_lock_lock (&ring_map_lock);
+  r = io_uring_queue_init_params (RING_SQ_ENTRIES, &self->ring, &params);
+  ws_lock_unlock (&ring_map_lock);
+  if (r < 0)
     return FALSE;
   if ((params.features & IORING_FEAT_NODROP) == 0
       || (params.features & IORING_FEAT_RW_CUR_POS) == 0)
@@ -398,7 +425,7 @@ uring_try_init (WsOffload *self)
   if (probe != NULL)
     io_uring_free_probe (probe);
   if (!ok)
-    io_uring_queue_exit (&self->ring);
+    uring_exit (self);
   return ok;
 }
 
@@ -505,7 +532,7 @@ uring_reaper_main (gpointer data)
         {
           /* See "Teardown": nobody else holds the offload. */
           g_thread_unref (self->reaper);
-          io_uring_queue_exit (&self->ring);
+          uring_exit (self);
           ws_lock_clear (&self->sq_lock);
           ws_lock_clear (&self->lock);
           ws_cond_clear (&self->waiter_cond);
@@ -546,7 +573,7 @@ ws_offload_new (guint max_threads)
       else
         {
           ws_lock_clear (&self->sq_lock);
-          io_uring_queue_exit (&self->ring);
+          uring_exit (self);
         }
     }
 #else
@@ -565,8 +592,10 @@ void
 ws_offload_submit (WsOffload   *self,
                    WsOffloadOp *op)
 {
-  atomic_init (&op->done, 0);
   op->count = MIN (op->count, WS_OFFLOAD_MAX_COUNT);
+  /* Release: the op's fields, its waker included, before the thread
+   * that ends it reads them (op_end). */
+  atomic_store_explicit (&op->done, 0, memory_order_release);
 #ifdef HAVE_LIBURING
   if (self->uring)
     {
@@ -627,7 +656,7 @@ ws_offload_free (WsOffload *self)
       uring_submit_locked (self);
       ws_lock_unlock (&self->sq_lock);
       g_thread_join (self->reaper);
-      io_uring_queue_exit (&self->ring);
+      uring_exit (self);
       ws_lock_clear (&self->sq_lock);
       ws_lock_clear (&self->lock);
       ws_cond_clear (&self->waiter_cond);
