@@ -26,12 +26,14 @@
  *    idle thread if there is one, starts a thread for it if there are
  *    fewer than max_threads, or queues it for the next thread that is
  *    done. A thread that is done takes the next queued op; with none, it
- *    becomes the idle thread if there is none, and otherwise leaves. So
- *    there is at most one idle thread (the standby, which leaves after
- *    STANDBY_KEEP_ALIVE_USEC unused), and
+ *    becomes the idle thread if there is none, and otherwise leaves. It
+ *    chooses before it ends the op (and so wakes its caller), so that a
+ *    caller that calls again at once finds it as the idle thread rather
+ *    than starting another. So there is at most one idle thread (the
+ *    standby, which leaves after STANDBY_KEEP_ALIVE_USEC unused), and
  *        n_threads <= min (max_threads, n_in_flight + 1)
- *    where n_in_flight counts the ops submitted whose thread has not come
- *    back for more (queued, running, or just ended). Both sides change
+ *    where n_in_flight counts the ops submitted and not yet ended, and a
+ *    leaving thread's op until the thread is gone. Both sides change
  *    under `lock`, and max_excess records the largest n_threads -
  *    n_in_flight seen there, for the tests. A thread that cannot be
  *    started runs the op on the caller's thread instead: slower, never
@@ -229,6 +231,21 @@ thread_leave_locked (WsOffload     *self,
   ws_cond_broadcast (&self->threads_gone);
 }
 
+/* With `lock` held: the first queued op, or NULL. */
+static WsOffloadOp *
+queue_pop_locked (WsOffload *self)
+{
+  WsOffloadOp *op = self->queue_head;
+
+  if (op != NULL)
+    {
+      self->queue_head = op->next;
+      if (self->queue_head == NULL)
+        self->queue_tail = NULL;
+    }
+  return op;
+}
+
 static gpointer
 offload_thread_main (gpointer data)
 {
@@ -238,33 +255,49 @@ offload_thread_main (gpointer data)
 
   for (;;)
     {
-      op_end (self, op, op_run (op));
+      gint64 result = op_run (op);
+      WsOffloadOp *next;
+      gboolean leave = FALSE;
+
+      /* What this thread does next is chosen before the op's caller is
+       * woken, so that the caller's next call finds it as the standby
+       * instead of starting a thread (see the top). */
+      ws_lock_lock (&self->lock);
+      next = queue_pop_locked (self);
+      if (next == NULL && (self->idle != NULL || self->closing))
+        leave = TRUE;           /* its op stays counted until it has gone */
+      else
+        {
+          self->n_in_flight--;
+          if (next == NULL)
+            {
+              self->idle = t;
+              note_excess_locked (self);
+            }
+        }
+      ws_lock_unlock (&self->lock);
+
+      op_end (self, op, result);
 
       ws_lock_lock (&self->lock);
-      /* The op ended counts as in flight until this thread has chosen
-       * what it does next (see the top). */
-      self->n_in_flight--;
       if (self->free_on_exit)
         break;
-      op = self->queue_head;
-      if (op != NULL)
+      if (leave)
         {
-          self->queue_head = op->next;
-          if (self->queue_head == NULL)
-            self->queue_tail = NULL;
-          ws_lock_unlock (&self->lock);
-          continue;
-        }
-      if (self->idle != NULL || self->closing)
-        {
+          self->n_in_flight--;
           thread_leave_locked (self, t);
           ws_lock_unlock (&self->lock);
           return NULL;
         }
+      if (next != NULL)
+        {
+          ws_lock_unlock (&self->lock);
+          op = next;
+          continue;
+        }
 
-      /* The standby: an op is handed to it in `t->op`. */
-      self->idle = t;
-      note_excess_locked (self);
+      /* The standby: an op is handed to it in `t->op`, maybe while it
+       * was still ending the last one. */
       {
         gint64 deadline = g_get_monotonic_time () + STANDBY_KEEP_ALIVE_USEC;
 
