@@ -17,8 +17,10 @@
  * ws_offload_wait (), inside ws_block_in_place () on a worker (its queue
  * goes on on another thread), or in place on a main context's thread,
  * which cannot hand off. This is the rule of ws_fiber_run_in_thread ()
- * (models/fiber.pml, THREAD_JOB: the wait always ends because the op's
- * end always comes, from the reaper or the offload thread). The syscall
+ * (models/fiber.pml, THREAD_JOB); the wait ends because every submitted
+ * op ends, from the reaper or an offload thread, and op_end wakes a
+ * blocking waiter as surely as a suspended one (models/offload.pml). The
+ * syscall
  * itself is not interrupted: a read of a pipe that nobody writes keeps
  * the unwinding thread waiting.
  */

@@ -52,6 +52,11 @@
  * cannot fall between the waiter's test and its wait. op_end reads only
  * the offload, which outlives every op, after the store.
  *
+ * models/offload.pml checks the end of an op against both kinds of
+ * waiter, that no queued op is stranded, and the bound on the threads;
+ * its broken variants read the waiter count before `done`, take the
+ * waker after it, stand a second thread by, or leave the queue.
+ *
  * Teardown (ws_offload_free) happens at the runtime's last unref, so no
  * op is in flight: each holds its task's waker, and each task holds the
  * runtime. The last unref may come from the waker an offload thread
