@@ -16,16 +16,17 @@
  *    thread's wait is a valid end);
  *  - op_end touches no field of an op once its caller may have returned
  *    (the waker is taken before `done`);
- *  - n_threads <= n_in_flight + 1 at every change, and n_threads <=
- *    MAX_THREADS.
+ *  - a thread is started only when every thread runs a call: n_threads
+ *    <= n_in_flight just after a start (so the threads never outnumber
+ *    the most calls in flight at once), and n_threads <= MAX_THREADS.
  *
  * Broken variants, each must fail:
  *  - BROKEN_WAITERS_BEFORE_DONE: op_end reads the waiter count before it
  *    sets `done`: a waiter that counts itself in between sleeps for ever;
  *  - BROKEN_WAKER_AFTER_DONE: op_end takes the waker after `done`: the
  *    caller may have returned (its op was on its stack);
- *  - BROKEN_TWO_STANDBYS: a thread stands by without looking for one
- *    already idle: the bound fails;
+ *  - BROKEN_START_WHILE_IDLE: a submission starts a thread although one
+ *    is idle: the bound fails;
  *  - BROKEN_NO_QUEUE: a thread that ends an op does not take a queued
  *    one: the queued call is stranded.
  */
@@ -44,7 +45,8 @@
 
 byte n_threads;
 byte n_in_flight;
-byte idle = NONE;                 /* the standby's pid */
+byte n_idle;
+bit  is_idle[N_PIDS];             /* listed idle, by pid */
 byte handed[N_PIDS];              /* the op handed to an idle thread, +1 */
 chan queue = [N_CALLERS] of { byte };
 
@@ -56,12 +58,6 @@ bit  woken[N_CALLERS];
 byte n_waiters;
 bit  lock;                        /* the offload's lock, for the waiters */
 bit  sleeping[N_CALLERS];         /* a blocking waiter in its cond wait */
-
-inline check_bound ()
-{
-  assert (n_threads <= n_in_flight + 1);
-  assert (n_threads <= MAX_THREADS)
-}
 
 /* Uses the caller's locals w and j. */
 inline op_end (i)
@@ -100,13 +96,12 @@ proctype thread (byte first)
 {
   byte op = first;
   byte next;
-  bit leave;
   byte w, j;
 
   do
   :: /* op_run (op), then choose what comes next */
      atomic {
-       leave = 0;
+       n_in_flight--;
        next = NONE;
 #ifndef BROKEN_NO_QUEUE
        if
@@ -115,26 +110,24 @@ proctype thread (byte first)
        fi;
 #endif
        if
-       :: next != NONE -> n_in_flight--
-#ifdef BROKEN_TWO_STANDBYS
-       :: next == NONE -> n_in_flight--; idle = _pid
-#else
-       :: next == NONE && idle == NONE -> n_in_flight--; idle = _pid
-       :: next == NONE && idle != NONE -> leave = 1
-#endif
-       fi;
-       check_bound ()
+       :: next == NONE -> is_idle[_pid] = 1; n_idle++
+       :: else
+       fi
      };
      op_end (op);
      if
-     :: leave ->
-          atomic { n_in_flight--; n_threads--; check_bound () };
-          break
-     :: !leave && next != NONE -> op = next
-     :: !leave && next == NONE ->
-          /* the standby: an op handed to it (no keep-alive here) */
+     :: next != NONE -> op = next
+     :: else ->
+          /* idle: an op handed to it, or, while another thread is idle
+           * too, the end of its grace (the standby's keep-alive is left
+           * out: it may wait for ever) */
 end_idle:
-          atomic { handed[_pid] != 0 -> op = handed[_pid] - 1; handed[_pid] = 0 }
+          if
+          :: atomic { handed[_pid] != 0 -> op = handed[_pid] - 1; handed[_pid] = 0 }
+          :: atomic { is_idle[_pid] && n_idle > 1 ->
+                        is_idle[_pid] = 0; n_idle--; n_threads-- };
+             break
+          fi
      fi
   od
 }
@@ -146,17 +139,33 @@ inline submit (i)
     waker[i] = 1;
     n_in_flight++;
     if
-    :: idle != NONE -> handed[idle] = i + 1; idle = NONE
-    :: idle == NONE && n_threads < MAX_THREADS -> n_threads++; run thread (i)
-    :: idle == NONE && n_threads >= MAX_THREADS -> queue ! i
-    fi;
-    check_bound ()
+    :: n_idle > 0 ->
+         j = 0;
+         do
+         :: is_idle[j] -> break
+         :: else -> j++
+         od;
+         is_idle[j] = 0;
+         n_idle--;
+         handed[j] = i + 1
+#ifdef BROKEN_START_WHILE_IDLE
+    :: n_threads < MAX_THREADS ->
+#else
+    :: n_idle == 0 && n_threads < MAX_THREADS ->
+#endif
+         /* every thread runs a call */
+         n_threads++;
+         assert (n_threads <= n_in_flight);
+         run thread (i)
+    :: n_idle == 0 && n_threads >= MAX_THREADS -> queue ! i
+    fi
   }
 }
 
 proctype caller (byte i)
 {
   byte k = 0;
+  byte j;
 
   do
   :: k < N_CALLS ->

@@ -4,7 +4,9 @@
 # it, and WS_IO_URING=0: the offload's threads): to standard output, with
 # -o, from standard input, with small buffers; a missing file fails with
 # a message. Its thread count (--count-threads) stays within the
-# offload's bound: 2 calls in flight (a read, a write) plus one standby.
+# offload's bound: no more threads than calls in flight at once, 2 here
+# (a read and a write), and one more that /proc may still list for a
+# moment after it left.
 #
 #   test-cat-aio.sh CAT-AIO WORKDIR
 set -eu

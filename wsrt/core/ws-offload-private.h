@@ -60,7 +60,8 @@ const char *ws_offload_get_backend     (WsOffload    *self);
 void        ws_offload_get_counts      (WsOffload    *self,
                                         guint        *n_threads,
                                         guint        *n_in_flight,
-                                        guint        *max_threads_seen);
+                                        guint        *peak_threads,
+                                        guint        *peak_in_flight);
 /* Tests: the next ws_offload_new () uses the threads whatever the kernel
  * allows (as WS_IO_URING=0 does). */
 void        ws_offload_set_force_threads (gboolean    force);

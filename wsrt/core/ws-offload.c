@@ -22,22 +22,28 @@
  *    on its own io-wq threads.
  *  - Threads: a few threads of the offload's own (not the blocking pool's:
  *    its jobs are tasks, and its admission rule delays jobs that compute,
- *    while a syscall here only waits). A submission hands the op to the
- *    idle thread if there is one, starts a thread for it if there are
- *    fewer than max_threads, or queues it for the next thread that is
- *    done. A thread that is done takes the next queued op; with none, it
- *    becomes the idle thread if there is none, and otherwise leaves. It
- *    chooses before it ends the op (and so wakes its caller), so that a
- *    caller that calls again at once finds it as the idle thread rather
- *    than starting another. So there is at most one idle thread (the
- *    standby, which leaves after STANDBY_KEEP_ALIVE_USEC unused), and
- *        n_threads <= min (max_threads, n_in_flight + 1)
- *    where n_in_flight counts the ops submitted and not yet ended, and a
- *    leaving thread's op until the thread is gone. Both sides change
- *    under `lock`, and max_excess records the largest n_threads -
- *    n_in_flight seen there, for the tests. A thread that cannot be
- *    started runs the op on the caller's thread instead: slower, never
- *    stranded.
+ *    while a syscall here only waits). A submission hands the op to an
+ *    idle thread if there is one (the one idle last), starts a thread for
+ *    it if there are fewer than max_threads, or queues it for the next
+ *    thread that is done. A thread that is done takes the next queued op,
+ *    or else lists itself idle. It chooses before it ends the op (and so
+ *    wakes its caller), so that a caller that calls again at once finds
+ *    it idle rather than starting another. An idle thread leaves once it
+ *    has been unused for SURPLUS_GRACE_USEC while another thread is idle
+ *    too, and the last idle one (the standby) after
+ *    STANDBY_KEEP_ALIVE_USEC. So:
+ *      - a thread is started only when every thread runs a call, so
+ *        n_threads <= n_in_flight just after a start, and the threads
+ *        never outnumber the most calls in flight at once (nor
+ *        max_threads);
+ *      - once fewer calls are in flight, the threads beyond them and one
+ *        standby leave within SURPLUS_GRACE_USEC.
+ *    The grace keeps two callers that alternate (a reader and a writer)
+ *    on two threads and a standby, where leaving at once would start and
+ *    end a thread every few calls. n_in_flight counts the ops submitted
+ *    and not yet ended; peak_threads and peak_in_flight, the most seen
+ *    under `lock`, are for the tests. A thread that cannot be started
+ *    runs the op on the caller's thread instead: slower, never stranded.
  *
  * The end of an op (op_end), the same for both backends: its result is
  * written, then `done` is set, then its waker is woken and released. The
@@ -55,7 +61,7 @@
  * models/offload.pml checks the end of an op against both kinds of
  * waiter, that no queued op is stranded, and the bound on the threads;
  * its broken variants read the waiter count before `done`, take the
- * waker after it, stand a second thread by, or leave the queue.
+ * waker after it, start a thread while one is idle, or leave the queue.
  *
  * Teardown (ws_offload_free) happens at the runtime's last unref, so no
  * op is in flight: each holds its task's waker, and each task holds the
@@ -78,9 +84,10 @@
 
 #include "ws-offload-private.h"
 
-/* How long the idle thread of the thread backend stays unused before it
- * leaves. */
+/* How long the last idle thread of the thread backend stays unused
+ * before it leaves, and how long the others do (see the top). */
 #define STANDBY_KEEP_ALIVE_USEC (10 * G_USEC_PER_SEC)
+#define SURPLUS_GRACE_USEC      (20 * 1000)
 
 #ifdef HAVE_LIBURING
 /* Ring sizes: submissions are sent at once, so a small SQ is enough;
@@ -96,6 +103,7 @@ struct _OffloadThread
 {
   WsCond         cond;               /* signalled when `op` is set, or at close */
   WsOffloadOp   *op;                 /* handed to it while it is idle */
+  OffloadThread *next_idle;          /* the idle list's link */
 };
 
 struct _WsOffload
@@ -112,13 +120,15 @@ struct _WsOffload
   WsCond          waiter_cond;       /* ws_offload_wait () */
   _Atomic guint   n_blocking_waiters;
   WsCond          threads_gone;      /* n_threads went down, at close */
-  OffloadThread  *idle;              /* the standby, at most one */
+  OffloadThread  *idle;              /* idle threads, the last idle first */
+  guint           n_idle;
   WsOffloadOp    *queue_head;        /* ops waiting for a thread */
   WsOffloadOp    *queue_tail;
   guint           n_threads;
   guint           max_threads;
   guint           n_in_flight;       /* see the top */
-  gint            max_excess;        /* the largest n_threads - n_in_flight */
+  guint           peak_threads;      /* the most seen, for the tests */
+  guint           peak_in_flight;
   gboolean        closing;
   gboolean        free_on_exit;      /* see "Teardown" at the top */
 };
@@ -218,11 +228,34 @@ op_run (WsOffloadOp *op)
 }
 
 static void
-note_excess_locked (WsOffload *self)
+note_peaks_locked (WsOffload *self)
 {
-  gint excess = (gint) self->n_threads - (gint) self->n_in_flight;
+  self->peak_threads = MAX (self->peak_threads, self->n_threads);
+  self->peak_in_flight = MAX (self->peak_in_flight, self->n_in_flight);
+}
 
-  self->max_excess = MAX (self->max_excess, excess);
+/* With `lock` held. */
+static void
+idle_push_locked (WsOffload     *self,
+                  OffloadThread *t)
+{
+  t->next_idle = self->idle;
+  self->idle = t;
+  self->n_idle++;
+}
+
+/* With `lock` held: takes @t off the idle list, where it is. */
+static void
+idle_remove_locked (WsOffload     *self,
+                    OffloadThread *t)
+{
+  OffloadThread **link = &self->idle;
+
+  while (*link != t)
+    link = &(*link)->next_idle;
+  *link = t->next_idle;
+  t->next_idle = NULL;
+  self->n_idle--;
 }
 
 /* With `lock` held: this thread leaves the pool. */
@@ -262,24 +295,16 @@ offload_thread_main (gpointer data)
     {
       gint64 result = op_run (op);
       WsOffloadOp *next;
-      gboolean leave = FALSE;
+      gint64 idle_since;
 
       /* What this thread does next is chosen before the op's caller is
-       * woken, so that the caller's next call finds it as the standby
-       * instead of starting a thread (see the top). */
+       * woken, so that the caller's next call finds it idle instead of
+       * starting a thread (see the top). */
       ws_lock_lock (&self->lock);
+      self->n_in_flight--;
       next = queue_pop_locked (self);
-      if (next == NULL && (self->idle != NULL || self->closing))
-        leave = TRUE;           /* its op stays counted until it has gone */
-      else
-        {
-          self->n_in_flight--;
-          if (next == NULL)
-            {
-              self->idle = t;
-              note_excess_locked (self);
-            }
-        }
+      if (next == NULL)
+        idle_push_locked (self, t);
       ws_lock_unlock (&self->lock);
 
       op_end (self, op, result);
@@ -287,13 +312,6 @@ offload_thread_main (gpointer data)
       ws_lock_lock (&self->lock);
       if (self->free_on_exit)
         break;
-      if (leave)
-        {
-          self->n_in_flight--;
-          thread_leave_locked (self, t);
-          ws_lock_unlock (&self->lock);
-          return NULL;
-        }
       if (next != NULL)
         {
           ws_lock_unlock (&self->lock);
@@ -301,21 +319,28 @@ offload_thread_main (gpointer data)
           continue;
         }
 
-      /* The standby: an op is handed to it in `t->op`, maybe while it
-       * was still ending the last one. */
-      {
-        gint64 deadline = g_get_monotonic_time () + STANDBY_KEEP_ALIVE_USEC;
+      /* Idle: an op is handed to it in `t->op`, maybe while it was still
+       * ending the last one. It leaves after the grace if another thread
+       * is idle too, after the keep-alive if not, or at close. */
+      idle_since = g_get_monotonic_time ();
+      while (t->op == NULL && !self->closing)
+        {
+          gint64 now = g_get_monotonic_time ();
 
-        while (t->op == NULL && !self->closing)
-          if (!ws_cond_wait_until (&t->cond, &self->lock, deadline))
+          if (self->n_idle > 1 && now >= idle_since + SURPLUS_GRACE_USEC)
             break;
-      }
+          if (now >= idle_since + STANDBY_KEEP_ALIVE_USEC)
+            break;
+          ws_cond_wait_until (&t->cond, &self->lock,
+                              idle_since + (self->n_idle > 1 ? SURPLUS_GRACE_USEC
+                                                             : STANDBY_KEEP_ALIVE_USEC));
+        }
       op = g_steal_pointer (&t->op);
       if (op == NULL)
         {
-          /* Unused for the keep-alive, or closing: still the idle one,
-           * since only a submission that hands it an op unlists it. */
-          self->idle = NULL;
+          /* Still listed: only a submission that hands it an op
+           * unlists it. */
+          idle_remove_locked (self, t);
           thread_leave_locked (self, t);
           ws_lock_unlock (&self->lock);
           return NULL;
@@ -364,9 +389,11 @@ threads_submit (WsOffload   *self,
 
   ws_lock_lock (&self->lock);
   self->n_in_flight++;
+  note_peaks_locked (self);
   if (self->idle != NULL)
     {
-      t = g_steal_pointer (&self->idle);
+      t = self->idle;
+      idle_remove_locked (self, t);
       t->op = op;
       ws_cond_signal (&t->cond);
       ws_lock_unlock (&self->lock);
@@ -383,8 +410,9 @@ threads_submit (WsOffload   *self,
       ws_lock_unlock (&self->lock);
       return;
     }
+  /* Every thread runs a call: n_threads <= n_in_flight after this. */
   self->n_threads++;
-  note_excess_locked (self);
+  note_peaks_locked (self);
   ws_lock_unlock (&self->lock);
 
   t = g_new0 (OffloadThread, 1);
@@ -648,21 +676,22 @@ void
 ws_offload_get_counts (WsOffload *self,
                        guint     *n_threads,
                        guint     *n_in_flight,
-                       guint     *max_threads_seen)
+                       guint     *peak_threads,
+                       guint     *peak_in_flight)
 {
   ws_lock_lock (&self->lock);
   if (self->uring)
     {
-      *n_threads = 1;
-      *n_in_flight = atomic_load_explicit (&self->uring_in_flight, memory_order_relaxed);
-      *max_threads_seen = 1;
+      *n_threads = *peak_threads = 1;
+      *n_in_flight = *peak_in_flight =
+        atomic_load_explicit (&self->uring_in_flight, memory_order_relaxed);
     }
   else
     {
       *n_threads = self->n_threads;
       *n_in_flight = self->n_in_flight;
-      /* The bound of the top, as observed: in-flight calls plus this. */
-      *max_threads_seen = (guint) MAX (self->max_excess, 0);
+      *peak_threads = self->peak_threads;
+      *peak_in_flight = self->peak_in_flight;
     }
   ws_lock_unlock (&self->lock);
 }
@@ -707,8 +736,8 @@ ws_offload_free (WsOffload *self)
   ws_lock_lock (&self->lock);
   g_assert (self->queue_head == NULL);
   self->closing = TRUE;
-  if (self->idle != NULL)
-    ws_cond_signal (&self->idle->cond);
+  for (OffloadThread *t = self->idle; t != NULL; t = t->next_idle)
+    ws_cond_signal (&t->cond);
   /* This thread, if it is one of ours, stays counted until it frees. */
   while (self->n_threads > (own_thread ? 1u : 0u))
     ws_cond_wait (&self->threads_gone, &self->lock);
