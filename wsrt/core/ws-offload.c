@@ -506,9 +506,12 @@ uring_get_sqe_locked (WsOffload *self)
   return sqe;
 }
 
-/* With `sq_lock` held: sends what the SQ holds. An error other than a
- * transient one would leave ops stranded: it cannot happen for a ring
- * that accepted these opcodes, so it is fatal. */
+/* With `sq_lock` held: sends what the SQ holds. A transient error (a
+ * signal, a full CQ, memory the kernel could not get) is waited out and
+ * the send tried again, so a queued op is delayed, never dropped. Any
+ * other error means the ring itself is broken (EBADF, EFAULT, EINVAL on
+ * a ring that accepted these opcodes at its start): no op sent to it
+ * could ever complete, so it is fatal rather than a hang. */
 static void
 uring_submit_locked (WsOffload *self)
 {
@@ -518,7 +521,7 @@ uring_submit_locked (WsOffload *self)
 
       if (r >= 0)
         return;
-      if (r != -EINTR && r != -EAGAIN && r != -EBUSY)
+      if (r != -EINTR && r != -EAGAIN && r != -EBUSY && r != -ENOMEM)
         g_error ("io_uring_submit: %s", g_strerror (-r));
       g_usleep (100);
     }
@@ -574,8 +577,13 @@ uring_reaper_main (gpointer data)
       unsigned head, n = 0;
       int r = io_uring_wait_cqe (&self->ring, &cqe);
 
-      if (r == -EINTR || r == -EAGAIN)
-        continue;
+      /* Transient, as for the submit: wait it out. */
+      if (r == -EINTR || r == -EAGAIN || r == -ENOMEM)
+        {
+          if (r == -ENOMEM)
+            g_usleep (100);
+          continue;
+        }
       if (r < 0)
         g_error ("io_uring_wait_cqe: %s", g_strerror (-r));
       io_uring_for_each_cqe (&self->ring, head, cqe)
