@@ -114,6 +114,7 @@ delivery_dispatch (GSource     *source,
                    gpointer     user_data)
 {
   WsDelivery *self = (WsDelivery *) source;
+  gint64 trace_begin = ws_trace_begin ();
   WsFrameSlice slice;
 
   /* With a batch left, deliver from it only (see the top). */
@@ -141,6 +142,7 @@ delivery_dispatch (GSource     *source,
         break;
     }
   ws_frame_slice_note_backlog (source, &self->backlogged, self->batch != NULL);
+  ws_trace_end (trace_begin, WS_TRACE_DELIVERY_SLICE, slice.items);
 
   return G_SOURCE_CONTINUE;
 }

@@ -549,7 +549,9 @@ ws_fiber_suspend (WsContext *context)
     }
 
   f->state = FIBER_SUSPENDED;
+  ws_trace_fiber_waiting (1);
   ws_fiber_ctx_suspend (&f->ctx);
+  ws_trace_fiber_waiting (-1);
   /* Resumed, maybe on another thread: read only the fiber's own fields
    * (the top of ws-fiber-switch.c). */
   return !f->cancelled;

@@ -1164,12 +1164,16 @@ ws_block_in_place (WsBlockingFunc   func,
                    gpointer         user_data,
                    GError         **error)
 {
+  gint64 trace_begin;
+
   g_return_val_if_fail (func != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
+  trace_begin = ws_trace_begin ();
   if (!ws_core_block_in_place_begin (error))
     return FALSE;
 
   func (user_data);
+  ws_trace_end (trace_begin, WS_TRACE_BLOCK_IN_PLACE, 0);
   return TRUE;
 }

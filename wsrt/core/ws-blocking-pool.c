@@ -195,6 +195,7 @@ ws_blocking_pool_new (const WsConfig *config,
   WsBlockingPool *self = g_aligned_alloc0 (1, sizeof (WsBlockingPool), 64);
 
   self->host.vtable = &blocking_host_vtable;
+  self->host.trace_kind = WS_TRACE_BLOCKING_JOB;
   self->host.registry = &self->registry;
   self->host.runtime = runtime;
   ws_task_registry_init (&self->registry);

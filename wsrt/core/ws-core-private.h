@@ -18,6 +18,8 @@
  *  - the frame budget of a dispatch on an application's context
  *    (ws-frame-slice-private.h), which the completions' source shares
  *    with the local executors;
+ *  - Sysprof's marks (ws-trace-private.h), for the completions' slices,
+ *    ws_block_in_place and fibers;
  *  - below, what the calling thread is, block_in_place's policy, the
  *    context of a local task, and the statistics a metrics snapshot
  *    reads, so that the face never walks a worker, a pool or an executor.
@@ -42,6 +44,7 @@
 #include "ws-runtime-core-private.h"
 #include "ws-time-private.h"
 #include "ws-timer-driver-private.h"
+#include "ws-trace-private.h"
 #include "ws-waker-private.h"
 
 G_BEGIN_DECLS

@@ -62,6 +62,7 @@
 #include "ws-local-executor-private.h"
 #include "ws-task-fifo-private.h"
 #include "ws-chaos-private.h"
+#include "ws-trace-private.h"
 
 /* The executors of one runtime: one per GMainContext, in a table until
  * shutdown, then on the list of detached executors until their tasks have
@@ -226,6 +227,7 @@ run_slice (WsLocalExecutor *self,
   const WsRuntimeRef *prev_runtime = ws_thread.runtime;
   gboolean prev_in_dispatch = ws_thread.in_local_dispatch;
   GMainContext *prev_host_context = ws_thread.host_context;
+  gint64 trace_begin = ws_trace_begin ();
   WsFrameSlice slice;
   WsContext cx;
   gboolean more;
@@ -263,6 +265,7 @@ run_slice (WsLocalExecutor *self,
   more = !ws_task_fifo_is_empty (&self->queue);
   ws_lock_unlock (&self->lock);
 
+  ws_trace_end (trace_begin, WS_TRACE_LOCAL_SLICE, slice.items);
   return more;
 }
 
@@ -485,6 +488,7 @@ ws_local_executors_lookup (WsLocalExecutors *set,
       self = g_aligned_alloc0 (1, sizeof (WsLocalExecutor), 64); /* members on lines of their own */
       atomic_init (&self->ref_count, 1);     /* the table's */
       self->host.vtable = &local_host_vtable;
+      self->host.trace_kind = WS_TRACE_LOCAL_TASK;
       self->host.registry = &self->registry;
       ws_task_registry_init (&self->registry);
       ws_runtime_ref_acquire (set->runtime);

@@ -93,6 +93,9 @@ struct _WsRawTask
   guint8           counted;          /* accepted: counted alive until complete() */
   guint8           has_tail;         /* allocated with a tail: ws_raw_task_new_with_tail */
   WsCancelHook *_Atomic cancel_hook; /* set once, by the poller; NULL mostly */
+#ifdef WS_ENABLE_SYSPROF
+  gint64           trace_begin;      /* the spawn's ws_trace_begin (): 0 unless recorded */
+#endif
   union
   {
     struct

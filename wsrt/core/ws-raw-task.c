@@ -100,6 +100,7 @@
 #include "ws-chaos-private.h"
 #include "ws-lock-private.h"
 #include "ws-error.h"
+#include "ws-trace-private.h"
 
 /* "Stale wakers" above. The value of `bound` that marks a zombie: set
  * by complete () before its unref, read by dealloc () after the last. */
@@ -164,6 +165,44 @@ static _Atomic gint64 n_live_tasks;
 # define COUNT_LIVE(n) ((void) 0)
 #endif
 
+/* ---- Sysprof marks (ws-trace-private.h) --------------------------------- */
+
+/* The name a task's span carries in Sysprof, or NULL for its kind's
+ * ("task", "blocking job", "local task"). Where task names are kept, this
+ * returns the task's. */
+static inline const char *
+trace_task_name (WsRawTask *task)
+{
+  return NULL;
+}
+
+static inline void
+trace_spawn (WsRawTask *task)
+{
+#ifdef WS_ENABLE_SYSPROF
+  task->trace_begin = ws_trace_begin ();
+#endif
+}
+
+/* The end of @task's span, with RUNNING held and the outcome stored. */
+static inline void
+trace_end (WsRawTask *task)
+{
+#ifdef WS_ENABLE_SYSPROF
+  static const char *const outcomes[] = {
+    [WS_RESULT_NONE] = "ready",
+    [WS_RESULT_POINTER] = "ready",
+    [WS_RESULT_PAYLOAD] = "ready",
+    [WS_RESULT_UINT64] = "ready",
+    [WS_RESULT_ERROR] = "error",
+    [WS_RESULT_CANCELLED] = "cancelled",
+  };
+
+  ws_trace_task_end (task->trace_begin, task->host->trace_kind, trace_task_name (task),
+                     outcomes[task->result_kind]);
+#endif
+}
+
 gint64
 ws_raw_task_get_n_live (void)
 {
@@ -218,6 +257,7 @@ init_task (WsRawTask      *task,
    * the task registry's. */
   ws_task_state_init (&task->state, join_interest);
   COUNT_LIVE (1);
+  trace_spawn (task);
 
   return task;
 }
@@ -437,6 +477,8 @@ complete (WsRawTask *task)
   guint n_unref = 1;
 
   WS_CHAOS_POINT ();
+
+  trace_end (task);
 
   /* Leave the task registry before COMPLETE is published, so that the
    * alive-task count is right by the time a waiter looks: a handle that

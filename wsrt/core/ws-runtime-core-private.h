@@ -47,6 +47,12 @@ struct _WsRuntimeCore
   WsCond             cond;
   gboolean           shutdown_begun;
   gboolean           closing_done;    /* step 1 of shutdown is over */
+
+  /* Sysprof's counters (ws-trace-private.h): the sampler's id (0 unless
+   * recorded), and what the last sample read, the sampler's alone. */
+  guint              trace_sampler;
+  gint64             trace_busy_usec;
+  gint64             trace_time;
 };
 
 WsRuntimeCore *ws_runtime_core_new             (const WsConfig *settings);

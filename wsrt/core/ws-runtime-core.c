@@ -59,6 +59,7 @@
 
 #include "ws-runtime-core-private.h"
 #include "ws-time-private.h"
+#include "ws-trace-private.h"
 #include "ws-worker-private.h"
 
 static void runtime_last_unref (WsRuntimeRef *ref);
@@ -81,6 +82,40 @@ run_adopted_thread (gpointer blocking)
   ws_blocking_pool_run_adopted (blocking);
 }
 
+/* Sysprof's counters of this runtime, on the sampling thread
+ * (ws-trace.c), which holds @data until ws_trace_remove_sampler () in
+ * runtime_last_unref. Reads only what the pools count already, as a
+ * metrics snapshot does (ws_core_read_stats, whose orders apply). */
+static void
+trace_sample (gpointer       data,
+              WsTraceSample *sample)
+{
+  WsRuntimeCore *self = data;
+  WsWorkerPool *pool = self->pool;
+  gint64 now = g_get_monotonic_time ();
+  gint64 busy = 0;
+  gint64 queued = ws_inject_queue_len (&pool->inject);
+  guint n_threads, n_idle, n_queued;
+
+  for (guint i = 0; i < pool->n_workers; i++)
+    {
+      WsWorker *w = pool->workers[i];
+
+      /* Relaxed: a counter with one writer, as in ws_core_read_stats. */
+      busy += atomic_load_explicit (&w->core.stats.busy_usec, memory_order_relaxed);
+      queued += ws_local_queue_len (&w->core.queue);
+    }
+  if (self->trace_time != 0 && now > self->trace_time)
+    sample->busy_workers = (gdouble) (busy - self->trace_busy_usec) / (now - self->trace_time);
+  self->trace_busy_usec = busy;
+  self->trace_time = now;
+
+  ws_blocking_pool_get_counts (self->blocking, &n_threads, &n_idle, &n_queued);
+  sample->queued_tasks = queued;
+  sample->blocking_threads = n_threads;
+  sample->blocking_queued = n_queued;
+}
+
 WsRuntimeCore *
 ws_runtime_core_new (const WsConfig *settings)
 {
@@ -100,6 +135,8 @@ ws_runtime_core_new (const WsConfig *settings)
   hand_off.run = run_adopted_thread;
   hand_off.data = self->blocking;
   self->pool = ws_worker_pool_new (&self->config, &self->ref, &hand_off);
+  ws_trace_init ();
+  self->trace_sampler = ws_trace_add_sampler (trace_sample, self);
   return self;
 }
 
@@ -126,6 +163,7 @@ runtime_last_unref (WsRuntimeRef *ref)
   if (!ws_runtime_core_is_shutdown (self))
     ws_runtime_core_shutdown (self, -1);
 
+  ws_trace_remove_sampler (self->trace_sampler);
   ws_worker_pool_free (self->pool);
   ws_blocking_pool_free (self->blocking);
   ws_local_executors_free (self->locals);

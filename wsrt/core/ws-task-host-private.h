@@ -32,6 +32,7 @@
 #include <glib.h>
 
 #include "ws-runtime-ref-private.h"
+#include "ws-trace-private.h"
 
 G_BEGIN_DECLS
 
@@ -81,6 +82,9 @@ struct _WsTaskHost
   /* Ended tasks that something still holds by a waker (ws-raw-task.c,
    * "Stale wakers"), under the task core's zombie lock. */
   WsRawTask             *zombies;
+  /* What this host's tasks are in Sysprof's marks (ws-trace-private.h):
+   * WS_TRACE_TASK, WS_TRACE_BLOCKING_JOB or WS_TRACE_LOCAL_TASK. */
+  WsTraceKind            trace_kind;
 };
 
 static inline void

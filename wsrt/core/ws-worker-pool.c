@@ -223,6 +223,7 @@ ws_worker_pool_new (const WsConfig        *config,
 
   g_assert (n > 0);
   self->host.vtable = &pool_host_vtable;
+  self->host.trace_kind = WS_TRACE_TASK;
   self->host.registry = &self->registry;
   self->host.bind_on_pending = TRUE;
   self->host.runtime = runtime;

@@ -46,6 +46,7 @@
 #include "ws-worker-private.h"
 #include "ws-worker-pool-private.h"
 #include "ws-chaos-private.h"
+#include "ws-trace-private.h"
 #include "ws-error.h"
 #include "ws-fiber-stack-private.h"
 
@@ -455,6 +456,7 @@ park (WsWorker *w)
 {
   WsWorkerPool *s = w->pool;
   gboolean is_last_searcher;
+  gint64 trace_begin;
   gint64 now;
 
   if (w->core.just_unparked)
@@ -501,6 +503,7 @@ park (WsWorker *w)
   WS_STAT_ADD (w, busy_usec, now - w->core.busy_since);
 
   WS_STAT_INC (w, parks);
+  trace_begin = ws_trace_begin ();
   w->in_park = TRUE;
   for (;;)
     {
@@ -518,6 +521,7 @@ park (WsWorker *w)
         }
     }
   w->in_park = FALSE;
+  ws_trace_end (trace_begin, WS_TRACE_PARK, 0);
 
   WS_STAT_INC (w, unparks);
   w->core.just_unparked = TRUE;
