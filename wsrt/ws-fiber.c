@@ -397,16 +397,21 @@ ws_runtime_spawn_fiber (WsRuntime      *self,
  * ws_runtime_spawn_fiber_full: (skip)
  * @self: a #WsRuntime
  * @stack_size: the usable size of the fiber's stack in bytes; 0 for
- *   [property@Ws.Runtime:fiber-stack-size]; at least 16384
+ *   [property@Ws.Runtime:fiber-stack-size]; at most 1073741824 (1 GiB)
  * @func: (scope notified) (closure user_data) (destroy destroy): the
  *   fiber's body
  * @user_data: data for @func
  * @destroy: (nullable): frees @user_data once @func has returned
  *
  * Spawns a fiber as [method@Ws.Runtime.spawn_fiber] does, with a stack of
- * @stack_size bytes (rounded up to pages; a smaller size than 16384 is
- * raised to it), and returns a [struct@Ws.JoinHandle]: no GObject per
+ * @stack_size bytes, and returns a [struct@Ws.JoinHandle]: no GObject per
  * fiber.
+ *
+ * The size is rounded up to pages. Its bounds are those of
+ * [property@Ws.Runtime:fiber-stack-size]: a size from 1 to 16383 is raised
+ * to 16384, and one above 1073741824 (1 GiB) is a programmer error (a
+ * critical; the fiber is not spawned, @destroy runs at once and %NULL is
+ * returned).
  *
  * Returns: (transfer full): the join handle of the fiber
  */

@@ -420,10 +420,14 @@ wrong_result_kind (const char   *strfunc,
  * A handle is ended once. Using it after it ended (finishing it twice,
  * say) is a programmer error, reported by a critical ("join handle
  * already finished") while the task's memory has not been reused: always
- * in an ASan build while the memory is in ASan's quarantine, and in
- * other builds until the next spawn on this thread takes that memory for
- * a new task. After that nothing can tell, as for any pointer used after
- * it was freed; in particular a handle turned into a [class@Ws.Task]
+ * in an ASan build while the memory is in ASan's quarantine. In other
+ * builds the memory goes to a per-thread cache of the thread that freed
+ * the task, which may be the worker that completed it, not the caller,
+ * and from there to any spawn on any thread: no call of the caller's
+ * bounds how long the critical stays possible, and a use after the end may
+ * read another task's memory at any time. After that reuse nothing can
+ * tell, as for any pointer used after it was freed; in particular a
+ * handle turned into a [class@Ws.Task]
  * with [method@Ws.JoinHandle.into_task] looks alive as long as the
  * #WsTask is.
  *
