@@ -982,36 +982,100 @@ test_suspend_in_dispatch (void)
 
 /* ---- stack overflow ----------------------------------------------------- */
 
-/* A fiber that overflows its stack hits the guard page: SIGSEGV kills the
- * process. The child's runtime sets fiber-stack-size to 32 KiB and its
+/* A fiber that overflows its stack hits the guard page, and the process
+ * dies of SIGSEGV, as a thread's overflow kills it. Before it dies, wsrt's
+ * handler (ws-fiber-overflow.c), on an alternate signal stack, names the
+ * fiber (its task and its function, which the child prints first) and the
+ * stack size. The child's runtime sets fiber-stack-size to 32 KiB and its
  * fiber recurses as deep-recursion's does, which fits the default stack:
- * the property is what makes it overflow. Under ASan, whose handler runs on an alternate signal stack,
- * ASan reports a stack overflow and exits with an error; TSan's handler
- * has no alternate stack, so the kernel kills the process as without it.
- * Run in a child of this program (WS_TEST_FIBER_OVERFLOW). */
+ * the property is what makes it overflow. Under ASan, whose own handler
+ * takes SIGSEGV and wsrt installs none, ASan reports a stack overflow and
+ * exits with an error. Run in a child of this program
+ * (WS_TEST_FIBER_OVERFLOW). */
 static void
-test_stack_overflow (void)
+run_child (const char  *mode,
+           char       **out,
+           char       **err,
+           gint        *status)
 {
   g_autofree char *prog = g_file_read_link ("/proc/self/exe", NULL);
   const char *argv[] = { prog, NULL };
-  g_auto(GStrv) envp = g_environ_setenv (g_get_environ (), "WS_TEST_FIBER_OVERFLOW", "1", TRUE);
-  g_autofree char *out = NULL;
-  g_autofree char *err = NULL;
+  g_auto(GStrv) envp = g_environ_setenv (g_get_environ (), "WS_TEST_FIBER_OVERFLOW", mode, TRUE);
   g_autoptr(GError) error = NULL;
-  gint status = 0;
 
   g_assert_nonnull (prog);
   g_assert_true (g_spawn_sync (NULL, (char **) argv, envp, G_SPAWN_DEFAULT, NULL, NULL,
-                               &out, &err, &status, &error));
+                               out, err, status, &error));
   g_assert_no_error (error);
-  g_test_message ("child: status %d, stderr: %s", status, err);
+  g_test_message ("child %s: status %d, stdout: %s, stderr: %s", mode, *status, *out, *err);
+}
+
+static void
+test_stack_overflow (void)
+{
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  gint status = 0;
+
+  run_child ("plain", &out, &err, &status);
 #ifdef __SANITIZE_ADDRESS__
   /* An error exit, or SIGABRT with ASAN_OPTIONS=abort_on_error=1. */
   g_assert_false (WIFEXITED (status) && WEXITSTATUS (status) == 0);
   g_assert_nonnull (strstr (err, "ERROR: AddressSanitizer: stack-overflow"));
 #else
-  g_assert_true (WIFSIGNALED (status));
-  g_assert_cmpint (WTERMSIG (status), ==, SIGSEGV);
+  {
+    g_auto(GStrv) names = g_strsplit (g_strstrip (out), " ", 2);
+    g_autofree char *task = NULL;
+    g_autofree char *func = NULL;
+
+    /* The child printed "TASK FUNC" before it waited. */
+    g_assert_cmpuint (g_strv_length (names), ==, 2);
+    task = g_strdup_printf ("task %s", names[0]);
+    func = g_strdup_printf ("function %s", names[1]);
+    g_assert_true (WIFSIGNALED (status));
+    g_assert_cmpint (WTERMSIG (status), ==, SIGSEGV);
+    g_assert_nonnull (strstr (err, "wsrt: a fiber overflowed its stack"));
+    g_assert_nonnull (strstr (err, task));
+    g_assert_nonnull (strstr (err, func));
+    g_assert_nonnull (strstr (err, "its stack of 32768 bytes"));
+  }
+#endif
+}
+
+/* The application's own SIGSEGV handler, installed before the first
+ * fiber (ws-fiber-overflow.c, "The rules"): wsrt's handler, installed at
+ * the first resume, passes it every fault that is not a fiber's overflow,
+ * and after its message on an overflow the fault goes to it too. It
+ * exits with 3 (it runs on the alternate signal stack that wsrt gave the
+ * thread, as it asks with SA_ONSTACK). Not under ASan: wsrt installs no
+ * handler there. */
+static void
+test_stack_overflow_chains (void)
+{
+#ifdef __SANITIZE_ADDRESS__
+  g_test_skip ("ASan takes SIGSEGV; wsrt installs no handler under ASan");
+#else
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  gint status = 0;
+
+  /* A fault outside any fiber: the application's handler, no message. */
+  run_child ("app-fault", &out, &err, &status);
+  g_assert_true (WIFEXITED (status));
+  g_assert_cmpint (WEXITSTATUS (status), ==, 3);
+  g_assert_nonnull (strstr (err, "application handler: fault"));
+  g_assert_null (strstr (err, "wsrt: a fiber overflowed its stack"));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  /* An overflow: the message, then the application's handler. */
+  run_child ("app-overflow", &out, &err, &status);
+  g_assert_true (WIFEXITED (status));
+  g_assert_cmpint (WEXITSTATUS (status), ==, 3);
+  g_assert_nonnull (strstr (err, "wsrt: a fiber overflowed its stack"));
+  g_assert_nonnull (strstr (err, "application handler: fault"));
+  g_assert_true (strstr (err, "wsrt: a fiber overflowed its stack")
+                 < strstr (err, "application handler: fault"));
 #endif
 }
 
@@ -1246,14 +1310,73 @@ test_run_in_thread_after_cancel (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* Waits for the go, then recurses deep. */
+static void
+overflowing_fiber (WsContext *cx,
+                   gpointer   user_data)
+{
+  WsOneshot *go = user_data;
+  g_autoptr(GError) error = NULL;
+  gpointer item = NULL;
+
+  if (!WS_FIBER_AWAIT (cx, ws_oneshot_poll (go, cx, &item, &error)))
+    return;
+  ws_context_return_uint64 (cx, recurse (500));
+}
+
+static void
+app_segv_handler (int        sig,
+                  siginfo_t *info,
+                  void      *uctx)
+{
+  static const char msg[] = "application handler: fault\n";
+
+  (void) !write (STDERR_FILENO, msg, sizeof msg - 1);
+  _exit (3);
+}
+
+static void
+noop_fiber (WsContext *cx,
+            gpointer   user_data)
+{
+}
+
 static int
-run_overflow_child (void)
+run_overflow_child (const char *mode)
 {
   WsRuntime *rt = g_initable_new (WS_TYPE_RUNTIME, NULL, NULL, "n-workers", 1,
                                   "fiber-stack-size", 32 * 1024, NULL);
-  WsTask *t = ws_runtime_spawn_fiber (rt, deep_fiber, GUINT_TO_POINTER (500), NULL);
+  WsOneshot *go = ws_oneshot_new (NULL);
+  WsJoinHandle *h;
 
-  ws_task_wait (t, NULL, NULL);
+  if (g_str_has_prefix (mode, "app-"))
+    {
+      struct sigaction action = { .sa_sigaction = app_segv_handler,
+                                  .sa_flags = SA_SIGINFO | SA_ONSTACK };
+
+      sigemptyset (&action.sa_mask);
+      g_assert_cmpint (sigaction (SIGSEGV, &action, NULL), ==, 0);
+    }
+  if (g_str_equal (mode, "app-fault"))
+    {
+      /* A fiber first, so that wsrt's handler is there; then a fault
+       * outside any fiber. */
+      volatile char *page = mmap (NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+      h = ws_runtime_spawn_fiber_full (rt, 0, noop_fiber, NULL, NULL);
+      g_assert_true (ws_join_handle_wait (h, NULL));
+      ws_join_handle_free (h);
+      page[0] = 1;
+      return 0;                      /* not reached */
+    }
+
+  /* The handle is the task's address, which the message names; printed
+   * before the fiber may overflow. */
+  h = ws_runtime_spawn_fiber_full (rt, 0, overflowing_fiber, go, NULL);
+  g_print ("%p %p\n", (gpointer) h, (gpointer) overflowing_fiber);
+  fflush (stdout);
+  ws_oneshot_send (go, NULL);
+  ws_join_handle_wait (h, NULL);
   return 0;                          /* not reached */
 }
 
@@ -1269,6 +1392,7 @@ static const WsTestDef tests[] = {
   { "/fiber/many-pending", test_many_pending },
   { "/fiber/stack-reuse", test_stack_reuse },
   { "/fiber/stack-overflow", test_stack_overflow },
+  { "/fiber/stack-overflow/chains", test_stack_overflow_chains },
   { "/fiber/await-runs-child-first", test_await_runs_child_first },
   { "/fiber/await-chain-small-stack", test_await_chain_small_stack },
   { "/fiber/run-in-thread", test_run_in_thread },
@@ -1283,6 +1407,6 @@ main (int   argc,
       char *argv[])
 {
   if (g_getenv ("WS_TEST_FIBER_OVERFLOW") != NULL)
-    return run_overflow_child ();
+    return run_overflow_child (g_getenv ("WS_TEST_FIBER_OVERFLOW"));
   return ws_test_run_all (&argc, &argv, tests, G_N_ELEMENTS (tests));
 }

@@ -244,6 +244,9 @@ fiber_poll (WsContext *cx,
           return WS_POLL_READY;
         }
       ws_fiber_ctx_init (&f->ctx, f->stack, fiber_main, f);
+      /* What a stack overflow's message names (ws-fiber-overflow.c). */
+      f->ctx.task = cx->task;
+      f->ctx.func = (gconstpointer) f->func;
     }
 
   f->cx.task = cx->task;

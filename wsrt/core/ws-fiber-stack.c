@@ -11,12 +11,13 @@
  * first touched, so a fiber that waits with a shallow stack costs the
  * pages it touched (doc/performance.md, "Fibers"), not its stack size.
  *
- * A stack overflow runs into the guard and the kernel sends SIGSEGV. The
- * signal cannot be handled on the overflowed stack, so without an
- * alternate signal stack the process dies of SIGSEGV; under ASan, whose
- * handler runs on its own alternate stack, ASan reports the overflow and
- * exits. A single frame larger than the guard can jump over it, as on
- * any thread's stack.
+ * A stack overflow runs into the guard and the kernel sends SIGSEGV.
+ * wsrt's handler, on an alternate signal stack, writes a line naming the
+ * fiber and its stack size, and the process then dies of SIGSEGV as it
+ * would have (ws-fiber-overflow.c); under ASan, whose handler runs on its
+ * own alternate stack, ASan reports the overflow and exits. A single
+ * frame larger than the guard can jump over it, as on any thread's
+ * stack.
  *
  * Ownership: a stack belongs to one fiber from ws_fiber_stack_get () to
  * ws_fiber_stack_release (), which its poller calls once the fiber's

@@ -40,14 +40,22 @@ typedef struct
   gpointer    tsan_fiber;            /* TSan: this side as a TSan fiber */
 } WsFiberSide;
 
-typedef struct
+typedef struct _WsFiberCtx WsFiberCtx;
+struct _WsFiberCtx
 {
-  WsFiberSide   fiber;
-  WsFiberSide   poller;              /* whoever resumed the fiber last */
-  WsFiberStack *stack;
-  WsFiberEntry  entry;
-  gpointer      entry_arg;
-} WsFiberCtx;
+  WsFiberSide       fiber;
+  WsFiberSide       poller;          /* whoever resumed the fiber last */
+  WsFiberStack     *stack;
+  WsFiberEntry      entry;
+  gpointer          entry_arg;
+  /* While it runs: the fiber the poller itself ran on, if any (a fiber
+   * that resumes another inline), for the overflow handler. */
+  const WsFiberCtx *outer;
+  /* What the overflow message names (ws-fiber-overflow.c): set by the
+   * owner after init, or NULL. */
+  gconstpointer     task;
+  gconstpointer     func;
+};
 
 void     ws_fiber_ctx_init    (WsFiberCtx   *ctx,
                                WsFiberStack *stack,

@@ -56,6 +56,8 @@
 #include <string.h>
 
 #include "ws-fiber-switch-private.h"
+#include "ws-fiber-overflow-private.h"
+#include "ws-thread-private.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 # define WS_ASAN 1
@@ -381,6 +383,10 @@ switch_sides (WsFiberSide *from,
 G_GNUC_NO_INLINE void
 ws_fiber_ctx_resume (WsFiberCtx *ctx)
 {
+  /* The poller's side: this thread, before and after the switch. */
+  ws_fiber_overflow_prepare_thread ();
+  ctx->outer = ws_thread.fiber;
+  ws_thread.fiber = ctx;
 #ifdef WS_TSAN
   ctx->poller.tsan_fiber = __tsan_get_current_fiber ();
   __tsan_switch_to_fiber (ctx->fiber.tsan_fiber, 0);
@@ -393,6 +399,7 @@ ws_fiber_ctx_resume (WsFiberCtx *ctx)
 #ifdef WS_ASAN
   __sanitizer_finish_switch_fiber (ctx->poller.asan_fake_stack, NULL, NULL);
 #endif
+  ws_thread.fiber = ctx->outer;
 }
 
 /**

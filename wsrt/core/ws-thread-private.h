@@ -30,6 +30,7 @@ G_BEGIN_DECLS
 struct _WsWorker;
 struct _WsBlockingPool;
 struct _WsRuntimeRef;
+struct _WsFiberCtx;
 
 /* A block of the task allocator while it is cached: its first words
  * link it (ws-task-allocator.c). */
@@ -85,6 +86,14 @@ typedef struct
   gint                        ref_credit;
   /* The schedule perturbation's generator (ws-chaos.c). */
   guint64                     chaos_rng;
+  /* The fiber this thread runs now, innermost (ws-fiber-switch.c): set on
+   * the poller's side of a resume and restored after it. The overflow
+   * handler reads it in a signal handler (ws-fiber-overflow.c), which the
+   * initial-exec model makes one load. */
+  const struct _WsFiberCtx   *fiber;
+  /* This thread's alternate signal stack for that handler, by
+   * ws-fiber-overflow.c's enum: 0 until the thread first resumes a fiber. */
+  guint8                      altstack;
 } WsThread;
 
 extern _Thread_local WsThread ws_thread WS_TLS_INITIAL_EXEC;
