@@ -1042,6 +1042,88 @@ test_stack_overflow (void)
 #endif
 }
 
+static void
+noop_fiber (WsContext *cx,
+            gpointer   user_data)
+{
+}
+
+/* max-fibers caps the fibers of a runtime that hold a stack at once
+ * (ws-fiber-stack.c, "The cap"): the fiber started past it ends at its
+ * first poll with an error that names the property and its value, and
+ * holds no stack; once one of the others returned, the next fiber
+ * starts. By default the cap is a quarter of vm.max_map_count, which the
+ * property reads back. */
+static void
+test_max_fibers (void)
+{
+  g_autoptr(WsRuntime) rt = NULL;
+  g_autoptr(WsRuntime) dflt = ws_runtime_new (1);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *contents = NULL;
+  WsOneshot *shots[3];
+  WsJoinHandle *h[3];
+  WsJoinHandle *refused;
+  WsJoinHandle *later;
+  _Atomic gint waiting = 0;
+  guint64 v = 0;
+  guint max = 0;
+
+  rt = g_initable_new (WS_TYPE_RUNTIME, NULL, &error, "n-workers", 2, "max-fibers", 3, NULL);
+  g_assert_no_error (error);
+  g_object_get (rt, "max-fibers", &max, NULL);
+  g_assert_cmpuint (max, ==, 3);
+
+  for (guint i = 0; i < 3; i++)
+    {
+      ManyArgs *a = g_new0 (ManyArgs, 1);
+
+      a->shot = shots[i] = ws_oneshot_new (NULL);
+      ws_oneshot_ref (a->shot);
+      a->waiting = &waiting;
+      h[i] = ws_runtime_spawn_fiber_full (rt, 0, many_fiber, a, many_args_free);
+    }
+  ws_test_wait_until (atomic_load (&waiting) == 3);
+
+  /* The fourth: refused at its first poll, its function never runs. */
+  refused = ws_runtime_spawn_fiber_full (rt, 0, many_fiber, NULL, NULL);
+  g_assert_true (ws_join_handle_wait (refused, NULL));
+  g_assert_false (ws_join_handle_finish_uint64 (refused, &v, &error));
+  g_assert_error (error, WS_ERROR, WS_ERROR_FAILED);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "max-fibers"));
+  g_assert_nonnull (strstr (error->message, " 3 "));
+  g_clear_error (&error);
+
+  /* One returns: its stack is no longer in use, and a new fiber starts. */
+  g_assert_true (ws_oneshot_send (shots[0], GUINT_TO_POINTER (7)));
+  g_assert_true (ws_join_handle_wait (h[0], NULL));
+  g_assert_true (ws_join_handle_finish_uint64 (h[0], &v, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (v, ==, 7);
+  later = ws_runtime_spawn_fiber_full (rt, 0, noop_fiber, NULL, NULL);
+  g_assert_true (ws_join_handle_wait (later, NULL));
+  g_assert_null (ws_join_handle_finish (later, &error));
+  g_assert_no_error (error);
+
+  for (guint i = 1; i < 3; i++)
+    {
+      g_assert_true (ws_oneshot_send (shots[i], GUINT_TO_POINTER (1)));
+      g_assert_true (ws_join_handle_wait (h[i], NULL));
+      ws_join_handle_free (h[i]);
+    }
+  for (guint i = 0; i < 3; i++)
+    ws_oneshot_unref (shots[i]);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+
+  /* The default: a quarter of the kernel's limit on mappings. */
+  g_object_get (dflt, "max-fibers", &max, NULL);
+  if (g_file_get_contents ("/proc/sys/vm/max_map_count", &contents, NULL, NULL))
+    g_assert_cmpuint (max, ==, g_ascii_strtoull (contents, NULL, 10) / 4);
+  else
+    g_assert_cmpuint (max, >, 0);
+}
+
 /* The application's own SIGSEGV handler, installed before the first
  * fiber (ws-fiber-overflow.c, "The rules"): wsrt's handler, installed at
  * the first resume, passes it every fault that is not a fiber's overflow,
@@ -1335,12 +1417,6 @@ app_segv_handler (int        sig,
   _exit (3);
 }
 
-static void
-noop_fiber (WsContext *cx,
-            gpointer   user_data)
-{
-}
-
 static int
 run_overflow_child (const char *mode)
 {
@@ -1393,6 +1469,7 @@ static const WsTestDef tests[] = {
   { "/fiber/stack-reuse", test_stack_reuse },
   { "/fiber/stack-overflow", test_stack_overflow },
   { "/fiber/stack-overflow/chains", test_stack_overflow_chains },
+  { "/fiber/max-fibers", test_max_fibers },
   { "/fiber/await-runs-child-first", test_await_runs_child_first },
   { "/fiber/await-chain-small-stack", test_await_chain_small_stack },
   { "/fiber/run-in-thread", test_run_in_thread },

@@ -229,18 +229,16 @@ fiber_poll (WsContext *cx,
 
   if G_UNLIKELY (f->state == FIBER_NEW)
     {
-      int saved_errno;
+      GError *error = NULL;
 
-      f->stack = ws_fiber_stack_get (f->stacks, f->stack_size);
+      /* Refused past the runtime's max-fibers, or when the kernel has no
+       * mapping left: the fiber ends with the error, its function never
+       * runs. */
+      f->stack = ws_fiber_stack_get (f->stacks, f->stack_size, &error);
       if (f->stack == NULL)
         {
-          saved_errno = errno;
           f->state = FIBER_DONE;
-          ws_context_return_error (cx, g_error_new (WS_ERROR, WS_ERROR_FAILED,
-                                                    "Could not map a fiber stack of %"
-                                                    G_GSIZE_FORMAT " bytes: %s",
-                                                    f->stack_size,
-                                                    g_strerror (saved_errno)));
+          ws_context_return_error (cx, error);
           return WS_POLL_READY;
         }
       ws_fiber_ctx_init (&f->ctx, f->stack, fiber_main, f);

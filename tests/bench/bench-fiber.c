@@ -52,7 +52,7 @@ ping_entry (gpointer arg)
 static double
 measure_wsrt_switch (void)
 {
-  WsFiberStack *stack = ws_fiber_stack_get (NULL, 64 * 1024);
+  WsFiberStack *stack = ws_fiber_stack_get (NULL, 64 * 1024, NULL);
   guint64 t0, t1;
 
   ws_fiber_ctx_init (&bench_ctx, stack, ping_entry, NULL);
@@ -78,7 +78,7 @@ uc_entry (void)
 static double
 measure_ucontext_switch (void)
 {
-  WsFiberStack *stack = ws_fiber_stack_get (NULL, 64 * 1024);
+  WsFiberStack *stack = ws_fiber_stack_get (NULL, 64 * 1024, NULL);
   guint64 t0, t1;
 
   getcontext (&uc_fiber);
@@ -120,7 +120,7 @@ fc_entry (transfer_t t)
 static double
 measure_fcontext_switch (void)
 {
-  WsFiberStack *stack = ws_fiber_stack_get (NULL, 64 * 1024);
+  WsFiberStack *stack = ws_fiber_stack_get (NULL, 64 * 1024, NULL);
   gsize size = (guint8 *) ws_fiber_stack_top (stack) - (guint8 *) ws_fiber_stack_bottom (stack);
   fcontext_t fc = make_fcontext (ws_fiber_stack_top (stack), size, fc_entry);
   transfer_t t = jump_fcontext (fc, NULL);

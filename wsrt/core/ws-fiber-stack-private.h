@@ -33,11 +33,13 @@ struct _WsFiberStack
 /* A runtime's stacks (ws-fiber-stack.c, "The pool"). */
 typedef struct _WsFiberStackPool WsFiberStackPool;
 
-WsFiberStackPool *ws_fiber_stack_pool_new   (void);
+WsFiberStackPool *ws_fiber_stack_pool_new   (guint             max_in_use);
 void              ws_fiber_stack_pool_free  (WsFiberStackPool *pool);
+guint             ws_fiber_stack_get_default_max_in_use (void);
 
 WsFiberStack     *ws_fiber_stack_get        (WsFiberStackPool *pool,
-                                             gsize             size);
+                                             gsize             size,
+                                             GError          **error);
 void              ws_fiber_stack_release    (WsFiberStackPool *pool,
                                              WsFiberStack     *stack);
 void              ws_fiber_stack_free       (WsFiberStack     *stack);

@@ -75,6 +75,20 @@
  * trims cost a system call per dirty stack, on the way to a park or a
  * spill, never on a get or a release that stays in the cache.
  *
+ * The cap. Each stack takes two memory mappings (the guard and the
+ * stack: the mprotect of the guard splits the one mmap), and the kernel
+ * bounds the mappings of a process (vm.max_map_count, 65530 by
+ * default). Past that bound not only does the next fiber's mmap fail:
+ * every malloc that needs a new mapping fails too, in any library of
+ * the process. So a pool caps the stacks in use at once (got and not yet
+ * released: the fibers that started and have not returned) at its
+ * runtime's max-fibers, by default a quarter of vm.max_map_count (half
+ * the mappings, for the rest of the process and for the stacks that
+ * caches and pools keep). A get past the cap is refused with an error
+ * naming it, before any mapping is made. The count is a relaxed atomic
+ * counter: it orders nothing, and its read-modify-writes alone make the
+ * cap exact (a get that takes the count past it gives its increment back).
+ *
  * Tools: each stack is registered with valgrind (VALGRIND_STACK_REGISTER,
  * when <valgrind/valgrind.h> is there at build time), so that memcheck
  * takes a switch onto it for a stack switch; under ASan a released stack
@@ -90,6 +104,7 @@
 #include <unistd.h>
 
 #include "ws-fiber-stack-private.h"
+#include "ws-error.h"
 #include "ws-lock-private.h"
 #include "ws-thread-private.h"
 
@@ -131,6 +146,9 @@ struct _WsFiberStackPool
   WsLock         lock;
   WsFiberStack  *head;
   _Atomic guint  n;
+  /* Stacks got and not released ("The cap"). */
+  _Atomic guint  n_in_use;
+  guint          max_in_use;
 };
 
 /* A worker thread's cache, for the pool of that worker's runtime. */
@@ -301,13 +319,44 @@ pool_put_list (WsFiberStackPool *pool,
  * Returns: the pool
  */
 WsFiberStackPool *
-ws_fiber_stack_pool_new (void)
+ws_fiber_stack_pool_new (guint max_in_use)
 {
   WsFiberStackPool *pool = g_new0 (WsFiberStackPool, 1);
 
   ws_lock_init (&pool->lock);
   atomic_init (&pool->n, 0);
+  atomic_init (&pool->n_in_use, 0);
+  pool->max_in_use = max_in_use;
   return pool;
+}
+
+/* The kernel's bound on the mappings of a process, or 0 if unknown. */
+static guint64
+max_map_count (void)
+{
+  g_autofree char *contents = NULL;
+
+  if (!g_file_get_contents ("/proc/sys/vm/max_map_count", &contents, NULL, NULL))
+    return 0;
+  return g_ascii_strtoull (contents, NULL, 10);
+}
+
+/**
+ * ws_fiber_stack_get_default_max_in_use:
+ *
+ * The default of a runtime's max-fibers ("The cap"): a quarter of
+ * vm.max_map_count, or no cap where the kernel states no bound.
+ *
+ * Returns: the cap, at least 1
+ */
+guint
+ws_fiber_stack_get_default_max_in_use (void)
+{
+  guint64 max = max_map_count ();
+
+  if (max == 0)
+    return G_MAXUINT;
+  return (guint) CLAMP (max / 4, 1, G_MAXUINT);
 }
 
 /**
@@ -429,16 +478,36 @@ take (StackCache *cache,
  * A stack of @size usable bytes (rounded up to pages): one from the
  * calling worker's cache or from @pool, or a new mapping.
  *
- * Returns: the stack, or NULL with errno set if the mapping failed
+ * With @pool, the stack counts against its cap until it is released
+ * ("The cap").
+ *
+ * Returns: the stack, or NULL with @error set at the cap or if the
+ *   mapping failed
  */
 WsFiberStack *
-ws_fiber_stack_get (WsFiberStackPool *pool,
-                    gsize             size)
+ws_fiber_stack_get (WsFiberStackPool  *pool,
+                    gsize              size,
+                    GError           **error)
 {
   StackCache *cache = pool != NULL ? get_cache (pool) : NULL;
   gsize page = page_size ();
   gsize usable = (size + page - 1) & ~(page - 1);
   WsFiberStack *s = NULL;
+
+  if (pool != NULL
+      && atomic_fetch_add_explicit (&pool->n_in_use, 1, memory_order_relaxed)
+         >= pool->max_in_use)
+    {
+      atomic_fetch_sub_explicit (&pool->n_in_use, 1, memory_order_relaxed);
+      g_set_error (error, WS_ERROR, WS_ERROR_FAILED,
+                   "A fiber could not start: its runtime has %u fibers with a stack "
+                   "already, its max-fibers. Each fiber's stack takes two of the "
+                   "process's memory mappings, which vm.max_map_count bounds for the "
+                   "whole process. Let fibers end before more start (a WsLimiter "
+                   "around the spawns), or raise the runtime's max-fibers",
+                   pool->max_in_use);
+      return NULL;
+    }
 
   if G_LIKELY (cache != NULL)
     s = take (cache, usable);
@@ -448,8 +517,21 @@ ws_fiber_stack_get (WsFiberStackPool *pool,
     s = refill (pool, cache, usable, cache != NULL ? WS_FIBER_STACK_BATCH : 1);
   if (s == NULL)
     s = map_stack (size);
-  if (s != NULL)
-    s->dirty = TRUE;
+  if G_UNLIKELY (s == NULL)
+    {
+      int saved_errno = errno;
+      guint64 max_maps = max_map_count ();
+
+      if (pool != NULL)
+        atomic_fetch_sub_explicit (&pool->n_in_use, 1, memory_order_relaxed);
+      g_set_error (error, WS_ERROR, WS_ERROR_FAILED,
+                   "Could not map a fiber stack of %" G_GSIZE_FORMAT " bytes: %s. "
+                   "If the process reached vm.max_map_count (%" G_GUINT64_FORMAT
+                   " mappings; each fiber stack takes two), lower the runtime's "
+                   "max-fibers", size, g_strerror (saved_errno), max_maps);
+      return NULL;
+    }
+  s->dirty = TRUE;
   return s;
 }
 
@@ -500,6 +582,7 @@ ws_fiber_stack_release (WsFiberStackPool *pool,
       ws_fiber_stack_free (stack);
       return;
     }
+  atomic_fetch_sub_explicit (&pool->n_in_use, 1, memory_order_relaxed);
   cache = get_cache (pool);
   if G_UNLIKELY (cache == NULL)
     {
