@@ -16,10 +16,6 @@
 # define WS_FIBER_SWITCH_UCONTEXT 1
 #endif
 
-#ifdef WS_FIBER_SWITCH_UCONTEXT
-# include <ucontext.h>
-#endif
-
 G_BEGIN_DECLS
 
 /* Runs on the fiber's stack; never returns: it ends with
@@ -31,9 +27,6 @@ typedef void (*WsFiberEntry) (gpointer arg);
 typedef struct
 {
   gpointer    sp;                    /* the hand-written switch's */
-#ifdef WS_FIBER_SWITCH_UCONTEXT
-  ucontext_t  uc;
-#endif
   gpointer    asan_fake_stack;       /* ASan: this side's fake stack while away */
   const void *stack_bottom;          /* ASan: this side's stack */
   gsize       stack_size;
@@ -48,6 +41,9 @@ struct _WsFiberCtx
   WsFiberStack     *stack;
   WsFiberEntry      entry;
   gpointer          entry_arg;
+  /* The two sides' ucontexts when this fiber switches with swapcontext
+   * (ws-fiber-switch.c, "The switch"); NULL with the hand-written one. */
+  struct _WsFiberUcontexts *uc;
   /* While it runs: the fiber the poller itself ran on, if any (a fiber
    * that resumes another inline), for the overflow handler. */
   const WsFiberCtx *outer;
@@ -67,7 +63,13 @@ void     ws_fiber_ctx_suspend (WsFiberCtx   *ctx);
 G_NORETURN
 void     ws_fiber_ctx_exit    (WsFiberCtx   *ctx);
 
-/* "ucontext" or the architecture of the hand-written switch. */
+/* "ucontext" or the architecture of the hand-written switch: the one that
+ * the fibers initialised from now on use. */
 const char *ws_fiber_switch_get_kind (void);
+
+/* Test hook: the fibers initialised from now on switch with ucontext, as
+ * when shadow stacks are enforced. FALSE (and nothing changes) where this
+ * build has no ucontext switch (aarch64). */
+gboolean    ws_fiber_switch_force_ucontext (void);
 
 G_END_DECLS

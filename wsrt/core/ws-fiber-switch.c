@@ -28,6 +28,38 @@
  * both measured). Elsewhere, or with -Dfiber_switch=ucontext, ucontext
  * is the fallback.
  *
+ * Shadow stacks (x86_64 CET). The hand-written switch moves the stack
+ * pointer but not the shadow stack pointer, so on a thread whose shadow
+ * stack is enforced the first return after a switch would fault (#CP):
+ * the shadow stack still holds the other side's return addresses. So:
+ *
+ *  - this file is compiled with -fcf-protection=branch where the compiler
+ *    takes it (wsrt/core/meson.build): its object carries IBT in its
+ *    .note.gnu.property, never SHSTK, and since the linker keeps a
+ *    feature only if every object has it, libwsrt is never marked
+ *    shadow-stack compatible, whatever CFLAGS the rest was built with
+ *    (tests/check-cet-notes checks it). glibc then does not enable
+ *    shadow stacks in a process that links it, and by default refuses
+ *    to dlopen it into one that has them (glibc.cpu.x86_shstk=permissive
+ *    turns them off instead);
+ *  - shadow stacks can still be forced on (glibc.cpu.x86_shstk=on), so
+ *    the first fiber checks whether they are enforced on its thread (the
+ *    state is the process's: glibc enables them at startup, before any
+ *    thread, and locks them): rdsspq, which reads 0 where they are off
+ *    and is a no-op on CPUs without them, or ARCH_SHSTK_STATUS (Linux
+ *    6.6, the first with user shadow stacks; its failure means none).
+ *    If they are, every fiber switches with glibc's swapcontext (), which
+ *    switches the shadow stack too (glibc 2.28 and later built with
+ *    --enable-cet; with the kernel's interface since 2.39): makecontext ()
+ *    maps a shadow stack per fiber (map_shadow_stack) and glibc never
+ *    unmaps it, so ws_fiber_ctx_clear () does, from the base and size
+ *    that makecontext () left in the fiber's ucontext (__ssp[1], __ssp[2]).
+ *    That last part is read from glibc's source (x86_64 makecontext.c,
+ *    swapcontext.S), not run: no machine here enforces shadow stacks.
+ *
+ * aarch64's Guarded Control Stack has the same shape; the aarch64 switch
+ * does not handle it either, and no toolchain here marks objects for it.
+ *
  * Thread-local storage across a switch: a suspend may return on another
  * thread, and a compiler may keep the address of a thread-local variable
  * (errno's, through the const __errno_location (), or a __thread
@@ -53,11 +85,34 @@
 
 #include "config.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 #include "ws-fiber-switch-private.h"
 #include "ws-fiber-overflow-private.h"
 #include "ws-thread-private.h"
+
+#ifdef WS_FIBER_SWITCH_UCONTEXT
+# define WS_HAVE_UCONTEXT 1
+#elif defined(__x86_64__) && defined(__GLIBC__)
+/* The switch when shadow stacks are enforced (see the top). */
+# define WS_HAVE_UCONTEXT 1
+# define WS_HAVE_SHSTK_FALLBACK 1
+# include <sys/mman.h>
+# include <sys/syscall.h>
+# include <unistd.h>
+#endif
+
+#ifdef WS_HAVE_UCONTEXT
+# include <ucontext.h>
+
+struct _WsFiberUcontexts
+{
+  ucontext_t fiber;
+  ucontext_t poller;
+};
+typedef struct _WsFiberUcontexts WsFiberUcontexts;
+#endif
 
 #if defined(__SANITIZE_ADDRESS__)
 # define WS_ASAN 1
@@ -279,7 +334,7 @@ fiber_start (WsFiberCtx *ctx)
   g_assert_not_reached ();
 }
 
-#ifdef WS_FIBER_SWITCH_UCONTEXT
+#ifdef WS_HAVE_UCONTEXT
 
 /* makecontext () passes ints: the pointer comes in two halves. */
 static void
@@ -291,14 +346,101 @@ ucontext_start (unsigned int hi,
   fiber_start ((WsFiberCtx *) p);
 }
 
-# define WS_FIBER_SWITCH_KIND "ucontext"
+#endif
 
+#ifdef WS_FIBER_SWITCH_UCONTEXT
+# define WS_FIBER_SWITCH_KIND "ucontext"
+#endif
+
+/* ---- which switch -------------------------------------------------------- */
+
+#ifdef WS_HAVE_SHSTK_FALLBACK
+
+# define WS_ARCH_SHSTK_STATUS 0x5005 /* arch_prctl: the enabled features */
+# define WS_ARCH_SHSTK_SHSTK  1      /* of which: the shadow stack */
+
+enum
+{
+  SWITCH_UNKNOWN,
+  SWITCH_RAW,
+  SWITCH_UCONTEXT,
+};
+
+/* Relaxed: every thread that decides stores the same answer (the state
+ * is the process's, see the top), and nothing is published with it. */
+static _Atomic int switch_mode;
+
+/* Whether the calling thread's shadow stack is enforced (see the top). */
+static gboolean
+shadow_stack_enforced (void)
+{
+  guint64 ssp = 0;
+  unsigned long features = 0;
+
+  __asm__ __volatile__ ("rdsspq %0" : "+r" (ssp));
+  if (ssp != 0)
+    return TRUE;
+  return syscall (SYS_arch_prctl, WS_ARCH_SHSTK_STATUS, &features) == 0
+         && (features & WS_ARCH_SHSTK_SHSTK) != 0;
+}
+
+static gboolean
+uses_ucontext (void)
+{
+  int mode = atomic_load_explicit (&switch_mode, memory_order_relaxed);
+
+  if G_UNLIKELY (mode == SWITCH_UNKNOWN)
+    {
+      int expected = SWITCH_UNKNOWN;
+
+      mode = shadow_stack_enforced () ? SWITCH_UCONTEXT : SWITCH_RAW;
+      if (!atomic_compare_exchange_strong_explicit (&switch_mode, &expected, mode,
+                                                    memory_order_relaxed,
+                                                    memory_order_relaxed))
+        mode = expected;
+    }
+  return mode == SWITCH_UCONTEXT;
+}
+
+/* The shadow stack that makecontext () mapped for a fiber that has
+ * exited or never ran (see the top): glibc leaves it mapped. */
+static void
+unmap_shadow_stack (ucontext_t *uc)
+{
+# if __GLIBC_PREREQ (2, 28)
+  if (uc->__ssp[1] != 0 && uc->__ssp[2] != 0 && shadow_stack_enforced ())
+    munmap ((gpointer) (guintptr) uc->__ssp[1], uc->__ssp[2]);
+# endif
+}
+
+#elif defined(WS_FIBER_SWITCH_UCONTEXT)
+# define uses_ucontext() TRUE
+# define unmap_shadow_stack(uc) ((void) (uc))
+#else
+# define uses_ucontext() FALSE
 #endif
 
 const char *
 ws_fiber_switch_get_kind (void)
 {
+#ifdef WS_HAVE_SHSTK_FALLBACK
+  if (uses_ucontext ())
+    return "ucontext";
+#endif
   return WS_FIBER_SWITCH_KIND;
+}
+
+gboolean
+ws_fiber_switch_force_ucontext (void)
+{
+#ifdef WS_HAVE_SHSTK_FALLBACK
+  atomic_store_explicit (&switch_mode, SWITCH_UCONTEXT, memory_order_relaxed);
+  return TRUE;
+#elif defined(WS_FIBER_SWITCH_UCONTEXT)
+  return TRUE;
+#else
+  return FALSE;
+#endif
 }
 
 /**
@@ -321,19 +463,24 @@ ws_fiber_ctx_init (WsFiberCtx   *ctx,
   ctx->fiber.stack_bottom = ws_fiber_stack_bottom (stack);
   ctx->fiber.stack_size = (guint8 *) ws_fiber_stack_top (stack)
                           - (guint8 *) ws_fiber_stack_bottom (stack);
-#ifdef WS_FIBER_SWITCH_UCONTEXT
-  {
-    guintptr p = (guintptr) ctx;
+#ifdef WS_HAVE_UCONTEXT
+  if (uses_ucontext ())
+    {
+      guintptr p = (guintptr) ctx;
+      WsFiberUcontexts *uc = g_new0 (WsFiberUcontexts, 1);
 
-    getcontext (&ctx->fiber.uc);
-    ctx->fiber.uc.uc_stack.ss_sp = (gpointer) ctx->fiber.stack_bottom;
-    ctx->fiber.uc.uc_stack.ss_size = ctx->fiber.stack_size;
-    ctx->fiber.uc.uc_link = NULL;
-    makecontext (&ctx->fiber.uc, (void (*) (void)) ucontext_start, 2,
-                 (unsigned int) (p >> 16 >> 16), (unsigned int) p);
-  }
-#else
-  ctx->fiber.sp = prepare_stack (ws_fiber_stack_top (stack), (gpointer) fiber_start);
+      ctx->uc = uc;
+      getcontext (&uc->fiber);
+      uc->fiber.uc_stack.ss_sp = (gpointer) ctx->fiber.stack_bottom;
+      uc->fiber.uc_stack.ss_size = ctx->fiber.stack_size;
+      uc->fiber.uc_link = NULL;
+      makecontext (&uc->fiber, (void (*) (void)) ucontext_start, 2,
+                   (unsigned int) (p >> 16 >> 16), (unsigned int) p);
+    }
+#endif
+#ifndef WS_FIBER_SWITCH_UCONTEXT
+  if (ctx->uc == NULL)
+    ctx->fiber.sp = prepare_stack (ws_fiber_stack_top (stack), (gpointer) fiber_start);
 #endif
 #ifdef WS_TSAN
   ctx->fiber.tsan_fiber = __tsan_create_fiber (0);
@@ -355,20 +502,38 @@ ws_fiber_ctx_clear (WsFiberCtx *ctx)
     __tsan_destroy_fiber (ctx->fiber.tsan_fiber);
 #endif
   ctx->fiber.tsan_fiber = NULL;
+#ifdef WS_HAVE_UCONTEXT
+  if (ctx->uc != NULL)
+    {
+      unmap_shadow_stack (&ctx->uc->fiber);
+      g_clear_pointer (&ctx->uc, g_free);
+    }
+#endif
   ctx->stack = NULL;
 }
 
-/* From @from to @to; returns when something switches back to @from. */
+/* From the poller to the fiber (@to_fiber) or back; returns when
+ * something switches back. */
 static inline void
-switch_sides (WsFiberSide *from,
-              WsFiberSide *to,
-              gpointer     arg)
+switch_sides (WsFiberCtx *ctx,
+              gboolean    to_fiber)
 {
-#ifdef WS_FIBER_SWITCH_UCONTEXT
-  (void) arg;
-  swapcontext (&from->uc, &to->uc);
-#else
-  ws_fiber_switch_raw (&from->sp, to->sp, arg);
+#ifdef WS_HAVE_UCONTEXT
+  if (ctx->uc != NULL)
+    {
+      if (to_fiber)
+        swapcontext (&ctx->uc->poller, &ctx->uc->fiber);
+      else
+        swapcontext (&ctx->uc->fiber, &ctx->uc->poller);
+      WS_COMPILER_BARRIER ();
+      return;
+    }
+#endif
+#ifndef WS_FIBER_SWITCH_UCONTEXT
+  if (to_fiber)
+    ws_fiber_switch_raw (&ctx->poller.sp, ctx->fiber.sp, ctx);
+  else
+    ws_fiber_switch_raw (&ctx->fiber.sp, ctx->poller.sp, ctx);
 #endif
   WS_COMPILER_BARRIER ();
 }
@@ -395,7 +560,7 @@ ws_fiber_ctx_resume (WsFiberCtx *ctx)
   __sanitizer_start_switch_fiber (&ctx->poller.asan_fake_stack, ctx->fiber.stack_bottom,
                                   ctx->fiber.stack_size);
 #endif
-  switch_sides (&ctx->poller, &ctx->fiber, ctx);
+  switch_sides (ctx, TRUE);
 #ifdef WS_ASAN
   __sanitizer_finish_switch_fiber (ctx->poller.asan_fake_stack, NULL, NULL);
 #endif
@@ -419,7 +584,7 @@ ws_fiber_ctx_suspend (WsFiberCtx *ctx)
   __sanitizer_start_switch_fiber (&ctx->fiber.asan_fake_stack, ctx->poller.stack_bottom,
                                   ctx->poller.stack_size);
 #endif
-  switch_sides (&ctx->fiber, &ctx->poller, ctx);
+  switch_sides (ctx, FALSE);
 #ifdef WS_ASAN
   __sanitizer_finish_switch_fiber (ctx->fiber.asan_fake_stack, &ctx->poller.stack_bottom,
                                    &ctx->poller.stack_size);
@@ -442,6 +607,6 @@ ws_fiber_ctx_exit (WsFiberCtx *ctx)
   /* No fake stack to keep: ASan frees the fiber's. */
   __sanitizer_start_switch_fiber (NULL, ctx->poller.stack_bottom, ctx->poller.stack_size);
 #endif
-  switch_sides (&ctx->fiber, &ctx->poller, ctx);
+  switch_sides (ctx, FALSE);
   g_assert_not_reached ();
 }
