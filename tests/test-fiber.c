@@ -1048,14 +1048,14 @@ noop_fiber (WsContext *cx,
 {
 }
 
-/* max-fibers caps the fibers of a runtime that hold a stack at once
- * (ws-fiber-stack.c, "The cap"): the fiber started past it ends at its
- * first poll with an error that names the property and its value, and
- * holds no stack; once one of the others returned, the next fiber
- * starts. By default the cap is a quarter of vm.max_map_count, which the
- * property reads back. */
+/* max-fiber-stacks caps the stacks a runtime has mapped (ws-fiber-stack.c,
+ * "The cap"): with one worker, three waiting fibers hold all three; the
+ * fiber started past them ends at its first poll with an error that names
+ * the property and its value, its function not run; once one of the
+ * others returned, the next fiber reuses its stack. By default the cap is a quarter of vm.max_map_count, which the property
+ * reads back. */
 static void
-test_max_fibers (void)
+test_max_fiber_stacks (void)
 {
   g_autoptr(WsRuntime) rt = NULL;
   g_autoptr(WsRuntime) dflt = ws_runtime_new (1);
@@ -1069,9 +1069,10 @@ test_max_fibers (void)
   guint64 v = 0;
   guint max = 0;
 
-  rt = g_initable_new (WS_TYPE_RUNTIME, NULL, &error, "n-workers", 2, "max-fibers", 3, NULL);
+  rt = g_initable_new (WS_TYPE_RUNTIME, NULL, &error, "n-workers", 1, "max-fiber-stacks", 3,
+                       NULL);
   g_assert_no_error (error);
-  g_object_get (rt, "max-fibers", &max, NULL);
+  g_object_get (rt, "max-fiber-stacks", &max, NULL);
   g_assert_cmpuint (max, ==, 3);
 
   for (guint i = 0; i < 3; i++)
@@ -1091,7 +1092,7 @@ test_max_fibers (void)
   g_assert_false (ws_join_handle_finish_uint64 (refused, &v, &error));
   g_assert_error (error, WS_ERROR, WS_ERROR_FAILED);
   g_test_message ("%s", error->message);
-  g_assert_nonnull (strstr (error->message, "max-fibers"));
+  g_assert_nonnull (strstr (error->message, "max-fiber-stacks"));
   g_assert_nonnull (strstr (error->message, " 3 "));
   g_clear_error (&error);
 
@@ -1117,7 +1118,7 @@ test_max_fibers (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 
   /* The default: a quarter of the kernel's limit on mappings. */
-  g_object_get (dflt, "max-fibers", &max, NULL);
+  g_object_get (dflt, "max-fiber-stacks", &max, NULL);
   if (g_file_get_contents ("/proc/sys/vm/max_map_count", &contents, NULL, NULL))
     g_assert_cmpuint (max, ==, g_ascii_strtoull (contents, NULL, 10) / 4);
   else
@@ -1469,7 +1470,7 @@ static const WsTestDef tests[] = {
   { "/fiber/stack-reuse", test_stack_reuse },
   { "/fiber/stack-overflow", test_stack_overflow },
   { "/fiber/stack-overflow/chains", test_stack_overflow_chains },
-  { "/fiber/max-fibers", test_max_fibers },
+  { "/fiber/max-fiber-stacks", test_max_fiber_stacks },
   { "/fiber/await-runs-child-first", test_await_runs_child_first },
   { "/fiber/await-chain-small-stack", test_await_chain_small_stack },
   { "/fiber/run-in-thread", test_run_in_thread },

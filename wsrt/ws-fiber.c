@@ -231,7 +231,7 @@ fiber_poll (WsContext *cx,
     {
       GError *error = NULL;
 
-      /* Refused past the runtime's max-fibers, or when the kernel has no
+      /* Refused past the runtime's max-fiber-stacks, or when the kernel has no
        * mapping left: the fiber ends with the error, its function never
        * runs. */
       f->stack = ws_fiber_stack_get (f->stacks, f->stack_size, &error);

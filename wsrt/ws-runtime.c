@@ -78,7 +78,7 @@ enum
   PROP_BUDGET,
   PROP_LOCAL_SLICE,
   PROP_FIBER_STACK_SIZE,
-  PROP_MAX_FIBERS,
+  PROP_MAX_FIBER_STACKS,
   N_PROPS
 };
 
@@ -381,9 +381,9 @@ ws_runtime_get_property (GObject    *object,
     case PROP_FIBER_STACK_SIZE:
       g_value_set_uint (value, self->config.fiber_stack_size);
       break;
-    case PROP_MAX_FIBERS:
-      g_value_set_uint (value, self->core != NULL ? self->core->config.max_fibers
-                                                   : self->config.max_fibers);
+    case PROP_MAX_FIBER_STACKS:
+      g_value_set_uint (value, self->core != NULL ? self->core->config.max_fiber_stacks
+                                                   : self->config.max_fiber_stacks);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -433,8 +433,8 @@ ws_runtime_set_property (GObject      *object,
     case PROP_FIBER_STACK_SIZE:
       self->config.fiber_stack_size = g_value_get_uint (value);
       break;
-    case PROP_MAX_FIBERS:
-      self->config.max_fibers = g_value_get_uint (value);
+    case PROP_MAX_FIBER_STACKS:
+      self->config.max_fiber_stacks = g_value_get_uint (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -574,25 +574,29 @@ ws_runtime_class_init (WsRuntimeClass *klass)
                        WS_FIBER_STACK_DEFAULT_SIZE, flags);
 
   /**
-   * WsRuntime:max-fibers:
+   * WsRuntime:max-fiber-stacks:
    *
-   * The most fibers of this runtime that hold a stack at once: those that
-   * started and have not returned (a fiber spawned but not yet polled has
-   * none). A fiber that would start past it ends at once, its function
-   * not run, with a %WS_ERROR_FAILED error that names this property.
+   * The most fiber stacks this runtime has mapped at once: those of its
+   * fibers that started and have not returned (a fiber spawned but not
+   * yet polled has none), and those it keeps for reuse (up to 64 per
+   * worker and 1024 in a pool). A fiber that needs a new stack at the cap
+   * first unmaps one that the pool keeps; if there is none, the fiber
+   * ends at once, its function not run, with a %WS_ERROR_FAILED error
+   * that names this property. Stacks kept by idle workers count too, so
+   * a fiber may be refused with up to 64 per worker fewer running.
    *
-   * Each fiber's stack takes two memory mappings, and the kernel bounds
-   * the mappings of a whole process (`vm.max_map_count`, 65530 by
-   * default): past that bound not only fibers fail, every library of the
-   * process fails to allocate memory. 0, the default, means a quarter
-   * of `vm.max_map_count` (16382 by default), which leaves half the
-   * mappings to the rest of the process; reading the property after
-   * construction gives the cap in force. %G_MAXUINT means no cap. The cap
-   * is per runtime: a process with several runtimes that run many
-   * fibers each should set it lower.
+   * Each stack takes two memory mappings, and the kernel bounds the
+   * mappings of a whole process (`vm.max_map_count`, 65530 by default):
+   * past that bound not only fibers fail, every library of the process
+   * fails to allocate memory. 0, the default, means a quarter of
+   * `vm.max_map_count` (16382 by default), which leaves half the mappings
+   * to the rest of the process; reading the property after construction
+   * gives the cap in force. %G_MAXUINT means no cap. The cap is per
+   * runtime: a process with several runtimes that run many fibers each
+   * should set it lower.
    */
-  properties[PROP_MAX_FIBERS] =
-    g_param_spec_uint ("max-fibers", NULL, NULL, 0, G_MAXUINT, 0, flags);
+  properties[PROP_MAX_FIBER_STACKS] =
+    g_param_spec_uint ("max-fiber-stacks", NULL, NULL, 0, G_MAXUINT, 0, flags);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }

@@ -53,7 +53,7 @@ typedef struct
   gint64   blocking_keep_alive;     /* microseconds */
   gint64   local_slice;             /* microseconds per local dispatch */
   guint    fiber_stack_size;        /* bytes, usable, of a fiber's stack */
-  guint    max_fibers;              /* stacks in use at once; 0: automatic */
+  guint    max_fiber_stacks;        /* stacks mapped at once; 0: automatic */
   WsHook   hooks[WS_N_HOOKS];
 } WsConfig;
 

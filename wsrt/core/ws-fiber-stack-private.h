@@ -26,6 +26,7 @@ struct _WsFiberStack
   gsize         map_size;
   gsize         size;                /* usable bytes, as asked (rounded to pages) */
   WsFiberStack *next;                /* in a cache or a pool */
+  struct _WsFiberStackPool *pool;    /* whose cap counts it, or NULL */
   guint         valgrind_id;         /* VALGRIND_STACK_REGISTER's, or 0 */
   gboolean      dirty;               /* used since its last trim */
 };
@@ -33,9 +34,9 @@ struct _WsFiberStack
 /* A runtime's stacks (ws-fiber-stack.c, "The pool"). */
 typedef struct _WsFiberStackPool WsFiberStackPool;
 
-WsFiberStackPool *ws_fiber_stack_pool_new   (guint             max_in_use);
+WsFiberStackPool *ws_fiber_stack_pool_new   (guint             max_mapped);
 void              ws_fiber_stack_pool_free  (WsFiberStackPool *pool);
-guint             ws_fiber_stack_get_default_max_in_use (void);
+guint             ws_fiber_stack_get_default_max_mapped (void);
 
 WsFiberStack     *ws_fiber_stack_get        (WsFiberStackPool *pool,
                                              gsize             size,

@@ -80,14 +80,21 @@
  * bounds the mappings of a process (vm.max_map_count, 65530 by
  * default). Past that bound not only does the next fiber's mmap fail:
  * every malloc that needs a new mapping fails too, in any library of
- * the process. So a pool caps the stacks in use at once (got and not yet
- * released: the fibers that started and have not returned) at its
- * runtime's max-fibers, by default a quarter of vm.max_map_count (half
- * the mappings, for the rest of the process and for the stacks that
- * caches and pools keep). A get past the cap is refused with an error
- * naming it, before any mapping is made. The count is a relaxed atomic
- * counter: it orders nothing, and its read-modify-writes alone make the
- * cap exact (a get that takes the count past it gives its increment back).
+ * the process. So a pool caps the stacks mapped for it at once (those of
+ * the fibers that started and have not returned, and those its caches
+ * and the pool keep) at its runtime's max-fiber-stacks, by default a
+ * quarter of vm.max_map_count (half the mappings, the rest for the rest
+ * of the process). A get that would map a stack past the cap first
+ * unmaps one the pool keeps (of another size, or it would have taken
+ * it), and is refused with an error naming the cap if the pool keeps
+ * none. The count changes only where a stack is mapped or unmapped,
+ * never on a get or release that reuses one, so the fast path has no
+ * shared write: a relaxed atomic, whose compare-and-swap keeps it at
+ * most the cap; it orders nothing. Stacks that idle workers keep in
+ * their caches count too, so up to 64 per worker fewer fibers than the
+ * cap may run; a stack knows its pool and uncounts itself when it is
+ * unmapped, except from a cache left at a thread's exit, whose pool may
+ * be gone (and whose worker flushed it into the pool first, normally).
  *
  * Tools: each stack is registered with valgrind (VALGRIND_STACK_REGISTER,
  * when <valgrind/valgrind.h> is there at build time), so that memcheck
@@ -146,9 +153,9 @@ struct _WsFiberStackPool
   WsLock         lock;
   WsFiberStack  *head;
   _Atomic guint  n;
-  /* Stacks got and not released ("The cap"). */
-  _Atomic guint  n_in_use;
-  guint          max_in_use;
+  /* Stacks mapped for it ("The cap"). */
+  _Atomic guint  n_mapped;
+  guint          max_mapped;
 };
 
 /* A worker thread's cache, for the pool of that worker's runtime. */
@@ -226,6 +233,7 @@ map_stack (gsize size)
   stack->next = NULL;
   stack->valgrind_id = 0;
   stack->dirty = FALSE;
+  stack->pool = NULL;
 #ifdef WS_HAVE_VALGRIND
   stack->valgrind_id = VALGRIND_STACK_REGISTER (ws_fiber_stack_bottom (stack),
                                                 ws_fiber_stack_top (stack));
@@ -249,6 +257,8 @@ ws_fiber_stack_free (WsFiberStack *stack)
 #endif
   atomic_fetch_add_explicit (&n_unmapped, 1, memory_order_relaxed);
   atomic_fetch_sub_explicit (&mapped_bytes, (gint64) stack->map_size, memory_order_relaxed);
+  if (stack->pool != NULL)
+    atomic_fetch_sub_explicit (&stack->pool->n_mapped, 1, memory_order_relaxed);
   munmap (stack->map, stack->map_size);
 }
 
@@ -319,14 +329,14 @@ pool_put_list (WsFiberStackPool *pool,
  * Returns: the pool
  */
 WsFiberStackPool *
-ws_fiber_stack_pool_new (guint max_in_use)
+ws_fiber_stack_pool_new (guint max_mapped)
 {
   WsFiberStackPool *pool = g_new0 (WsFiberStackPool, 1);
 
   ws_lock_init (&pool->lock);
   atomic_init (&pool->n, 0);
-  atomic_init (&pool->n_in_use, 0);
-  pool->max_in_use = max_in_use;
+  atomic_init (&pool->n_mapped, 0);
+  pool->max_mapped = max_mapped;
   return pool;
 }
 
@@ -342,15 +352,15 @@ max_map_count (void)
 }
 
 /**
- * ws_fiber_stack_get_default_max_in_use:
+ * ws_fiber_stack_get_default_max_mapped:
  *
- * The default of a runtime's max-fibers ("The cap"): a quarter of
+ * The default of a runtime's max-fiber-stacks ("The cap"): a quarter of
  * vm.max_map_count, or no cap where the kernel states no bound.
  *
  * Returns: the cap, at least 1
  */
 guint
-ws_fiber_stack_get_default_max_in_use (void)
+ws_fiber_stack_get_default_max_mapped (void)
 {
   guint64 max = max_map_count ();
 
@@ -379,8 +389,10 @@ cache_free (gpointer data)
 {
   StackCache *cache = data;
 
-  /* Not given to its pool: the pool may be gone (ws_fiber_stack_flush_cache
-   * gave it everything while it was alive). */
+  /* Not given to its pool, nor uncounted there: the pool may be gone
+   * (ws_fiber_stack_flush_cache gave it everything while it was alive). */
+  for (WsFiberStack *s = cache->head; s != NULL; s = s->next)
+    s->pool = NULL;
   free_list (g_steal_pointer (&cache->head));
   g_free (cache);
 }
@@ -407,6 +419,86 @@ get_cache (WsFiberStackPool *pool)
       cache->pool = pool;
     }
   return cache;
+}
+
+/* Takes any stack @pool keeps, or NULL. */
+static WsFiberStack *
+pool_take_any (WsFiberStackPool *pool)
+{
+  WsFiberStack *s;
+
+  ws_lock_lock (&pool->lock);
+  s = pool->head;
+  if (s != NULL)
+    {
+      pool->head = s->next;
+      pool_count (pool, -1);
+      s->next = NULL;
+    }
+  ws_lock_unlock (&pool->lock);
+  return s;
+}
+
+/* Counts one more stack mapped for @pool, if under its cap; at the cap,
+ * unmaps one the pool keeps to make room ("The cap"). */
+static gboolean
+count_mapping (WsFiberStackPool *pool)
+{
+  for (;;)
+    {
+      guint n = atomic_load_explicit (&pool->n_mapped, memory_order_relaxed);
+      WsFiberStack *kept;
+
+      while (n < pool->max_mapped)
+        {
+          if (atomic_compare_exchange_weak_explicit (&pool->n_mapped, &n, n + 1,
+                                                     memory_order_relaxed,
+                                                     memory_order_relaxed))
+            return TRUE;
+        }
+      kept = pool_take_any (pool);
+      if (kept == NULL)
+        return FALSE;
+      ws_fiber_stack_free (kept);
+    }
+}
+
+/* A new stack for @pool (or for none), under its cap. */
+static WsFiberStack *
+map_counted (WsFiberStackPool  *pool,
+             gsize              size,
+             GError           **error)
+{
+  WsFiberStack *s;
+  int saved_errno;
+
+  if (pool != NULL && !count_mapping (pool))
+    {
+      g_set_error (error, WS_ERROR, WS_ERROR_FAILED,
+                   "A fiber could not start: its runtime has %u fiber stacks mapped "
+                   "already, its max-fiber-stacks (the stacks of its fibers that "
+                   "started and have not returned, and those it keeps for reuse). "
+                   "Each stack takes two of the process's memory mappings, which "
+                   "vm.max_map_count bounds for the whole process. Let fibers end "
+                   "before more start, or raise the runtime's max-fiber-stacks",
+                   pool->max_mapped);
+      return NULL;
+    }
+  s = map_stack (size);
+  if (s != NULL)
+    {
+      s->pool = pool;
+      return s;
+    }
+  saved_errno = errno;
+  if (pool != NULL)
+    atomic_fetch_sub_explicit (&pool->n_mapped, 1, memory_order_relaxed);
+  g_set_error (error, WS_ERROR, WS_ERROR_FAILED,
+               "Could not map a fiber stack of %" G_GSIZE_FORMAT " bytes: %s. "
+               "If the process reached vm.max_map_count (%" G_GUINT64_FORMAT
+               " mappings; each fiber stack takes two), lower the runtimes' "
+               "max-fiber-stacks", size, g_strerror (saved_errno), max_map_count ());
+  return NULL;
 }
 
 /* Moves up to @max stacks of @usable bytes from @pool to @cache (if not
@@ -494,21 +586,6 @@ ws_fiber_stack_get (WsFiberStackPool  *pool,
   gsize usable = (size + page - 1) & ~(page - 1);
   WsFiberStack *s = NULL;
 
-  if (pool != NULL
-      && atomic_fetch_add_explicit (&pool->n_in_use, 1, memory_order_relaxed)
-         >= pool->max_in_use)
-    {
-      atomic_fetch_sub_explicit (&pool->n_in_use, 1, memory_order_relaxed);
-      g_set_error (error, WS_ERROR, WS_ERROR_FAILED,
-                   "A fiber could not start: its runtime has %u fibers with a stack "
-                   "already, its max-fibers. Each fiber's stack takes two of the "
-                   "process's memory mappings, which vm.max_map_count bounds for the "
-                   "whole process. Let fibers end before more start (a WsLimiter "
-                   "around the spawns), or raise the runtime's max-fibers",
-                   pool->max_in_use);
-      return NULL;
-    }
-
   if G_LIKELY (cache != NULL)
     s = take (cache, usable);
   /* A racy peek: an empty pool is not worth the lock, and a stack that
@@ -516,22 +593,9 @@ ws_fiber_stack_get (WsFiberStackPool  *pool,
   if (s == NULL && pool != NULL && atomic_load_explicit (&pool->n, memory_order_relaxed) > 0)
     s = refill (pool, cache, usable, cache != NULL ? WS_FIBER_STACK_BATCH : 1);
   if (s == NULL)
-    s = map_stack (size);
-  if G_UNLIKELY (s == NULL)
-    {
-      int saved_errno = errno;
-      guint64 max_maps = max_map_count ();
-
-      if (pool != NULL)
-        atomic_fetch_sub_explicit (&pool->n_in_use, 1, memory_order_relaxed);
-      g_set_error (error, WS_ERROR, WS_ERROR_FAILED,
-                   "Could not map a fiber stack of %" G_GSIZE_FORMAT " bytes: %s. "
-                   "If the process reached vm.max_map_count (%" G_GUINT64_FORMAT
-                   " mappings; each fiber stack takes two), lower the runtime's "
-                   "max-fibers", size, g_strerror (saved_errno), max_maps);
-      return NULL;
-    }
-  s->dirty = TRUE;
+    s = map_counted (pool, size, error);
+  if (s != NULL)
+    s->dirty = TRUE;
   return s;
 }
 
@@ -582,7 +646,6 @@ ws_fiber_stack_release (WsFiberStackPool *pool,
       ws_fiber_stack_free (stack);
       return;
     }
-  atomic_fetch_sub_explicit (&pool->n_in_use, 1, memory_order_relaxed);
   cache = get_cache (pool);
   if G_UNLIKELY (cache == NULL)
     {

@@ -130,9 +130,9 @@ ws_runtime_core_new (const WsConfig *settings)
   ws_cond_init (&self->cond);
   self->blocking = ws_blocking_pool_new (&self->config, &self->ref);
   self->locals = ws_local_executors_new (&self->config, &self->ref);
-  if (self->config.max_fibers == 0)
-    self->config.max_fibers = ws_fiber_stack_get_default_max_in_use ();
-  self->fiber_stacks = ws_fiber_stack_pool_new (self->config.max_fibers);
+  if (self->config.max_fiber_stacks == 0)
+    self->config.max_fiber_stacks = ws_fiber_stack_get_default_max_mapped ();
+  self->fiber_stacks = ws_fiber_stack_pool_new (self->config.max_fiber_stacks);
   hand_off.adopt = adopt_thread;
   hand_off.run = run_adopted_thread;
   hand_off.data = self->blocking;
