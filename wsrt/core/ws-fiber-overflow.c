@@ -40,7 +40,9 @@
  *    own), after it is switched off, if it is still the thread's.
  *  - AddressSanitizer installs its own SIGSEGV handler on its own
  *    alternate stack and reports a stack overflow itself; under ASan
- *    wsrt installs nothing.
+ *    wsrt installs nothing. Under ThreadSanitizer, which intercepts
+ *    sigaction, wsrt's handler runs, and putting the previous action back
+ *    hands the second fault to TSan's own handler, which reports it.
  *
  * The message names the task by its address (a WsJoinHandle is that
  * address) and the fiber's function by its address (gdb's "info symbol"
