@@ -171,6 +171,17 @@ set_x87_cw (guint16 v)
 }
 #endif
 
+/* Valgrind computes in round-to-nearest whatever the mode, and ignores
+ * flush-to-zero, denormals-are-zero and the x87 precision (it warns): it
+ * keeps only the rounding fields of MXCSR and the x87 control word. Under
+ * it (the valgrind test setup sets WS_TEST_VALGRIND) a side checks those
+ * fields alone. */
+static gboolean
+under_valgrind (void)
+{
+  return g_getenv ("WS_TEST_VALGRIND") != NULL;
+}
+
 /* What one side expects of its own floating-point state. */
 typedef struct
 {
@@ -193,7 +204,7 @@ fp_side_enter (FpSide   *side,
 {
   g_assert_cmpint (fesetround (round), ==, 0);
 #ifdef __x86_64__
-  if (odd)
+  if (odd && !under_valgrind ())
     {
       set_mxcsr (get_mxcsr () | 0x8040u);                 /* FTZ, DAZ */
       set_x87_cw ((guint16) ((get_x87_cw () & ~0x0300u) | 0x0200u));   /* 53 bits */
@@ -210,14 +221,22 @@ fp_side_enter (FpSide   *side,
 static gboolean
 fp_side_holds (const FpSide *side)
 {
-  return fegetround () == side->round
-         && third () == side->third
-         && third_long () == side->third_long
 #ifdef __x86_64__
-         && (get_mxcsr () & MXCSR_CONTROL) == side->mxcsr
-         && get_x87_cw () == side->x87_cw
+  guint32 mxcsr_mask = under_valgrind () ? 0x6000u : MXCSR_CONTROL;   /* RC */
+  guint16 cw_mask = under_valgrind () ? 0x0c00u : 0xffffu;             /* RC */
 #endif
-         ;
+
+  if (fegetround () != side->round)
+    return FALSE;
+  if (!under_valgrind ()
+      && (third () != side->third || third_long () != side->third_long))
+    return FALSE;
+#ifdef __x86_64__
+  if ((get_mxcsr () & mxcsr_mask) != (side->mxcsr & mxcsr_mask)
+      || (get_x87_cw () & cw_mask) != (side->x87_cw & cw_mask))
+    return FALSE;
+#endif
+  return TRUE;
 }
 
 static void
@@ -279,7 +298,8 @@ floating_point (gboolean force_ucontext)
   /* The other side's mode rounded the other way, or the test would pass
    * with one mode for both. */
   fesetround (FE_UPWARD);
-  g_assert_cmpfloat (third (), >, mine.third);
+  if (!under_valgrind ())
+    g_assert_cmpfloat (third (), >, mine.third);
   fesetround (FE_TONEAREST);
 #ifdef __x86_64__
   set_mxcsr ((get_mxcsr () & ~MXCSR_CONTROL) | before.mxcsr);
