@@ -148,6 +148,23 @@
  *  - A thread that left ws_block_in_place () is adopted with its context
  *    (ws_thread.adopted_context) when the pool has room and is open.
  *
+ * The meter's reads. A look at a meter reads /proc (ws-run-meter.c),
+ * which the pool does not do under its lock, or a spawn would wait for
+ * it. The thread deciding an admission (look_at_meters_locked) notes,
+ * under the lock, which running jobs' meters are due and their fds, sets
+ * looking, reads them with the lock dropped, and takes the lock again to
+ * record what it saw for the jobs still running (a slot's n_taken tells
+ * the job looked at from a later one), then decides on what the meters
+ * say now, after checking the queue and closed again. One thread looks
+ * at a time (another uses what the meters saw last). The fds stay open:
+ * a thread that leaves the pool closes its meter only after waiting,
+ * under the lock, until no look is under way, so a look never reads a
+ * closed (or reused) descriptor, and every slot it noted is alive when
+ * it takes the lock again. The lock dropped for a look changes nothing
+ * in the argument above: the looking thread is available (on its way to
+ * the queue), what it decides is taken in one hold, and the meter's
+ * answer may be anything there anyway.
+ *
  * The pool's counts, lists and queue are read and written under its lock
  * only; no atomic is involved.
  *
@@ -200,6 +217,7 @@ struct _WsBlockingPool
   guint          cpu_slots;      /* busy jobs that may run at once */
   gint64         head_since;     /* when the queue's head got there */
   guint64        n_overdue;      /* jobs admitted by the deadline */
+  gboolean       looking;        /* a thread reads meters without the lock */
 };
 
 static void blocking_schedule (WsTaskHost *host,
@@ -232,7 +250,7 @@ ws_blocking_pool_new (const WsConfig *config,
   ws_lock_init (&self->lock);
   ws_cond_init (&self->exit_cond);
   self->pinned = g_hash_table_new (NULL, NULL);
-  self->cpu_slots = MAX (g_get_num_processors (), 1);
+  self->cpu_slots = ws_run_meter_cpu_slots ();
   return self;
 }
 
@@ -268,6 +286,7 @@ struct _BlockingSlot
   BlockingSlot  *next_idle;  /* in the pool's idle list, under its lock */
   gboolean       listed;     /* in the idle list */
   WsRunMeter     meter;      /* is this thread's job busy or blocked? */
+  guint          n_taken;    /* jobs taken: tells one job's looks from the next's */
 };
 
 static void
@@ -346,10 +365,82 @@ deadline_after (gint64 start,
   return delay > G_MAXINT64 - start ? -1 : start + delay;
 }
 
+/* A look due at a running job's meter, taken under the lock and read
+ * without it (The meter's reads, above). */
+typedef struct
+{
+  BlockingSlot *slot;
+  guint         n_taken;
+  gint          fd;
+  gboolean      has_clock;
+  clockid_t     cpu_clock;
+  WsRunSample   sample;
+} DueLook;
+
+/* With the lock held: makes the looks due at the running jobs' meters,
+ * reading them with the lock dropped, and records what they saw for the
+ * jobs that still run. One thread looks at a time; another one that
+ * finds a look under way uses what the meters saw last. */
+static void
+look_at_meters_locked (WsBlockingPool *self,
+                       gint64          now,
+                       gint64          window)
+{
+  g_autofree DueLook *due = NULL;
+  GHashTableIter iter;
+  gpointer value;
+  guint n_due = 0;
+
+  if (self->looking)
+    return;
+  due = g_new (DueLook, g_hash_table_size (self->pinned));
+  g_hash_table_iter_init (&iter, self->pinned);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      BlockingSlot *slot = value;
+
+      if (!ws_run_meter_look_due (&slot->meter, now, window))
+        continue;
+      due[n_due].slot = slot;
+      due[n_due].n_taken = slot->n_taken;
+      due[n_due].fd = slot->meter.fd;
+      due[n_due].has_clock = slot->meter.has_clock;
+      due[n_due].cpu_clock = slot->meter.cpu_clock;
+      n_due++;
+    }
+  if (n_due == 0)
+    return;
+
+  /* The fds stay open while looking is set: a thread leaves the pool
+   * (and closes its meter) only once no look is under way. The slots
+   * are not touched until the lock is held again. */
+  self->looking = TRUE;
+  ws_lock_unlock (&self->lock);
+  for (guint i = 0; i < n_due; i++)
+    ws_run_meter_sample (due[i].fd, due[i].has_clock, due[i].cpu_clock, &due[i].sample);
+  ws_lock_lock (&self->lock);
+  self->looking = FALSE;
+  ws_cond_broadcast (&self->exit_cond);
+
+  /* Every slot looked at is alive: its thread, if it left the pool
+   * meanwhile, waits for looking to clear under the lock we hold. A slot
+   * that still runs a job (job set) and has taken no other since is
+   * running the job looked at. */
+  for (guint i = 0; i < n_due; i++)
+    {
+      BlockingSlot *slot = due[i].slot;
+
+      if (slot->job != NULL && slot->n_taken == due[i].n_taken)
+        (void) ws_run_meter_judge (&slot->meter, now, &due[i].sample);
+    }
+}
+
 /* With the lock held and a job queued: whether a thread may take it
  * now. It may while fewer than cpu_slots of the running jobs are busy on
  * a CPU (How many run at once, above), or once the job has waited at the
- * head of the queue for the deadline (The admission deadline). */
+ * head of the queue for the deadline (The admission deadline). May drop
+ * the lock to read the meters; returns TRUE only with a job queued and
+ * the pool open, for the caller to take in this hold. */
 static gboolean
 admitted_locked (WsBlockingPool *self)
 {
@@ -372,10 +463,16 @@ admitted_locked (WsBlockingPool *self)
   /* A look costs a read of /proc: with many jobs running, each is looked
    * at less often, so that the looks stay about 8 per millisecond. */
   window = WS_RUN_METER_WINDOW_USEC * MAX ((n_running + 15) / 16, 1);
+  look_at_meters_locked (self, now, window);
+  /* The lock may have been dropped: the queue may be empty, the pool
+   * closed, jobs ended. */
+  if (self->closed || ws_task_fifo_is_empty (&self->queue))
+    return FALSE;
+  if (g_hash_table_size (self->pinned) < self->cpu_slots)
+    return TRUE;
   g_hash_table_iter_init (&iter, self->pinned);
   while (g_hash_table_iter_next (&iter, NULL, &value))
-    if (ws_run_meter_is_busy (&((BlockingSlot *) value)->meter, now, window)
-        && ++n_busy >= self->cpu_slots)
+    if (((BlockingSlot *) value)->meter.busy && ++n_busy >= self->cpu_slots)
       return FALSE;
   return TRUE;
 }
@@ -420,6 +517,8 @@ wait_for_job_locked (WsBlockingPool *self,
         {
           if (admitted_locked (self))
             return TRUE;
+          if (self->closed || ws_task_fifo_is_empty (&self->queue))
+            continue;           /* changed while the meters were read */
           if (self->standby == NULL)
             {
               wait_standby_locked (self, slot);
@@ -484,6 +583,7 @@ take_job_locked (WsBlockingPool *self,
     self->head_since = g_get_monotonic_time ();
   ws_raw_task_ref (task);
   slot->job = task;
+  slot->n_taken++;
   ws_run_meter_restart (&slot->meter);
   g_hash_table_insert (self->pinned, task, slot);
   return task;
@@ -542,9 +642,12 @@ thread_loop (WsBlockingPool *self)
   ws_thread.blocking_pool = NULL;
   /* No longer serving jobs (a job queued from now on starts or wakes
    * another thread), but still counted for shutdown until the stop hook
-   * has run. */
+   * has run. A look under way may still read this meter's fd (it took
+   * it while the slot ran a job); none that starts later will. */
   self->n_threads--;
   self->n_exiting++;
+  while (self->looking)
+    ws_cond_wait (&self->exit_cond, &self->lock);
   ws_lock_unlock (&self->lock);
   ws_run_meter_clear (&slot.meter);
 
