@@ -34,6 +34,17 @@
  * so the standby, when it takes a job and starts no thread, wakes a
  * listed idle thread for the jobs still queued (thread_loop).
  *
+ * The meter may lie: at the start it either tells the truth (finds a
+ * waiting job blocked, some time) or says busy for ever (meter_lies). The
+ * admission deadline (ws-blocking-pool.c, "The admission deadline") is
+ * process Clock: once the job at the head of the queue has waited there
+ * for the deadline it is overdue, and a thread may take it whatever the
+ * meter says; the next job to reach the head starts its wait anew. The
+ * standby's looks that find nothing changed (the queue still holds a job
+ * that may not be taken) are stutter steps: the model waits for a change
+ * instead, so that a standby that would look for ever is a state where
+ * nothing moves.
+ *
  * Property: when nothing can move any more, every job has run.
  *
  * -DBROKEN_ONLY_WHEN_QUEUED (a thread that takes a job starts another
@@ -47,6 +58,10 @@
  * -DIDLE_START -DBROKEN_NO_HANDOFF (the standby takes a job without
  * waking an idle thread) gives one: job 3 stays queued behind jobs 1 and
  * 2, which wait for it, with an idle thread asleep and room in the pool.
+
+ * -DBROKEN_NO_DEADLINE (the meter's word is the only rule, as before the
+ * deadline) gives one: the meter says job 1 is busy for ever while it
+ * waits for job 2, and the standby never takes job 2.
  */
 
 #ifdef IDLE_START
@@ -70,6 +85,8 @@ bool done[N_JOBS + 1];
 bool busy[N_JOBS + 1];         /* a running job's meter says busy */
 bool waiting[N_JOBS + 1];      /* a job that waits for the last one */
 byte standby = 0;              /* the standby thread, 0: none */
+bool meter_lies;               /* the meter says busy for ever */
+bool overdue;                  /* the queue's head has waited the deadline */
 
 #ifdef IDLE_START
 #define N_BUSY     (busy[1] + busy[2] + busy[3])
@@ -79,6 +96,11 @@ byte standby = 0;              /* the standby thread, 0: none */
 #define ALL_DONE   (done[1] && done[2])
 #endif
 #define ADMITTED   (N_BUSY < CPU_SLOTS)
+#ifdef BROKEN_NO_DEADLINE
+#define ADMIT      ADMITTED
+#else
+#define ADMIT      (ADMITTED || overdue)
+#endif
 
 /* Unlists and wakes the first listed idle thread (a spawn's wake, and
  * the standby's hand-off). */
@@ -108,34 +130,36 @@ proctype Thread (byte me; bool idle_first)
   :: /* wait_for_job_locked, then take a job (one critical section each) */
      atomic {
        if
-       :: len (queue) > 0 && ADMITTED -> queue ? job; busy[job] = true
+       :: len (queue) > 0 && ADMIT -> queue ? job; busy[job] = true; overdue = false
 #ifndef BROKEN_NO_STANDBY
-       :: len (queue) > 0 && !ADMITTED && standby == 0 -> job = 0; standby = me
+       :: len (queue) > 0 && !ADMIT && standby == 0 -> job = 0; standby = me
 #endif
        :: else -> job = 0
        fi
      };
      if
      :: job == 0 && standby == me ->
-        /* wait_standby_locked: a meter window, then look again */
-        atomic { standby = 0 }
+        /* wait_standby_locked: a meter window, then look again; looks
+         * that find the same (a job queued that may not be taken) are
+         * stutter steps */
+        atomic { !(len (queue) > 0 && !ADMIT) -> standby = 0 }
      :: job == 0 && standby != me ->
         /* list idle, or retire while another is listed idle */
         atomic {
           if
 #ifndef BROKEN_NO_STANDBY
-          :: len (queue) > 0 && (ADMITTED || standby == 0) -> skip   /* look again */
-          :: !(len (queue) > 0 && (ADMITTED || standby == 0)) && n_idle > 0 ->
+          :: len (queue) > 0 && (ADMIT || standby == 0) -> skip   /* look again */
+          :: !(len (queue) > 0 && (ADMIT || standby == 0)) && n_idle > 0 ->
 #else
-          :: len (queue) > 0 && ADMITTED -> skip
-          :: !(len (queue) > 0 && ADMITTED) && n_idle > 0 ->
+          :: len (queue) > 0 && ADMIT -> skip
+          :: !(len (queue) > 0 && ADMIT) && n_idle > 0 ->
 #endif
              n_threads--;
              goto retired
 #ifndef BROKEN_NO_STANDBY
-          :: !(len (queue) > 0 && (ADMITTED || standby == 0)) ->
+          :: !(len (queue) > 0 && (ADMIT || standby == 0)) ->
 #else
-          :: !(len (queue) > 0 && ADMITTED) ->
+          :: !(len (queue) > 0 && ADMIT) ->
 #endif
              listed[me] = true;
              woken[me] = false;
@@ -220,6 +244,10 @@ init
 {
   atomic
   {
+    if
+    :: meter_lies = false
+    :: meter_lies = true
+    fi;
 #ifdef IDLE_START
     /* two threads listed idle, from an earlier burst */
     n_threads = 2;
@@ -234,15 +262,27 @@ init
   }
 }
 
-/* ws_run_meter_is_busy: a job that waits is found blocked, some time. */
+/* ws_run_meter_is_busy: a job that waits is found blocked, some time,
+ * unless the meter lies. */
 active proctype Meter ()
 {
 end_meter:
   do
-  :: atomic { waiting[1] && busy[1] -> busy[1] = false }
+  :: atomic { !meter_lies && waiting[1] && busy[1] -> busy[1] = false }
 #ifdef IDLE_START
-  :: atomic { waiting[2] && busy[2] -> busy[2] = false }
+  :: atomic { !meter_lies && waiting[2] && busy[2] -> busy[2] = false }
 #endif
+  od
+}
+
+/* The admission deadline: the job at the head of the queue becomes
+ * overdue some time after it got there (the pop that made it the head
+ * cleared the flag). */
+active proctype Clock ()
+{
+end_clock:
+  do
+  :: atomic { len (queue) > 0 && !overdue -> overdue = true }
   od
 }
 

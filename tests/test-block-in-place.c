@@ -308,9 +308,100 @@ test_nested_iteration_refused (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* The thread bounds doc/blocking.md states for ws_block_in_place: each
+ * call in flight adds one thread (the one that took over its worker is
+ * the worker), whatever max-blocking-threads is, and afterwards the pool
+ * keeps at most max-blocking-threads of them. 60 calls wait at a gate on
+ * a runtime of 2 workers capped at @cap blocking threads; the runtime's
+ * threads are counted by name in /proc/self/task (its thread-name
+ * prefix), the pool's through the metrics. */
+#define N_CALLS 60
+
+/* The threads of this process whose name starts with @prefix. */
+static guint
+count_named_threads (const char *prefix)
+{
+  g_autoptr(GDir) dir = g_dir_open ("/proc/self/task", 0, NULL);
+  const char *tid;
+  guint n = 0;
+
+  g_assert_nonnull (dir);
+  while ((tid = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = g_strdup_printf ("/proc/self/task/%s/comm", tid);
+      g_autofree char *name = NULL;
+
+      if (g_file_get_contents (path, &name, NULL, NULL) && g_str_has_prefix (name, prefix))
+        n++;
+    }
+  return n;
+}
+
+static guint
+pool_threads (WsRuntime *rt)
+{
+  g_autoptr(WsMetrics) m = ws_runtime_get_metrics (rt);
+
+  return ws_metrics_get_blocking_threads (m);
+}
+
+static void
+check_calls_in_flight (guint cap)
+{
+  g_autoptr(WsRuntime) rt = ws_test_runtime_new ("n-workers", 2,
+                                                 "max-blocking-threads", cap,
+                                                 "thread-name-prefix", "wsbip",
+                                                 NULL);
+  WsTestGate gate;
+  Caller c[N_CALLS];
+  WsTask *tasks[N_CALLS];
+  guint n;
+
+  ws_test_gate_init (&gate);
+  for (guint i = 0; i < N_CALLS; i++)
+    {
+      c[i] = (Caller) { &gate, NULL, FALSE };
+      tasks[i] = ws_runtime_spawn (rt, caller_task, &c[i], NULL);
+    }
+  ws_test_gate_wait_for_waiters (&gate, N_CALLS);
+
+  /* In flight: the 2 workers and one thread per call; the pool runs no
+   * job and holds none of them yet. */
+  n = count_named_threads ("wsbip");
+  g_test_message ("cap %u: %u runtime threads with %d calls in flight", cap, n, N_CALLS);
+  g_assert_cmpuint (n, <=, 2 + cap + N_CALLS);
+  g_assert_cmpuint (n, >=, N_CALLS);
+  g_assert_cmpuint (pool_threads (rt), <=, cap);
+
+  ws_test_gate_open (&gate);
+  for (guint i = 0; i < N_CALLS; i++)
+    {
+      g_assert_true (ws_task_wait (tasks[i], NULL, NULL));
+      g_assert_true (c[i].ok);
+      g_assert_cmpuint (pool_threads (rt), <=, cap);
+      g_object_unref (tasks[i]);
+    }
+
+  /* Afterwards: the pool adopted at most cap of them; the others leave
+   * (each on its own, so the count is waited for). */
+  ws_test_wait_until (count_named_threads ("wsbip") <= 2 + cap);
+  g_assert_cmpuint (pool_threads (rt), <=, cap);
+  g_assert_true (ws_runtime_shutdown (rt, ws_test_timeout_usec ()));
+  ws_test_wait_until (count_named_threads ("wsbip") == 0);
+  ws_test_gate_clear (&gate);
+}
+
+static void
+test_calls_in_flight_bound (void)
+{
+  check_calls_in_flight (1);
+  check_calls_in_flight (3);
+}
+
 WS_TEST_MAIN ({ "/block-in-place/keeps-workers", test_keeps_workers },
               { "/block-in-place/off-runtime", test_off_runtime },
               { "/block-in-place/nested", test_nested },
               { "/block-in-place/local-refused", test_local_refused },
               { "/block-in-place/adopted-threads-retire", test_adopted_threads_retire },
+              { "/block-in-place/calls-in-flight-bound", test_calls_in_flight_bound },
               { "/block-in-place/nested-iteration-refused", test_nested_iteration_refused })

@@ -38,5 +38,6 @@ void            ws_blocking_pool_get_counts   (WsBlockingPool *self,
                                                guint          *n_threads,
                                                guint          *n_idle,
                                                guint          *queue_depth);
+guint64         ws_blocking_pool_get_n_overdue (WsBlockingPool *self);
 
 G_END_DECLS

@@ -45,11 +45,28 @@
  * as another thread came back from one), however long the queue, while
  * jobs that block (a disk, a socket, a lock, one job waiting for
  * another) still grow the pool towards max-blocking-threads, one new
- * thread per job found blocked. A job that spins waiting for a queued job
- * counts as busy: with cpu_slots of them, the queue waits for them
- * (doc/blocking.md says so). The bound is on queued jobs: a job that
+ * thread per job found blocked. The bound is on queued jobs: a job that
  * returned PENDING keeps its thread and is polled again when woken,
  * without asking, so more than cpu_slots jobs can be busy for a while.
+ *
+ * The admission deadline. The meter is a heuristic, and a heuristic may
+ * delay a job, never strand it. It can be wrong for ever: a job that
+ * waits while runnable (a spin on a flag set by a queued job, a busy poll)
+ * is busy to it, and with cpu_slots such jobs nothing the meter sees
+ * would ever change. So a job that has been at the head of the queue for
+ * BLOCKING_ADMIT_DEADLINE_USEC (head_since: when the job there got there,
+ * set by the push onto an empty queue and by each pop that leaves one
+ * behind) is admitted whatever the meter says. The standby looks at the
+ * next window's end or at the head's deadline, whichever comes first, so
+ * the head is taken within the deadline of reaching the head plus the
+ * time the system takes to run the standby; taking it starts the next
+ * thread as any take does (below), which stands by for the next job.
+ * The deadline runs from reaching the head, not from the spawn: a long
+ * queue of short jobs that compute moves at least once per deadline and
+ * stays at cpu_slots threads, while a queue that does not move (jobs
+ * that compute for longer than the deadline, or that wait for a queued
+ * job while runnable) grows the pool by at most one thread per deadline,
+ * towards max-blocking-threads, as jobs that block do.
  *
  * Why no queued job is stranded. Call a thread available when it is
  * listed idle, woken by a schedule and not yet back at the queue, the
@@ -66,9 +83,9 @@
  *     nobody because this thread was the standby then, so the duty to
  *     wake moves with the end of its standing by;
  *   - the standby takes a job as soon as fewer than cpu_slots running
- *     jobs are busy, and jobs that wait (for a queued job or anything
- *     else) are found blocked within two windows; while it waits, a spawn
- *     need not wake anyone;
+ *     jobs are busy, or the job has waited at the head for the deadline,
+ *     whatever the meter says (so this holds however wrong the meter
+ *     is); while it waits, a spawn need not wake anyone;
  *   - an idle thread retires only while another one is listed idle (the
  *     last idle thread never retires while the pool is open), and a woken
  *     thread that finds the queue empty lists itself idle again;
@@ -80,10 +97,12 @@
  * the job waits for a running job to end (as at the cap before). A thread
  * that takes a job hands the rest of the queue to the thread it starts,
  * so every queued job has a thread that will take it or start one
- * (models/blocking-pool.pml checks it, and finds a stranded job when a
- * thread starts another only while more jobs are queued, when a thread
- * that may not take a job waits idle instead of standing by, or when the
- * standby takes a job without waking an idle thread). If a
+ * (models/blocking-pool.pml checks it, with a meter that may say busy
+ * for ever, and finds a stranded job when a thread starts another only
+ * while more jobs are queued, when a thread that may not take a job waits
+ * idle instead of standing by, when the standby takes a job without
+ * waking an idle thread, or when the meter's word is the only rule, with
+ * no deadline). If a
  * start fails on a pool thread, the job stays queued for the threads
  * there are (the one that failed is one of them, and the next thread to
  * take a job tries again).
@@ -129,6 +148,23 @@
  *  - A thread that left ws_block_in_place () is adopted with its context
  *    (ws_thread.adopted_context) when the pool has room and is open.
  *
+ * The meter's reads. A look at a meter reads /proc (ws-run-meter.c),
+ * which the pool does not do under its lock, or a spawn would wait for
+ * it. The thread deciding an admission (look_at_meters_locked) notes,
+ * under the lock, which running jobs' meters are due and their fds, sets
+ * looking, reads them with the lock dropped, and takes the lock again to
+ * record what it saw for the jobs still running (a slot's n_taken tells
+ * the job looked at from a later one), then decides on what the meters
+ * say now, after checking the queue and closed again. One thread looks
+ * at a time (another uses what the meters saw last). The fds stay open:
+ * a thread that leaves the pool closes its meter only after waiting,
+ * under the lock, until no look is under way, so a look never reads a
+ * closed (or reused) descriptor, and every slot it noted is alive when
+ * it takes the lock again. The lock dropped for a look changes nothing
+ * in the argument above: the looking thread is available (on its way to
+ * the queue), what it decides is taken in one hold, and the meter's
+ * answer may be anything there anyway.
+ *
  * The pool's counts, lists and queue are read and written under its lock
  * only; no atomic is involved.
  *
@@ -152,6 +188,13 @@
 #define BLOCKING_IDLE_SPARE      4
 #define BLOCKING_SURPLUS_DIVISOR 8
 
+/* How long the job at the head of the queue waits for the meter before
+ * it is admitted anyway (The admission deadline, above; doc/blocking.md
+ * states it): four meter windows, so that a job the meter finds blocked
+ * is normally taken well before, and a burst of short jobs that compute
+ * on a loaded machine rarely waits that long at the head. */
+#define BLOCKING_ADMIT_DEADLINE_USEC (4 * WS_RUN_METER_WINDOW_USEC)
+
 typedef struct _BlockingSlot BlockingSlot;
 
 struct _WsBlockingPool
@@ -172,6 +215,9 @@ struct _WsBlockingPool
   GHashTable    *pinned;         /* WsRawTask* -> BlockingSlot*: jobs being polled */
   BlockingSlot  *standby;        /* waiting for a CPU slot, if a thread is */
   guint          cpu_slots;      /* busy jobs that may run at once */
+  gint64         head_since;     /* when the queue's head got there */
+  guint64        n_overdue;      /* jobs admitted by the deadline */
+  gboolean       looking;        /* a thread reads meters without the lock */
 };
 
 static void blocking_schedule (WsTaskHost *host,
@@ -204,7 +250,7 @@ ws_blocking_pool_new (const WsConfig *config,
   ws_lock_init (&self->lock);
   ws_cond_init (&self->exit_cond);
   self->pinned = g_hash_table_new (NULL, NULL);
-  self->cpu_slots = MAX (g_get_num_processors (), 1);
+  self->cpu_slots = ws_run_meter_cpu_slots ();
   return self;
 }
 
@@ -240,6 +286,7 @@ struct _BlockingSlot
   BlockingSlot  *next_idle;  /* in the pool's idle list, under its lock */
   gboolean       listed;     /* in the idle list */
   WsRunMeter     meter;      /* is this thread's job busy or blocked? */
+  guint          n_taken;    /* jobs taken: tells one job's looks from the next's */
 };
 
 static void
@@ -318,9 +365,82 @@ deadline_after (gint64 start,
   return delay > G_MAXINT64 - start ? -1 : start + delay;
 }
 
-/* With the lock held: whether a thread may take a queued job now. It may
- * while fewer than cpu_slots of the running jobs are busy on a CPU (How
- * many run at once, above). */
+/* A look due at a running job's meter, taken under the lock and read
+ * without it (The meter's reads, above). */
+typedef struct
+{
+  BlockingSlot *slot;
+  guint         n_taken;
+  gint          fd;
+  gboolean      has_clock;
+  clockid_t     cpu_clock;
+  WsRunSample   sample;
+} DueLook;
+
+/* With the lock held: makes the looks due at the running jobs' meters,
+ * reading them with the lock dropped, and records what they saw for the
+ * jobs that still run. One thread looks at a time; another one that
+ * finds a look under way uses what the meters saw last. */
+static void
+look_at_meters_locked (WsBlockingPool *self,
+                       gint64          now,
+                       gint64          window)
+{
+  g_autofree DueLook *due = NULL;
+  GHashTableIter iter;
+  gpointer value;
+  guint n_due = 0;
+
+  if (self->looking)
+    return;
+  due = g_new (DueLook, g_hash_table_size (self->pinned));
+  g_hash_table_iter_init (&iter, self->pinned);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      BlockingSlot *slot = value;
+
+      if (!ws_run_meter_look_due (&slot->meter, now, window))
+        continue;
+      due[n_due].slot = slot;
+      due[n_due].n_taken = slot->n_taken;
+      due[n_due].fd = slot->meter.fd;
+      due[n_due].has_clock = slot->meter.has_clock;
+      due[n_due].cpu_clock = slot->meter.cpu_clock;
+      n_due++;
+    }
+  if (n_due == 0)
+    return;
+
+  /* The fds stay open while looking is set: a thread leaves the pool
+   * (and closes its meter) only once no look is under way. The slots
+   * are not touched until the lock is held again. */
+  self->looking = TRUE;
+  ws_lock_unlock (&self->lock);
+  for (guint i = 0; i < n_due; i++)
+    ws_run_meter_sample (due[i].fd, due[i].has_clock, due[i].cpu_clock, &due[i].sample);
+  ws_lock_lock (&self->lock);
+  self->looking = FALSE;
+  ws_cond_broadcast (&self->exit_cond);
+
+  /* Every slot looked at is alive: its thread, if it left the pool
+   * meanwhile, waits for looking to clear under the lock we hold. A slot
+   * that still runs a job (job set) and has taken no other since is
+   * running the job looked at. */
+  for (guint i = 0; i < n_due; i++)
+    {
+      BlockingSlot *slot = due[i].slot;
+
+      if (slot->job != NULL && slot->n_taken == due[i].n_taken)
+        (void) ws_run_meter_judge (&slot->meter, now, &due[i].sample);
+    }
+}
+
+/* With the lock held and a job queued: whether a thread may take it
+ * now. It may while fewer than cpu_slots of the running jobs are busy on
+ * a CPU (How many run at once, above), or once the job has waited at the
+ * head of the queue for the deadline (The admission deadline). May drop
+ * the lock to read the meters; returns TRUE only with a job queued and
+ * the pool open, for the caller to take in this hold. */
 static gboolean
 admitted_locked (WsBlockingPool *self)
 {
@@ -333,27 +453,42 @@ admitted_locked (WsBlockingPool *self)
 
   if (n_running < self->cpu_slots)
     return TRUE;
+  now = g_get_monotonic_time ();
+  if (now - self->head_since >= BLOCKING_ADMIT_DEADLINE_USEC)
+    {
+      self->n_overdue++;        /* the caller takes the job in this hold */
+      return TRUE;
+    }
 
   /* A look costs a read of /proc: with many jobs running, each is looked
    * at less often, so that the looks stay about 8 per millisecond. */
   window = WS_RUN_METER_WINDOW_USEC * MAX ((n_running + 15) / 16, 1);
-  now = g_get_monotonic_time ();
+  look_at_meters_locked (self, now, window);
+  /* The lock may have been dropped: the queue may be empty, the pool
+   * closed, jobs ended. */
+  if (self->closed || ws_task_fifo_is_empty (&self->queue))
+    return FALSE;
+  if (g_hash_table_size (self->pinned) < self->cpu_slots)
+    return TRUE;
   g_hash_table_iter_init (&iter, self->pinned);
   while (g_hash_table_iter_next (&iter, NULL, &value))
-    if (ws_run_meter_is_busy (&((BlockingSlot *) value)->meter, now, window)
-        && ++n_busy >= self->cpu_slots)
+    if (((BlockingSlot *) value)->meter.busy && ++n_busy >= self->cpu_slots)
       return FALSE;
   return TRUE;
 }
 
-/* With the lock held: the standby waits a meter window, then looks
- * again (it is woken early only by close). */
+/* With the lock held: the standby waits a meter window, or until the
+ * head of the queue is due (The admission deadline), whichever comes
+ * first, then looks again (it is woken early only by close). */
 static void
 wait_standby_locked (WsBlockingPool *self,
                      BlockingSlot   *slot)
 {
+  gint64 deadline = MIN (g_get_monotonic_time () + WS_RUN_METER_WINDOW_USEC,
+                         self->head_since + BLOCKING_ADMIT_DEADLINE_USEC);
+
   self->standby = slot;
-  wait_locked (self, slot, g_get_monotonic_time () + WS_RUN_METER_WINDOW_USEC, NULL);
+  wait_locked (self, slot, deadline, NULL);
   self->standby = NULL;
 }
 
@@ -382,6 +517,8 @@ wait_for_job_locked (WsBlockingPool *self,
         {
           if (admitted_locked (self))
             return TRUE;
+          if (self->closed || ws_task_fifo_is_empty (&self->queue))
+            continue;           /* changed while the meters were read */
           if (self->standby == NULL)
             {
               wait_standby_locked (self, slot);
@@ -431,7 +568,8 @@ count_starting_locked (WsBlockingPool *self)
 
 /* With the lock held: pops the next job and makes it this slot's, in the
  * same hold as the admission that allowed it, so that two threads cannot
- * both be admitted for the last CPU slot. The slot's reference lets
+ * both be admitted for the last CPU slot; the next job's wait at the
+ * head starts now. The slot's reference lets
  * run_job () look at the task after its poll. */
 static WsRawTask *
 take_job_locked (WsBlockingPool *self,
@@ -441,8 +579,11 @@ take_job_locked (WsBlockingPool *self,
 
   if (task == NULL)
     return NULL;
+  if (!ws_task_fifo_is_empty (&self->queue))
+    self->head_since = g_get_monotonic_time ();
   ws_raw_task_ref (task);
   slot->job = task;
+  slot->n_taken++;
   ws_run_meter_restart (&slot->meter);
   g_hash_table_insert (self->pinned, task, slot);
   return task;
@@ -501,9 +642,12 @@ thread_loop (WsBlockingPool *self)
   ws_thread.blocking_pool = NULL;
   /* No longer serving jobs (a job queued from now on starts or wakes
    * another thread), but still counted for shutdown until the stop hook
-   * has run. */
+   * has run. A look under way may still read this meter's fd (it took
+   * it while the slot ran a job); none that starts later will. */
   self->n_threads--;
   self->n_exiting++;
+  while (self->looking)
+    ws_cond_wait (&self->exit_cond, &self->lock);
   ws_lock_unlock (&self->lock);
   ws_run_meter_clear (&slot.meter);
 
@@ -641,6 +785,8 @@ blocking_schedule (WsTaskHost *host,
       return;
     }
 
+  if (ws_task_fifo_is_empty (&self->queue))
+    self->head_since = g_get_monotonic_time ();
   ws_task_fifo_push (&self->queue, task);
 
   /* Never a thread started here while the pool has one: an idle thread
@@ -733,6 +879,19 @@ ws_blocking_pool_get_counts (WsBlockingPool *self,
   *n_idle = self->n_idle;
   *queue_depth = (guint) ws_task_fifo_len (&self->queue);
   ws_lock_unlock (&self->lock);
+}
+
+/* The jobs admitted by the deadline rather than by the meter, so far
+ * (for the tests' bounds). */
+guint64
+ws_blocking_pool_get_n_overdue (WsBlockingPool *self)
+{
+  guint64 n;
+
+  ws_lock_lock (&self->lock);
+  n = self->n_overdue;
+  ws_lock_unlock (&self->lock);
+  return n;
 }
 
 /* Binding at spawn: the registry's lock decides, so a spawn is refused

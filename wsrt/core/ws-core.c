@@ -30,7 +30,16 @@ ws_core_current_thread (void)
  * a worker hands its core (queue, LIFO slot, context) to a new thread
  * and becomes a blocking thread (doc/architecture.md, "Rules: blocking");
  * a local dispatch refuses, since its tasks cannot leave their context's
- * thread; any other thread just runs the work. */
+ * thread; any other thread just runs the work.
+ *
+ * A worker always hands its core off, however many calls are in flight:
+ * max-blocking-threads caps the threads the calls leave behind (the
+ * blocking pool adopts one only below it), not the calls. Running a call
+ * beyond a cap on the worker with its core would block the core's
+ * context and its queue's LIFO work for the call's length, and a call
+ * that waits for them (a GIO callback dispatched on that context, as a
+ * cancelled fiber's wait for its GIO call is in ws-fiber-gio.c; a task
+ * that only this worker would run) would never return. */
 gboolean
 ws_core_block_in_place_begin (GError **error)
 {
