@@ -769,6 +769,219 @@ test_wait_timeout_race (void)
   ws_test_on_context_clear (&f);
 }
 
+/* ---- names ------------------------------------------------------------ */
+
+typedef struct
+{
+  WsWaker      *_Atomic waker;
+  _Atomic gint  polls;
+  _Atomic gint  stop;
+  _Atomic gint  reads;
+  _Atomic gint  bad_reads;
+  WsTask       *_Atomic self;  /* for the reader */
+} NameProbe;
+
+/* Keeps its waker and stays PENDING until woken, then READY. */
+static WsPoll
+name_pending_until_woken (WsContext *cx,
+                          gpointer   data)
+{
+  NameProbe *p = data;
+
+  if (atomic_fetch_add (&p->polls, 1) == 0)
+    {
+      atomic_store (&p->waker, ws_context_get_waker (cx));
+      return WS_POLL_PENDING;
+    }
+  return WS_POLL_READY;
+}
+
+/* Set, read back, replaced, cleared; the name is copied (interned) and
+ * reads the same through the WsTask, the join handle and from inside. */
+static void
+test_name_round_trip (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  NameProbe p = { 0, };
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, name_pending_until_woken, &p, NULL);
+  WsJoinHandle *handle;
+  char buf[32];
+
+  g_assert_null (ws_task_get_name (task));
+
+  g_strlcpy (buf, "load thumbnails", sizeof buf);
+  ws_task_set_name (task, buf);
+  buf[0] = 'X';
+  g_assert_cmpstr (ws_task_get_name (task), ==, "load thumbnails");
+  g_assert_true (ws_task_get_name (task) == g_intern_string ("load thumbnails"));
+
+  ws_task_set_name (task, "sync mailbox");
+  g_assert_cmpstr (ws_task_get_name (task), ==, "sync mailbox");
+  ws_task_set_name (task, NULL);
+  g_assert_null (ws_task_get_name (task));
+
+  ws_test_wait_until (atomic_load (&p.waker) != NULL);
+  ws_task_set_name (task, "named while pending");
+  ws_test_wake_and_unref (atomic_exchange (&p.waker, NULL));
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  /* Kept after the end. */
+  g_assert_cmpstr (ws_task_get_name (task), ==, "named while pending");
+
+  /* A join handle names its task the same way. */
+  handle = ws_runtime_spawn_joinable (rt, ws_test_ready, NULL, NULL);
+  g_assert_null (ws_join_handle_get_name (handle));
+  ws_join_handle_set_name (handle, "joinable");
+  g_assert_cmpstr (ws_join_handle_get_name (handle), ==, "joinable");
+  g_assert_true (ws_join_handle_wait (handle, NULL));
+  {
+    g_autoptr(WsTask) as_task = ws_join_handle_into_task (handle);
+
+    g_assert_cmpstr (ws_task_get_name (as_task), ==, "joinable");
+  }
+
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+static WsPoll
+name_self (WsContext *cx,
+           gpointer   data)
+{
+  ws_context_set_task_name (cx, data);
+  return WS_POLL_READY;
+}
+
+/* A task names itself from inside, from its first poll on. */
+static void
+test_name_from_inside (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, name_self, (gpointer) "self-named", NULL);
+
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_assert_cmpstr (ws_task_get_name (task), ==, "self-named");
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* Sets a result, then returns PENDING (a critical that names the task);
+ * READY on the next poll. */
+static WsPoll
+result_then_pending (WsContext *cx,
+                     gpointer   data)
+{
+  NameProbe *p = data;
+
+  if (atomic_fetch_add (&p->polls, 1) == 0)
+    {
+      g_autoptr(WsWaker) waker = ws_context_get_waker (cx);
+
+      ws_context_set_task_name (cx, "bad-result");
+      ws_context_return_uint64 (cx, 1);
+      ws_waker_wake (waker);
+      return WS_POLL_PENDING;
+    }
+  return WS_POLL_READY;
+}
+
+static WsPoll
+returns_garbage (WsContext *cx,
+                 gpointer   data)
+{
+  ws_context_set_task_name (cx, "garbage-poll");
+  return (WsPoll) 0;
+}
+
+/* The task's name is in the critical about its poll and in the error of
+ * an invalid poll return. A local task, so that the critical is logged on
+ * this thread, where the expectation was set. */
+static void
+test_name_in_messages (void)
+{
+  WsTestOnContext f;
+  NameProbe p = { 0, };
+  g_autoptr(WsTask) task = NULL;
+  g_autoptr(WsTask) garbage = NULL;
+  g_autoptr(GError) error = NULL;
+
+  ws_test_on_context_init (&f, 1);
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL,
+                         "wsrt task “bad-result” (0x*) set a result but returned "
+                         "WS_POLL_PENDING*");
+  task = ws_runtime_spawn_local (f.rt, NULL, result_then_pending, &p, NULL);
+  ws_test_iterate_until (f.ctx, ws_task_is_finished (task));
+  g_test_assert_expected_messages ();
+  g_assert_cmpint (atomic_load (&p.polls), ==, 2);
+
+  /* Not ended yet: the critical names it. */
+  g_clear_object (&task);
+  p.polls = 0;
+  task = ws_runtime_spawn (f.rt, name_pending_until_woken, &p, NULL);
+  ws_task_set_name (task, "unfinished");
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL,
+                         "ws_task_get_value: task “unfinished” (0x*) has not ended yet*");
+  g_assert_null (ws_task_get_value (task));
+  g_test_assert_expected_messages ();
+  ws_test_wait_until (atomic_load (&p.waker) != NULL);
+  ws_test_wake_and_unref (atomic_exchange (&p.waker, NULL));
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+
+  /* Unnamed: the address, said to be unnamed. */
+  g_clear_object (&task);
+  p.polls = 0;
+  task = ws_runtime_spawn (f.rt, name_pending_until_woken, &p, NULL);
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL,
+                         "ws_task_get_value: task 0x* (unnamed) has not ended yet*");
+  g_assert_null (ws_task_get_value (task));
+  g_test_assert_expected_messages ();
+  ws_test_wait_until (atomic_load (&p.waker) != NULL);
+  ws_test_wake_and_unref (atomic_exchange (&p.waker, NULL));
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+
+  garbage = ws_runtime_spawn (f.rt, returns_garbage, NULL, NULL);
+  g_assert_false (ws_task_wait (garbage, NULL, &error));
+  g_assert_error (error, WS_ERROR, WS_ERROR_FAILED);
+  g_assert_nonnull (strstr (error->message, "task “garbage-poll” (0x"));
+
+  ws_test_on_context_clear (&f);
+}
+
+/* Reads its own name on a worker while the test thread renames it: each
+ * read is NULL or one of the names, whole (under TSan: no race). */
+static WsPoll
+read_own_name (WsContext *cx,
+               gpointer   data)
+{
+  NameProbe *p = data;
+  WsTask *self;
+
+  while ((self = atomic_load (&p->self)) == NULL)
+    ;
+  while (!atomic_load (&p->stop))
+    {
+      const char *name = ws_task_get_name (self);
+
+      if (name != NULL && strcmp (name, "first name") != 0 && strcmp (name, "second name") != 0)
+        atomic_fetch_add (&p->bad_reads, 1);
+      atomic_fetch_add (&p->reads, 1);
+    }
+  return WS_POLL_READY;
+}
+
+static void
+test_name_other_thread (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  NameProbe p = { 0, };
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, read_own_name, &p, NULL);
+
+  atomic_store (&p.self, task);
+  for (guint i = 0; i < 2000 || atomic_load (&p.reads) < 100; i++)
+    ws_task_set_name (task, i % 3 == 0 ? NULL : i % 3 == 1 ? "first name" : "second name");
+  atomic_store (&p.stop, 1);
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_assert_cmpint (atomic_load (&p.bad_reads), ==, 0);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 WS_TEST_MAIN ({ "/task/cancellable-of-pending-task", test_cancellable_of_pending_task },
               { "/task/wait-timeout", test_wait_timeout },
               { "/task/wait-timeout-race", test_wait_timeout_race },
@@ -784,4 +997,8 @@ WS_TEST_MAIN ({ "/task/cancellable-of-pending-task", test_cancellable_of_pending
               { "/task/wait-on-worker-fails", test_wait_on_worker_fails },
               { "/task/wait-cancellable", test_wait_cancellable },
               { "/task/await-task", test_await_task },
-              { "/task/drop-handle-detaches", test_drop_handle_detaches })
+              { "/task/drop-handle-detaches", test_drop_handle_detaches },
+              { "/task/name/round-trip", test_name_round_trip },
+              { "/task/name/from-inside", test_name_from_inside },
+              { "/task/name/in-messages", test_name_in_messages },
+              { "/task/name/other-thread", test_name_other_thread })

@@ -96,6 +96,9 @@ struct _WsRawTask
 #ifdef WS_ENABLE_SYSPROF
   gint64           trace_begin;      /* the spawn's ws_trace_begin (): 0 unless recorded */
 #endif
+  /* The task's name (ws_raw_task_set_name): an interned string or NULL,
+   * written by any thread, read by any (messages, the stuck dump). */
+  const char *_Atomic name;
   union
   {
     struct
@@ -186,6 +189,40 @@ static inline WsCancelHook *
 ws_raw_task_get_cancel_hook (WsRawTask *task)
 {
   return atomic_load_explicit (&task->cancel_hook, memory_order_acquire);
+}
+
+void          ws_raw_task_set_name        (WsRawTask    *task,
+                                           const char   *name);
+
+/* The task's name, an interned string, or NULL if it has none. Acquire:
+ * pairs with the release of ws_raw_task_set_name (), so a reader on
+ * another thread sees the string's bytes that g_intern_string () wrote
+ * before the store. The string is never freed. */
+static inline const char *
+ws_raw_task_get_name (WsRawTask *task)
+{
+  return atomic_load_explicit (&task->name, memory_order_acquire);
+}
+
+/* How messages name a task: `“name” (0x…)` or `0x… (unnamed)`, written
+ * into @buf, which is returned. The _for_name form is for a caller that
+ * read the name before the task could go (the address is only printed). */
+#define WS_RAW_TASK_LABEL_SIZE 96
+const char   *ws_raw_task_label          (WsRawTask    *task,
+                                          char          buf[WS_RAW_TASK_LABEL_SIZE]);
+const char   *ws_raw_task_label_for_name (gconstpointer  task,
+                                          const char    *name,
+                                          char           buf[WS_RAW_TASK_LABEL_SIZE]);
+
+/* The label of the task @cx polls, or "(none)" outside a poll: for the
+ * messages about a call made with a context. */
+static inline const char *
+ws_context_label (WsContext *cx,
+                  char       buf[WS_RAW_TASK_LABEL_SIZE])
+{
+  if (cx == NULL || cx->task == NULL)
+    return "(none)";
+  return ws_raw_task_label (cx->task, buf);
 }
 
 /* The @tail_size bytes of a task made with ws_raw_task_new_with_tail (),

@@ -584,20 +584,58 @@ ws_raw_task_set_cancel_hook (WsRawTask    *task,
     hook->cancel (hook);
 }
 
+/* Names: g_intern_string () copies the name once per distinct string and
+ * never frees it, so setting a name allocates at most once per name, a
+ * spawn that sets none costs nothing (the memory is zeroed), and a reader
+ * holds no reference to anything. Any thread may set it, any time; the
+ * last store wins. */
+void
+ws_raw_task_set_name (WsRawTask  *task,
+                      const char *name)
+{
+  /* Release: the interned bytes before the pointer (see
+   * ws_raw_task_get_name ()). */
+  atomic_store_explicit (&task->name, name != NULL ? g_intern_string (name) : NULL,
+                         memory_order_release);
+}
+
+const char *
+ws_raw_task_label_for_name (gconstpointer  task,
+                            const char    *name,
+                            char           buf[WS_RAW_TASK_LABEL_SIZE])
+{
+  if (name != NULL)
+    g_snprintf (buf, WS_RAW_TASK_LABEL_SIZE, "“%s” (%p)", name, task);
+  else
+    g_snprintf (buf, WS_RAW_TASK_LABEL_SIZE, "%p (unnamed)", task);
+  return buf;
+}
+
+const char *
+ws_raw_task_label (WsRawTask *task,
+                   char       buf[WS_RAW_TASK_LABEL_SIZE])
+{
+  return ws_raw_task_label_for_name (task, ws_raw_task_get_name (task), buf);
+}
+
 /* A poll function returned neither READY nor PENDING (WsPoll has no 0,
  * which a binding returns for a callback that threw): the task fails,
  * whatever result it set, rather than end as a success. */
 static WsPoll
-fail_invalid_poll (WsContext *cx,
+fail_invalid_poll (WsRawTask *task,
+                   WsContext *cx,
                    gint       poll)
 {
+  char label[WS_RAW_TASK_LABEL_SIZE];
+
   ws_result_clear (&cx->result);
   cx->result.kind = WS_RESULT_ERROR;
   cx->result.u.error = g_error_new (WS_ERROR, WS_ERROR_FAILED,
-                                    "The task's poll function returned %d, neither "
+                                    "The poll function of task %s returned %d, neither "
                                     "WS_POLL_READY nor WS_POLL_PENDING (from a binding "
                                     "such as GJS or PyGObject: the callback raised an "
-                                    "exception, see the log, or returned nothing)", poll);
+                                    "exception, see the log, or returned nothing)",
+                                    ws_raw_task_label (task, label), poll);
   return WS_POLL_READY;
 }
 
@@ -654,7 +692,7 @@ ws_raw_task_run (WsRawTask *task,
   WS_CHAOS_POINT ();
 
   if G_UNLIKELY (poll != WS_POLL_READY && poll != WS_POLL_PENDING)
-    poll = fail_invalid_poll (cx, poll);
+    poll = fail_invalid_poll (task, cx, poll);
 
   if (poll == WS_POLL_READY)
     {
@@ -669,9 +707,11 @@ ws_raw_task_run (WsRawTask *task,
 
   if G_UNLIKELY (cx->result.kind != WS_RESULT_NONE)
     {
-      g_critical ("A wsrt task set a result but returned WS_POLL_PENDING; "
+      char label[WS_RAW_TASK_LABEL_SIZE];
+
+      g_critical ("wsrt task %s set a result but returned WS_POLL_PENDING; "
                   "the result was dropped. Return WS_POLL_READY after "
-                  "ws_context_return_*().");
+                  "ws_context_return_*().", ws_raw_task_label (task, label));
       ws_result_clear (&cx->result);
     }
 
