@@ -982,6 +982,166 @@ test_name_other_thread (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* ---- WS_DEBUG diagnostics ----------------------------------------------- */
+
+/* In a subprocess: @debug's keys, and warnings that are not fatal (the
+ * diagnostics are warnings; the parent reads them from our stderr). */
+static void
+debug_child_setup (const char *debug,
+                   const char *threshold_var,
+                   const char *threshold)
+{
+  g_setenv ("WS_DEBUG", debug, TRUE);
+  g_setenv (threshold_var, threshold, TRUE);
+  g_log_set_always_fatal (G_LOG_FATAL_MASK);
+  g_log_set_fatal_mask ("Wsrt", G_LOG_FATAL_MASK);
+}
+
+/* Both polls take far longer than the threshold; the first wakes the task
+ * again, the second ends it. */
+static WsPoll
+slow_twice (WsContext *cx,
+            gpointer   data)
+{
+  NameProbe *p = data;
+
+  ws_context_set_task_name (cx, "slow-twice");
+  g_usleep (200 * 1000);
+  if (atomic_fetch_add (&p->polls, 1) == 0)
+    {
+      g_autoptr(WsWaker) waker = ws_context_get_waker (cx);
+
+      ws_waker_wake (waker);
+      return WS_POLL_PENDING;
+    }
+  return WS_POLL_READY;
+}
+
+static void
+test_debug_slow_poll (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_autoptr(WsRuntime) rt = NULL;
+      g_autoptr(WsTask) task = NULL;
+      NameProbe p = { 0, };
+
+      debug_child_setup ("slow-poll", "WS_DEBUG_SLOW_POLL_MS", "5");
+      rt = ws_runtime_new (1);
+      task = ws_runtime_spawn (rt, slow_twice, &p, NULL);
+      g_assert_true (ws_task_wait (task, NULL, NULL));
+      g_assert_cmpint (atomic_load (&p.polls), ==, 2);
+      g_assert_true (ws_runtime_shutdown (rt, -1));
+      return;
+    }
+
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+  g_test_trap_assert_stderr ("*WARNING*wsrt: task ?slow-twice? (0x*) ran for * ms in one poll "
+                             "on a worker thread (WS_DEBUG=slow-poll, threshold 5 ms*"
+                             "ws_runtime_spawn_blocking()*ws_fiber_run_in_thread()*");
+  /* Two slow polls, one warning. The quotes are `?` in the patterns:
+   * GLib writes them as `?` in a locale without UTF-8. */
+  g_test_trap_assert_stderr_unmatched ("*slow-twice*slow-twice*");
+}
+
+/* Off by default: the same slow polls, no warning. */
+static void
+test_debug_off_by_default (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_autoptr(WsRuntime) rt = NULL;
+      g_autoptr(WsTask) task = NULL;
+      NameProbe p = { 0, };
+
+      g_unsetenv ("WS_DEBUG");
+      g_log_set_always_fatal (G_LOG_FATAL_MASK);
+      g_log_set_fatal_mask ("Wsrt", G_LOG_FATAL_MASK);
+      rt = ws_runtime_new (1);
+      task = ws_runtime_spawn (rt, slow_twice, &p, NULL);
+      g_assert_true (ws_task_wait (task, NULL, NULL));
+      g_assert_true (ws_runtime_shutdown (rt, -1));
+      return;
+    }
+
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+  g_test_trap_assert_stderr_unmatched ("*slow-twice*");
+}
+
+/* Returns PENDING and arranges no wake. */
+static WsPoll
+never_woken (WsContext *cx,
+             gpointer   data)
+{
+  ws_context_set_task_name (cx, "never-woken");
+  return WS_POLL_PENDING;
+}
+
+/* Awaits a oneshot that nobody completes. */
+static WsPoll
+await_forgotten_oneshot (WsContext *cx,
+                         gpointer   data)
+{
+  gpointer item = NULL;
+
+  ws_context_set_task_name (cx, "oneshot-waiter");
+  return ws_oneshot_poll (data, cx, &item, NULL);
+}
+
+static _Atomic gint stuck_seen;
+
+/* Passes the message on to stderr, and notes which of the two tasks a
+ * dump named (one dump, or two if their thresholds fell between scans). */
+static void
+stuck_log_handler (const char     *domain,
+                   GLogLevelFlags  level,
+                   const char     *message,
+                   gpointer        data)
+{
+  if (strstr (message, "“never-woken”") != NULL)
+    atomic_fetch_or (&stuck_seen, 1);
+  if (strstr (message, "“oneshot-waiter”") != NULL)
+    atomic_fetch_or (&stuck_seen, 2);
+  g_log_default_handler (domain, level, message, data);
+}
+
+static void
+test_debug_stuck (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_autoptr(WsRuntime) rt = NULL;
+      g_autoptr(WsTask) stuck = NULL;
+      g_autoptr(WsTask) waiter = NULL;
+      g_autoptr(WsOneshot) oneshot = ws_oneshot_new (NULL);
+
+      debug_child_setup ("stuck", "WS_DEBUG_STUCK_S", "0.2");
+      g_log_set_handler ("Wsrt", G_LOG_LEVEL_WARNING, stuck_log_handler, NULL);
+      rt = ws_runtime_new (1);
+      stuck = ws_runtime_spawn (rt, never_woken, NULL, NULL);
+      waiter = ws_runtime_spawn (rt, await_forgotten_oneshot, ws_oneshot_ref (oneshot),
+                                 (GDestroyNotify) ws_oneshot_unref);
+      /* The runtime's watchdog reports them; a hang is the watchdog's. */
+      ws_test_wait_until (atomic_load (&stuck_seen) == 3);
+      ws_task_cancel (stuck);
+      ws_task_cancel (waiter);
+      g_assert_true (ws_runtime_shutdown (rt, -1));
+      return;
+    }
+
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+  g_test_trap_assert_stderr ("*wsrt: * pending for longer than 0.2 s (WS_DEBUG=stuck*");
+  g_test_trap_assert_stderr ("*task ?never-woken? (0x*): pending for * s, waiting for a wake; "
+                             "last awaited: unknown*");
+  g_test_trap_assert_stderr ("*task ?oneshot-waiter? (0x*): pending for * s, waiting for a "
+                             "wake; last awaited: ws_oneshot_poll*");
+  /* Once per wait. */
+  g_test_trap_assert_stderr_unmatched ("*never-woken*never-woken*");
+}
+
 WS_TEST_MAIN ({ "/task/cancellable-of-pending-task", test_cancellable_of_pending_task },
               { "/task/wait-timeout", test_wait_timeout },
               { "/task/wait-timeout-race", test_wait_timeout_race },
@@ -1001,4 +1161,7 @@ WS_TEST_MAIN ({ "/task/cancellable-of-pending-task", test_cancellable_of_pending
               { "/task/name/round-trip", test_name_round_trip },
               { "/task/name/from-inside", test_name_from_inside },
               { "/task/name/in-messages", test_name_in_messages },
-              { "/task/name/other-thread", test_name_other_thread })
+              { "/task/name/other-thread", test_name_other_thread },
+              { "/task/debug/slow-poll", test_debug_slow_poll },
+              { "/task/debug/off-by-default", test_debug_off_by_default },
+              { "/task/debug/stuck", test_debug_stuck })

@@ -232,18 +232,21 @@ ws_fiber_await_gio (WsContext *cx)
     }
 
   while (ws_async_op_poll (g->op, cx) == WS_POLL_PENDING)
-    if (!ws_fiber_suspend (cx))
-      {
-        /* Cancelled: the call is cancelled, and we wait for its answer
-         * here (see the top). */
-        ws_async_op_cancel (g->op);
-        /* On a worker the wait hands the worker's queue to another thread
-         * first, so its other tasks go on; a main context's thread cannot
-         * hand off, and waits itself. */
-        if (!ws_block_in_place (wait_published, g->op, NULL))
-          ws_async_op_wait_published (g->op);
-        break;
-      }
+    {
+      ws_context_note_await (cx, G_STRFUNC);
+      if (!ws_fiber_suspend (cx))
+        {
+          /* Cancelled: the call is cancelled, and we wait for its answer
+           * here (see the top). */
+          ws_async_op_cancel (g->op);
+          /* On a worker the wait hands the worker's queue to another
+           * thread first, so its other tasks go on; a main context's
+           * thread cannot hand off, and waits itself. */
+          if (!ws_block_in_place (wait_published, g->op, NULL))
+            ws_async_op_wait_published (g->op);
+          break;
+        }
+    }
   g->awaited = TRUE;
   return ws_async_op_get_result (g->op);
 }

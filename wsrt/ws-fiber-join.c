@@ -138,6 +138,7 @@ await_first (WsContext      *cx,
             g_propagate_error (error, last_error);
           return -1;
         }
+      ws_context_note_await (cx, "ws_fiber_await_all/any");
       if (!ws_fiber_suspend (cx))
         {
           Tasks unfinished = { tasks, n_tasks };

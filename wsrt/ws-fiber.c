@@ -899,6 +899,7 @@ ws_fiber_run_in_thread (WsContext     *cx,
    * here for func to return (models/fiber.pml, THREAD_JOB). */
   while (!thread_job_is_done (job))
     {
+      ws_context_note_await (cx, G_STRFUNC);
       if (!ws_fiber_suspend (cx))
         {
           /* The task is cancelled, but its cancellable may not be yet: a

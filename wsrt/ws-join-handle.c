@@ -152,6 +152,7 @@ ws_join_handle_poll (WsJoinHandle *self,
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
   g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
   return_val_if_ended (self, WS_POLL_READY);
+  ws_context_note_await (context, G_STRFUNC);
 
   /* Work-first: a task queued to run next on this worker runs now,
    * nested, instead of after this task has returned PENDING. */

@@ -356,6 +356,7 @@ ws_task_poll (WsTask    *self,
 
   g_return_val_if_fail (WS_IS_TASK (self), WS_POLL_READY);
   g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  ws_context_note_await (context, G_STRFUNC);
 
   if (!ws_context_poll_proceed (context))
     return WS_POLL_PENDING;
