@@ -5,7 +5,8 @@
  *
  * The rules of doc/architecture.md, "Rules: tasks": one poller at a time, exactly one re-poll for a
  * wake during a poll, no polls after the end, no spurious polls, one
- * destroy notify, one outcome.
+ * destroy notify, one outcome. Also the task's name, and the WS_DEBUG
+ * diagnostics (in subprocesses, which read the environment afresh).
  */
 
 #include "config.h"
@@ -1018,24 +1019,24 @@ slow_twice (WsContext *cx,
 }
 
 static void
+test_debug_slow_poll_subprocess (void)
+{
+  g_autoptr(WsRuntime) rt = NULL;
+  g_autoptr(WsTask) task = NULL;
+  NameProbe p = { 0, };
+
+  debug_child_setup ("slow-poll", "WS_DEBUG_SLOW_POLL_MS", "5");
+  rt = ws_runtime_new (1);
+  task = ws_runtime_spawn (rt, slow_twice, &p, NULL);
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_assert_cmpint (atomic_load (&p.polls), ==, 2);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+static void
 test_debug_slow_poll (void)
 {
-  if (g_test_subprocess ())
-    {
-      g_autoptr(WsRuntime) rt = NULL;
-      g_autoptr(WsTask) task = NULL;
-      NameProbe p = { 0, };
-
-      debug_child_setup ("slow-poll", "WS_DEBUG_SLOW_POLL_MS", "5");
-      rt = ws_runtime_new (1);
-      task = ws_runtime_spawn (rt, slow_twice, &p, NULL);
-      g_assert_true (ws_task_wait (task, NULL, NULL));
-      g_assert_cmpint (atomic_load (&p.polls), ==, 2);
-      g_assert_true (ws_runtime_shutdown (rt, -1));
-      return;
-    }
-
-  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_subprocess ("/task/debug/slow-poll/subprocess", 0, G_TEST_SUBPROCESS_DEFAULT);
   g_test_trap_assert_passed ();
   g_test_trap_assert_stderr ("*WARNING*wsrt: task ?slow-twice? (0x*) ran for * ms in one poll "
                              "on a worker thread (WS_DEBUG=slow-poll, threshold 5 ms*"
@@ -1047,25 +1048,26 @@ test_debug_slow_poll (void)
 
 /* Off by default: the same slow polls, no warning. */
 static void
+test_debug_off_by_default_subprocess (void)
+{
+  g_autoptr(WsRuntime) rt = NULL;
+  g_autoptr(WsTask) task = NULL;
+  NameProbe p = { 0, };
+
+  g_unsetenv ("WS_DEBUG");
+  g_log_set_always_fatal (G_LOG_FATAL_MASK);
+  g_log_set_fatal_mask ("Wsrt", G_LOG_FATAL_MASK);
+  rt = ws_runtime_new (1);
+  task = ws_runtime_spawn (rt, slow_twice, &p, NULL);
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+static void
 test_debug_off_by_default (void)
 {
-  if (g_test_subprocess ())
-    {
-      g_autoptr(WsRuntime) rt = NULL;
-      g_autoptr(WsTask) task = NULL;
-      NameProbe p = { 0, };
-
-      g_unsetenv ("WS_DEBUG");
-      g_log_set_always_fatal (G_LOG_FATAL_MASK);
-      g_log_set_fatal_mask ("Wsrt", G_LOG_FATAL_MASK);
-      rt = ws_runtime_new (1);
-      task = ws_runtime_spawn (rt, slow_twice, &p, NULL);
-      g_assert_true (ws_task_wait (task, NULL, NULL));
-      g_assert_true (ws_runtime_shutdown (rt, -1));
-      return;
-    }
-
-  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_subprocess ("/task/debug/off-by-default/subprocess", 0,
+                          G_TEST_SUBPROCESS_DEFAULT);
   g_test_trap_assert_passed ();
   g_test_trap_assert_stderr_unmatched ("*slow-twice*");
 }
@@ -1108,30 +1110,30 @@ stuck_log_handler (const char     *domain,
 }
 
 static void
+test_debug_stuck_subprocess (void)
+{
+  g_autoptr(WsRuntime) rt = NULL;
+  g_autoptr(WsTask) stuck = NULL;
+  g_autoptr(WsTask) waiter = NULL;
+  g_autoptr(WsOneshot) oneshot = ws_oneshot_new (NULL);
+
+  debug_child_setup ("stuck", "WS_DEBUG_STUCK_S", "0.2");
+  g_log_set_handler ("Wsrt", G_LOG_LEVEL_WARNING, stuck_log_handler, NULL);
+  rt = ws_runtime_new (1);
+  stuck = ws_runtime_spawn (rt, never_woken, NULL, NULL);
+  waiter = ws_runtime_spawn (rt, await_forgotten_oneshot, ws_oneshot_ref (oneshot),
+                             (GDestroyNotify) ws_oneshot_unref);
+  /* The runtime's watchdog reports them; a hang is the watchdog's. */
+  ws_test_wait_until (atomic_load (&stuck_seen) == 3);
+  ws_task_cancel (stuck);
+  ws_task_cancel (waiter);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+static void
 test_debug_stuck (void)
 {
-  if (g_test_subprocess ())
-    {
-      g_autoptr(WsRuntime) rt = NULL;
-      g_autoptr(WsTask) stuck = NULL;
-      g_autoptr(WsTask) waiter = NULL;
-      g_autoptr(WsOneshot) oneshot = ws_oneshot_new (NULL);
-
-      debug_child_setup ("stuck", "WS_DEBUG_STUCK_S", "0.2");
-      g_log_set_handler ("Wsrt", G_LOG_LEVEL_WARNING, stuck_log_handler, NULL);
-      rt = ws_runtime_new (1);
-      stuck = ws_runtime_spawn (rt, never_woken, NULL, NULL);
-      waiter = ws_runtime_spawn (rt, await_forgotten_oneshot, ws_oneshot_ref (oneshot),
-                                 (GDestroyNotify) ws_oneshot_unref);
-      /* The runtime's watchdog reports them; a hang is the watchdog's. */
-      ws_test_wait_until (atomic_load (&stuck_seen) == 3);
-      ws_task_cancel (stuck);
-      ws_task_cancel (waiter);
-      g_assert_true (ws_runtime_shutdown (rt, -1));
-      return;
-    }
-
-  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_subprocess ("/task/debug/stuck/subprocess", 0, G_TEST_SUBPROCESS_DEFAULT);
   g_test_trap_assert_passed ();
   g_test_trap_assert_stderr ("*wsrt: * pending for longer than 0.2 s (WS_DEBUG=stuck*");
   g_test_trap_assert_stderr ("*task ?never-woken? (0x*): pending for * s, waiting for a wake; "
@@ -1142,26 +1144,49 @@ test_debug_stuck (void)
   g_test_trap_assert_stderr_unmatched ("*never-woken*never-woken*");
 }
 
-WS_TEST_MAIN ({ "/task/cancellable-of-pending-task", test_cancellable_of_pending_task },
-              { "/task/wait-timeout", test_wait_timeout },
-              { "/task/wait-timeout-race", test_wait_timeout_race },
-              { "/task/cancellable-after-cancel", test_cancellable_after_cancel },
-              { "/task/wake-during-poll", test_wake_during_poll },
-              { "/task/wake-after-completion", test_wake_after_completion },
-              { "/task/cancel-pending", test_cancel_pending },
-              { "/task/cancel-races-completion", test_cancel_races_completion },
-              { "/task/error-result", test_error_result },
-              { "/task/pointer-result", test_pointer_result },
-              { "/task/result-accessors", test_result_accessors },
-              { "/task/destroy-before-waiters", test_destroy_before_waiters },
-              { "/task/wait-on-worker-fails", test_wait_on_worker_fails },
-              { "/task/wait-cancellable", test_wait_cancellable },
-              { "/task/await-task", test_await_task },
-              { "/task/drop-handle-detaches", test_drop_handle_detaches },
-              { "/task/name/round-trip", test_name_round_trip },
-              { "/task/name/from-inside", test_name_from_inside },
-              { "/task/name/in-messages", test_name_in_messages },
-              { "/task/name/other-thread", test_name_other_thread },
-              { "/task/debug/slow-poll", test_debug_slow_poll },
-              { "/task/debug/off-by-default", test_debug_off_by_default },
-              { "/task/debug/stuck", test_debug_stuck })
+int
+main (int   argc,
+      char *argv[])
+{
+  static const WsTestDef defs[] = {
+    { "/task/cancellable-of-pending-task", test_cancellable_of_pending_task },
+    { "/task/wait-timeout", test_wait_timeout },
+    { "/task/wait-timeout-race", test_wait_timeout_race },
+    { "/task/cancellable-after-cancel", test_cancellable_after_cancel },
+    { "/task/wake-during-poll", test_wake_during_poll },
+    { "/task/wake-after-completion", test_wake_after_completion },
+    { "/task/cancel-pending", test_cancel_pending },
+    { "/task/cancel-races-completion", test_cancel_races_completion },
+    { "/task/error-result", test_error_result },
+    { "/task/pointer-result", test_pointer_result },
+    { "/task/result-accessors", test_result_accessors },
+    { "/task/destroy-before-waiters", test_destroy_before_waiters },
+    { "/task/wait-on-worker-fails", test_wait_on_worker_fails },
+    { "/task/wait-cancellable", test_wait_cancellable },
+    { "/task/await-task", test_await_task },
+    { "/task/drop-handle-detaches", test_drop_handle_detaches },
+    { "/task/name/round-trip", test_name_round_trip },
+    { "/task/name/from-inside", test_name_from_inside },
+    { "/task/name/in-messages", test_name_in_messages },
+    { "/task/name/other-thread", test_name_other_thread },
+    { "/task/debug/slow-poll", test_debug_slow_poll },
+    { "/task/debug/off-by-default", test_debug_off_by_default },
+    { "/task/debug/stuck", test_debug_stuck },
+  };
+  /* The WS_DEBUG children, in subprocesses that set the environment
+   * before their first runtime. Static: the parent skips them, and a
+   * skipped case's data is never freed; for that reason a subprocess adds
+   * no other case. */
+  static WsTestCase children[] = {
+    { "/task/debug/slow-poll/subprocess", test_debug_slow_poll_subprocess, },
+    { "/task/debug/off-by-default/subprocess", test_debug_off_by_default_subprocess, },
+    { "/task/debug/stuck/subprocess", test_debug_stuck_subprocess, },
+  };
+
+  ws_test_init (&argc, &argv);
+  for (gsize i = 0; i < G_N_ELEMENTS (defs) && !g_test_subprocess (); i++)
+    ws_test_add_func (defs[i].path, defs[i].func);
+  for (gsize i = 0; i < G_N_ELEMENTS (children); i++)
+    g_test_add_data_func (children[i].path, &children[i], ws_test_run_case);
+  return g_test_run ();
+}

@@ -400,8 +400,9 @@ ws_task_cancel (WsTask *self)
  * what the task does, such as “load thumbnails” or “sync mailbox”.
  *
  * wsrt shows the name in the criticals and warnings that concern the
- * task and in the error of a task whose poll function returned an
- * invalid value. The metrics
+ * task, in the error of a task whose poll function returned an invalid
+ * value, and in the diagnostics that `WS_DEBUG` switches on
+ * (doc/getting-started-c.md, “Debugging stuck work”). The metrics
  * ([struct@Ws.Metrics]) are totals over all tasks and hold no names.
  *
  * The task runs from its spawn on, so its first polls may happen before
