@@ -91,6 +91,7 @@ test_runtime_refusals (void)
   WS_TEST_REFUSED (ws_runtime_get_handle, g_assert_null (ws_runtime_get_handle (NULL)));
   WS_TEST_REFUSED (ws_runtime_get_n_workers, g_assert_cmpuint (ws_runtime_get_n_workers (NULL), ==, 0));
   WS_TEST_REFUSED (ws_runtime_get_metrics, g_assert_null (ws_runtime_get_metrics (NULL)));
+  WS_TEST_REFUSED (ws_runtime_dump_tasks, g_assert_null (ws_runtime_dump_tasks (NULL)));
   WS_TEST_REFUSED (ws_block_in_place, g_assert_false (ws_block_in_place (NULL, NULL, NULL)));
   WS_TEST_REFUSED (ws_block_in_place, g_assert_false (ws_block_in_place (blocking_func, NULL, &preset)));
   g_clear_error (&preset);

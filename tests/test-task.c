@@ -945,6 +945,42 @@ test_name_in_messages (void)
   ws_test_on_context_clear (&f);
 }
 
+static WsPoll
+name_self_and_wait (WsContext *cx,
+                    gpointer   data)
+{
+  ws_context_set_task_name (cx, "dump-me");
+  return WS_POLL_PENDING;
+}
+
+/* TRUE if the dump lists the task as waiting; the dump is freed. */
+static gboolean
+dump_lists_waiting (WsRuntime *rt)
+{
+  g_autofree char *dump = ws_runtime_dump_tasks (rt);
+  const char *line = strstr (dump, "task “dump-me” (0x");
+
+  return line != NULL && strstr (line, "waiting for a wake") != NULL;
+}
+
+/* ws_runtime_dump_tasks () lists a waiting task by its name, and no
+ * longer once it has ended. */
+static void
+test_name_in_dump (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, name_self_and_wait, NULL, NULL);
+  g_autofree char *after = NULL;
+
+  /* Listed once its first poll has returned PENDING. */
+  ws_test_wait_until (dump_lists_waiting (rt));
+  ws_task_cancel (task);
+  g_assert_false (ws_task_wait (task, NULL, NULL));
+  after = ws_runtime_dump_tasks (rt);
+  g_assert_null (strstr (after, "dump-me"));
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 /* Reads its own name on a worker while the test thread renames it: each
  * read is NULL or one of the names, whole (under TSan: no race). */
 static WsPoll
@@ -1018,11 +1054,24 @@ slow_twice (WsContext *cx,
   return WS_POLL_READY;
 }
 
+/* A fiber that blocks in two slices, each far longer than the threshold. */
+static void
+slow_fiber (WsContext *cx,
+            gpointer   data)
+{
+  ws_context_set_task_name (cx, "slow-fiber");
+  g_usleep (200 * 1000);
+  if (!ws_fiber_yield (cx))
+    return;
+  g_usleep (200 * 1000);
+}
+
 static void
 test_debug_slow_poll_subprocess (void)
 {
   g_autoptr(WsRuntime) rt = NULL;
   g_autoptr(WsTask) task = NULL;
+  g_autoptr(WsTask) fiber = NULL;
   NameProbe p = { 0, };
 
   debug_child_setup ("slow-poll", "WS_DEBUG_SLOW_POLL_MS", "5");
@@ -1030,6 +1079,8 @@ test_debug_slow_poll_subprocess (void)
   task = ws_runtime_spawn (rt, slow_twice, &p, NULL);
   g_assert_true (ws_task_wait (task, NULL, NULL));
   g_assert_cmpint (atomic_load (&p.polls), ==, 2);
+  fiber = ws_runtime_spawn_fiber (rt, slow_fiber, NULL, NULL);
+  g_assert_true (ws_task_wait (fiber, NULL, NULL));
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
@@ -1044,6 +1095,9 @@ test_debug_slow_poll (void)
   /* Two slow polls, one warning. The quotes are `?` in the patterns:
    * GLib writes them as `?` in a locale without UTF-8. */
   g_test_trap_assert_stderr_unmatched ("*slow-twice*slow-twice*");
+  /* A fiber's slice is a poll: two slow slices, one warning. */
+  g_test_trap_assert_stderr ("*wsrt: task ?slow-fiber? (0x*) ran for * ms in one poll*");
+  g_test_trap_assert_stderr_unmatched ("*slow-fiber*slow-fiber*");
 }
 
 /* Off by default: the same slow polls, no warning. */
@@ -1125,6 +1179,15 @@ test_debug_stuck_subprocess (void)
                              (GDestroyNotify) ws_oneshot_unref);
   /* The runtime's watchdog reports them; a hang is the watchdog's. */
   ws_test_wait_until (atomic_load (&stuck_seen) == 3);
+  /* The explicit dump says the same, with the ages. */
+  {
+    g_autofree char *dump = ws_runtime_dump_tasks (rt);
+
+    g_assert_nonnull (strstr (dump, "task “oneshot-waiter” (0x"));
+    g_assert_nonnull (strstr (dump, "last awaited: ws_oneshot_poll"));
+    g_assert_nonnull (strstr (dump, "task “never-woken” (0x"));
+    g_assert_nonnull (strstr (dump, ": pending for "));
+  }
   ws_task_cancel (stuck);
   ws_task_cancel (waiter);
   g_assert_true (ws_runtime_shutdown (rt, -1));
@@ -1169,6 +1232,7 @@ main (int   argc,
     { "/task/name/from-inside", test_name_from_inside },
     { "/task/name/in-messages", test_name_in_messages },
     { "/task/name/other-thread", test_name_other_thread },
+    { "/task/name/in-dump", test_name_in_dump },
     { "/task/debug/slow-poll", test_debug_slow_poll },
     { "/task/debug/off-by-default", test_debug_off_by_default },
     { "/task/debug/stuck", test_debug_stuck },

@@ -254,7 +254,9 @@ ws_context_note_await (WsContext  *cx,
  * shard lock): appends a line to @out and returns TRUE if @task has been
  * pending since at least @min_age microseconds before @now. With @mark,
  * a task is reported once per wait: it is marked and skipped while it
- * waits on (only one thread, the runtime's watchdog, marks). */
+ * waits on (only one thread, the runtime's watchdog, marks). With
+ * @min_age 0 (ws_runtime_dump_tasks ()), every task that has not ended
+ * and is not being polled is listed, with what was recorded of it. */
 gboolean      ws_raw_task_describe_pending (WsRawTask  *task,
                                             gint64      now,
                                             gint64      min_age,

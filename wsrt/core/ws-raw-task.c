@@ -729,10 +729,24 @@ ws_raw_task_describe_pending (WsRawTask *task,
   const char *awaiting;
   gint64 since;
 
-  if (debug == NULL)
+  if (state & WS_STATE_COMPLETE)
     return FALSE;
+  if (debug == NULL)
+    {
+      /* Never polled with WS_DEBUG=stuck on: only an explicit dump (no
+       * age asked) lists it, without its age. */
+      if (min_age > 0)
+        return FALSE;
+      g_string_append_printf (out, "\n  task %s: %s; pending since: unknown, last awaited: "
+                              "unknown (WS_DEBUG=stuck records them)",
+                              ws_raw_task_label (task, label),
+                              (state & WS_STATE_RUNNING) ? "being polled"
+                              : (state & WS_STATE_NOTIFIED) ? "woken, queued for a poll"
+                              : "waiting for a wake");
+      return TRUE;
+    }
   since = atomic_load_explicit (&debug->pending_since, memory_order_relaxed);
-  if (since == 0 || now - since < min_age || (state & (WS_STATE_RUNNING | WS_STATE_COMPLETE)))
+  if (since == 0 || now - since < min_age || (state & WS_STATE_RUNNING))
     return FALSE;
   if (mark)
     {
