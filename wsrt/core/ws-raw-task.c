@@ -168,13 +168,13 @@ static _Atomic gint64 n_live_tasks;
 
 /* ---- Sysprof marks (ws-trace-private.h) --------------------------------- */
 
-/* The name a task's span carries in Sysprof, or NULL for its kind's
- * ("task", "blocking job", "local task"). Where task names are kept, this
- * returns the task's. */
+/* The name a task's span carries in Sysprof: the task's own
+ * (ws_raw_task_set_name), or NULL for its kind's ("task", "blocking job",
+ * "local task"). */
 static inline const char *
 trace_task_name (WsRawTask *task)
 {
-  return NULL;
+  return ws_raw_task_get_name (task);
 }
 
 static inline void
