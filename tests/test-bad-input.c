@@ -91,6 +91,7 @@ test_runtime_refusals (void)
   WS_TEST_REFUSED (ws_runtime_get_handle, g_assert_null (ws_runtime_get_handle (NULL)));
   WS_TEST_REFUSED (ws_runtime_get_n_workers, g_assert_cmpuint (ws_runtime_get_n_workers (NULL), ==, 0));
   WS_TEST_REFUSED (ws_runtime_get_metrics, g_assert_null (ws_runtime_get_metrics (NULL)));
+  WS_TEST_REFUSED (ws_runtime_dump_tasks, g_assert_null (ws_runtime_dump_tasks (NULL)));
   WS_TEST_REFUSED (ws_block_in_place, g_assert_false (ws_block_in_place (NULL, NULL, NULL)));
   WS_TEST_REFUSED (ws_block_in_place, g_assert_false (ws_block_in_place (blocking_func, NULL, &preset)));
   g_clear_error (&preset);
@@ -121,6 +122,8 @@ test_context_and_waker_refusals (void)
   WS_TEST_REFUSED (ws_context_yield, g_assert_cmpint (ws_context_yield (NULL), ==, WS_POLL_PENDING));
   WS_TEST_REFUSED (ws_context_get_waker, g_assert_null (ws_context_get_waker (NULL)));
   WS_TEST_REFUSED (ws_context_get_waker, g_assert_null (ws_context_get_waker (&idle_cx)));
+  WS_TEST_REFUSED (ws_context_set_task_name, ws_context_set_task_name (NULL, "x"));
+  WS_TEST_REFUSED (ws_context_set_task_name, ws_context_set_task_name (&idle_cx, "x"));
   WS_TEST_REFUSED (ws_waker_ref, g_assert_null (ws_waker_ref (NULL)));
   WS_TEST_REFUSED (ws_waker_unref, ws_waker_unref (NULL));
   WS_TEST_REFUSED (ws_waker_wake, ws_waker_wake (NULL));
@@ -386,6 +389,10 @@ test_task_refusals (void)
   WS_TEST_REFUSED (ws_task_poll, g_assert_cmpint (ws_task_poll (task, NULL), ==, WS_POLL_READY));
   WS_TEST_REFUSED (ws_task_cancel, ws_task_cancel (NULL));
   WS_TEST_REFUSED (ws_task_is_finished, g_assert_false (ws_task_is_finished (NULL)));
+  WS_TEST_REFUSED (ws_task_set_name, ws_task_set_name (NULL, "x"));
+  WS_TEST_REFUSED (ws_task_get_name, g_assert_null (ws_task_get_name (NULL)));
+  WS_TEST_REFUSED (ws_join_handle_set_name, ws_join_handle_set_name (NULL, "x"));
+  WS_TEST_REFUSED (ws_join_handle_get_name, g_assert_null (ws_join_handle_get_name (NULL)));
   WS_TEST_REFUSED (ws_task_wait, g_assert_false (ws_task_wait (NULL, NULL, NULL)));
   WS_TEST_REFUSED (ws_task_wait, g_assert_false (ws_task_wait (task, (GCancellable *) other, NULL)));
   WS_TEST_REFUSED (ws_task_wait, g_assert_false (ws_task_wait (task, NULL, &preset)));

@@ -33,6 +33,15 @@ ready_poll (WsContext *cx,
   return WS_POLL_READY;
 }
 
+/* A task that names itself: its span carries the name. */
+static WsPoll
+named_poll (WsContext *cx,
+            gpointer   data)
+{
+  ws_context_set_task_name (cx, "named span");
+  return WS_POLL_READY;
+}
+
 /* A blocking job that takes at least 20 ms, so its span does too. */
 static WsPoll
 sleep_job (WsContext *cx,
@@ -115,6 +124,7 @@ run_child (void)
   wait_task (ws_runtime_spawn_blocking (rt, sleep_job, NULL, NULL));
   wait_task (ws_runtime_spawn (rt, block_in_place_poll, NULL, NULL));
   wait_task (ws_runtime_spawn_fiber (rt, sleeping_fiber, NULL, NULL));
+  wait_task (ws_runtime_spawn (rt, named_poll, NULL, NULL));
 
   /* A local task, dispatched by our context; then a completion delivered
    * to it. */
@@ -353,6 +363,14 @@ test_capture (void)
    * each of the three (the first spawned) began after the one before had
    * ended. Each thread's marks reach the capture in its own order, so
    * they are sorted by time. */
+  /* A named task's span has its name (ws_context_set_task_name). */
+  {
+    g_autoptr(GPtrArray) named = find_marks (&cap, "wsrt task", "named span");
+
+    g_assert_cmpuint (named->len, ==, 1);
+    g_assert_cmpstr (((Mark *) named->pdata[0])->message, ==, "ready");
+  }
+
   tasks = find_marks (&cap, "wsrt task", "task");
   g_ptr_array_sort (tasks, by_begin);
   g_assert_cmpuint (tasks->len, >=, 5);

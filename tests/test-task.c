@@ -5,7 +5,8 @@
  *
  * The rules of doc/architecture.md, "Rules: tasks": one poller at a time, exactly one re-poll for a
  * wake during a poll, no polls after the end, no spurious polls, one
- * destroy notify, one outcome.
+ * destroy notify, one outcome. Also the task's name, and the WS_DEBUG
+ * diagnostics (in subprocesses, which read the environment afresh).
  */
 
 #include "config.h"
@@ -769,19 +770,487 @@ test_wait_timeout_race (void)
   ws_test_on_context_clear (&f);
 }
 
-WS_TEST_MAIN ({ "/task/cancellable-of-pending-task", test_cancellable_of_pending_task },
-              { "/task/wait-timeout", test_wait_timeout },
-              { "/task/wait-timeout-race", test_wait_timeout_race },
-              { "/task/cancellable-after-cancel", test_cancellable_after_cancel },
-              { "/task/wake-during-poll", test_wake_during_poll },
-              { "/task/wake-after-completion", test_wake_after_completion },
-              { "/task/cancel-pending", test_cancel_pending },
-              { "/task/cancel-races-completion", test_cancel_races_completion },
-              { "/task/error-result", test_error_result },
-              { "/task/pointer-result", test_pointer_result },
-              { "/task/result-accessors", test_result_accessors },
-              { "/task/destroy-before-waiters", test_destroy_before_waiters },
-              { "/task/wait-on-worker-fails", test_wait_on_worker_fails },
-              { "/task/wait-cancellable", test_wait_cancellable },
-              { "/task/await-task", test_await_task },
-              { "/task/drop-handle-detaches", test_drop_handle_detaches })
+/* ---- names ------------------------------------------------------------ */
+
+typedef struct
+{
+  WsWaker      *_Atomic waker;
+  _Atomic gint  polls;
+  _Atomic gint  stop;
+  _Atomic gint  reads;
+  _Atomic gint  bad_reads;
+  WsTask       *_Atomic self;  /* for the reader */
+} NameProbe;
+
+/* Keeps its waker and stays PENDING until woken, then READY. */
+static WsPoll
+name_pending_until_woken (WsContext *cx,
+                          gpointer   data)
+{
+  NameProbe *p = data;
+
+  if (atomic_fetch_add (&p->polls, 1) == 0)
+    {
+      atomic_store (&p->waker, ws_context_get_waker (cx));
+      return WS_POLL_PENDING;
+    }
+  return WS_POLL_READY;
+}
+
+/* Set, read back, replaced, cleared; the name is copied (interned) and
+ * reads the same through the WsTask, the join handle and from inside. */
+static void
+test_name_round_trip (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  NameProbe p = { 0, };
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, name_pending_until_woken, &p, NULL);
+  WsJoinHandle *handle;
+  char buf[32];
+
+  g_assert_null (ws_task_get_name (task));
+
+  g_strlcpy (buf, "load thumbnails", sizeof buf);
+  ws_task_set_name (task, buf);
+  buf[0] = 'X';
+  g_assert_cmpstr (ws_task_get_name (task), ==, "load thumbnails");
+  g_assert_true (ws_task_get_name (task) == g_intern_string ("load thumbnails"));
+
+  ws_task_set_name (task, "sync mailbox");
+  g_assert_cmpstr (ws_task_get_name (task), ==, "sync mailbox");
+  ws_task_set_name (task, NULL);
+  g_assert_null (ws_task_get_name (task));
+
+  ws_test_wait_until (atomic_load (&p.waker) != NULL);
+  ws_task_set_name (task, "named while pending");
+  ws_test_wake_and_unref (atomic_exchange (&p.waker, NULL));
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  /* Kept after the end. */
+  g_assert_cmpstr (ws_task_get_name (task), ==, "named while pending");
+
+  /* A join handle names its task the same way. */
+  handle = ws_runtime_spawn_joinable (rt, ws_test_ready, NULL, NULL);
+  g_assert_null (ws_join_handle_get_name (handle));
+  ws_join_handle_set_name (handle, "joinable");
+  g_assert_cmpstr (ws_join_handle_get_name (handle), ==, "joinable");
+  g_assert_true (ws_join_handle_wait (handle, NULL));
+  {
+    g_autoptr(WsTask) as_task = ws_join_handle_into_task (handle);
+
+    g_assert_cmpstr (ws_task_get_name (as_task), ==, "joinable");
+  }
+
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+static WsPoll
+name_self (WsContext *cx,
+           gpointer   data)
+{
+  ws_context_set_task_name (cx, data);
+  return WS_POLL_READY;
+}
+
+/* A task names itself from inside, from its first poll on. */
+static void
+test_name_from_inside (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, name_self, (gpointer) "self-named", NULL);
+
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_assert_cmpstr (ws_task_get_name (task), ==, "self-named");
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* Sets a result, then returns PENDING (a critical that names the task);
+ * READY on the next poll. */
+static WsPoll
+result_then_pending (WsContext *cx,
+                     gpointer   data)
+{
+  NameProbe *p = data;
+
+  if (atomic_fetch_add (&p->polls, 1) == 0)
+    {
+      g_autoptr(WsWaker) waker = ws_context_get_waker (cx);
+
+      ws_context_set_task_name (cx, "bad-result");
+      ws_context_return_uint64 (cx, 1);
+      ws_waker_wake (waker);
+      return WS_POLL_PENDING;
+    }
+  return WS_POLL_READY;
+}
+
+static WsPoll
+returns_garbage (WsContext *cx,
+                 gpointer   data)
+{
+  ws_context_set_task_name (cx, "garbage-poll");
+  return (WsPoll) 0;
+}
+
+/* The task's name is in the critical about its poll and in the error of
+ * an invalid poll return. A local task, so that the critical is logged on
+ * this thread, where the expectation was set. */
+static void
+test_name_in_messages (void)
+{
+  WsTestOnContext f;
+  NameProbe p = { 0, };
+  g_autoptr(WsTask) task = NULL;
+  g_autoptr(WsTask) garbage = NULL;
+  g_autoptr(GError) error = NULL;
+
+  ws_test_on_context_init (&f, 1);
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL,
+                         "wsrt task “bad-result” (0x*) set a result but returned "
+                         "WS_POLL_PENDING*");
+  task = ws_runtime_spawn_local (f.rt, NULL, result_then_pending, &p, NULL);
+  ws_test_iterate_until (f.ctx, ws_task_is_finished (task));
+  g_test_assert_expected_messages ();
+  g_assert_cmpint (atomic_load (&p.polls), ==, 2);
+
+  /* Not ended yet: the critical names it. */
+  g_clear_object (&task);
+  p.polls = 0;
+  task = ws_runtime_spawn (f.rt, name_pending_until_woken, &p, NULL);
+  ws_task_set_name (task, "unfinished");
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL,
+                         "ws_task_get_value: task “unfinished” (0x*) has not ended yet*");
+  g_assert_null (ws_task_get_value (task));
+  g_test_assert_expected_messages ();
+  ws_test_wait_until (atomic_load (&p.waker) != NULL);
+  ws_test_wake_and_unref (atomic_exchange (&p.waker, NULL));
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+
+  /* Unnamed: the address, said to be unnamed. */
+  g_clear_object (&task);
+  p.polls = 0;
+  task = ws_runtime_spawn (f.rt, name_pending_until_woken, &p, NULL);
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL,
+                         "ws_task_get_value: task 0x* (unnamed) has not ended yet*");
+  g_assert_null (ws_task_get_value (task));
+  g_test_assert_expected_messages ();
+  ws_test_wait_until (atomic_load (&p.waker) != NULL);
+  ws_test_wake_and_unref (atomic_exchange (&p.waker, NULL));
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+
+  garbage = ws_runtime_spawn (f.rt, returns_garbage, NULL, NULL);
+  g_assert_false (ws_task_wait (garbage, NULL, &error));
+  g_assert_error (error, WS_ERROR, WS_ERROR_FAILED);
+  g_assert_nonnull (strstr (error->message, "task “garbage-poll” (0x"));
+
+  ws_test_on_context_clear (&f);
+}
+
+static WsPoll
+name_self_and_wait (WsContext *cx,
+                    gpointer   data)
+{
+  ws_context_set_task_name (cx, "dump-me");
+  return WS_POLL_PENDING;
+}
+
+/* TRUE if the dump lists the task as waiting; the dump is freed. */
+static gboolean
+dump_lists_waiting (WsRuntime *rt)
+{
+  g_autofree char *dump = ws_runtime_dump_tasks (rt);
+  const char *line = strstr (dump, "task “dump-me” (0x");
+
+  return line != NULL && strstr (line, "waiting for a wake") != NULL;
+}
+
+/* ws_runtime_dump_tasks () lists a waiting task by its name, and no
+ * longer once it has ended. */
+static void
+test_name_in_dump (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, name_self_and_wait, NULL, NULL);
+  g_autofree char *after = NULL;
+
+  /* Listed once its first poll has returned PENDING. */
+  ws_test_wait_until (dump_lists_waiting (rt));
+  ws_task_cancel (task);
+  g_assert_false (ws_task_wait (task, NULL, NULL));
+  after = ws_runtime_dump_tasks (rt);
+  g_assert_null (strstr (after, "dump-me"));
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* Reads its own name on a worker while the test thread renames it: each
+ * read is NULL or one of the names, whole (under TSan: no race). */
+static WsPoll
+read_own_name (WsContext *cx,
+               gpointer   data)
+{
+  NameProbe *p = data;
+  WsTask *self;
+
+  while ((self = atomic_load (&p->self)) == NULL)
+    ;
+  while (!atomic_load (&p->stop))
+    {
+      const char *name = ws_task_get_name (self);
+
+      if (name != NULL && strcmp (name, "first name") != 0 && strcmp (name, "second name") != 0)
+        atomic_fetch_add (&p->bad_reads, 1);
+      atomic_fetch_add (&p->reads, 1);
+    }
+  return WS_POLL_READY;
+}
+
+static void
+test_name_other_thread (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  NameProbe p = { 0, };
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, read_own_name, &p, NULL);
+
+  atomic_store (&p.self, task);
+  for (guint i = 0; i < 2000 || atomic_load (&p.reads) < 100; i++)
+    ws_task_set_name (task, i % 3 == 0 ? NULL : i % 3 == 1 ? "first name" : "second name");
+  atomic_store (&p.stop, 1);
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_assert_cmpint (atomic_load (&p.bad_reads), ==, 0);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* ---- WS_DEBUG diagnostics ----------------------------------------------- */
+
+/* In a subprocess: @debug's keys, and warnings that are not fatal (the
+ * diagnostics are warnings; the parent reads them from our stderr). */
+static void
+debug_child_setup (const char *debug,
+                   const char *threshold_var,
+                   const char *threshold)
+{
+  g_setenv ("WS_DEBUG", debug, TRUE);
+  g_setenv (threshold_var, threshold, TRUE);
+  g_log_set_always_fatal (G_LOG_FATAL_MASK);
+  g_log_set_fatal_mask ("Wsrt", G_LOG_FATAL_MASK);
+}
+
+/* Both polls take far longer than the threshold; the first wakes the task
+ * again, the second ends it. */
+static WsPoll
+slow_twice (WsContext *cx,
+            gpointer   data)
+{
+  NameProbe *p = data;
+
+  ws_context_set_task_name (cx, "slow-twice");
+  g_usleep (200 * 1000);
+  if (atomic_fetch_add (&p->polls, 1) == 0)
+    {
+      g_autoptr(WsWaker) waker = ws_context_get_waker (cx);
+
+      ws_waker_wake (waker);
+      return WS_POLL_PENDING;
+    }
+  return WS_POLL_READY;
+}
+
+/* A fiber that blocks in two slices, each far longer than the threshold. */
+static void
+slow_fiber (WsContext *cx,
+            gpointer   data)
+{
+  ws_context_set_task_name (cx, "slow-fiber");
+  g_usleep (200 * 1000);
+  if (!ws_fiber_yield (cx))
+    return;
+  g_usleep (200 * 1000);
+}
+
+static void
+test_debug_slow_poll_subprocess (void)
+{
+  g_autoptr(WsRuntime) rt = NULL;
+  g_autoptr(WsTask) task = NULL;
+  g_autoptr(WsTask) fiber = NULL;
+  NameProbe p = { 0, };
+
+  debug_child_setup ("slow-poll", "WS_DEBUG_SLOW_POLL_MS", "5");
+  rt = ws_runtime_new (1);
+  task = ws_runtime_spawn (rt, slow_twice, &p, NULL);
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_assert_cmpint (atomic_load (&p.polls), ==, 2);
+  fiber = ws_runtime_spawn_fiber (rt, slow_fiber, NULL, NULL);
+  g_assert_true (ws_task_wait (fiber, NULL, NULL));
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+static void
+test_debug_slow_poll (void)
+{
+  g_test_trap_subprocess ("/task/debug/slow-poll/subprocess", 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+  g_test_trap_assert_stderr ("*WARNING*wsrt: task ?slow-twice? (0x*) ran for * ms in one poll "
+                             "on a worker thread (WS_DEBUG=slow-poll, threshold 5 ms*"
+                             "ws_runtime_spawn_blocking()*ws_fiber_run_in_thread()*");
+  /* Two slow polls, one warning. The quotes are `?` in the patterns:
+   * GLib writes them as `?` in a locale without UTF-8. */
+  g_test_trap_assert_stderr_unmatched ("*slow-twice*slow-twice*");
+  /* A fiber's slice is a poll: two slow slices, one warning. */
+  g_test_trap_assert_stderr ("*wsrt: task ?slow-fiber? (0x*) ran for * ms in one poll*");
+  g_test_trap_assert_stderr_unmatched ("*slow-fiber*slow-fiber*");
+}
+
+/* Off by default: the same slow polls, no warning. */
+static void
+test_debug_off_by_default_subprocess (void)
+{
+  g_autoptr(WsRuntime) rt = NULL;
+  g_autoptr(WsTask) task = NULL;
+  NameProbe p = { 0, };
+
+  g_unsetenv ("WS_DEBUG");
+  g_log_set_always_fatal (G_LOG_FATAL_MASK);
+  g_log_set_fatal_mask ("Wsrt", G_LOG_FATAL_MASK);
+  rt = ws_runtime_new (1);
+  task = ws_runtime_spawn (rt, slow_twice, &p, NULL);
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+static void
+test_debug_off_by_default (void)
+{
+  g_test_trap_subprocess ("/task/debug/off-by-default/subprocess", 0,
+                          G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+  g_test_trap_assert_stderr_unmatched ("*slow-twice*");
+}
+
+/* Returns PENDING and arranges no wake. */
+static WsPoll
+never_woken (WsContext *cx,
+             gpointer   data)
+{
+  ws_context_set_task_name (cx, "never-woken");
+  return WS_POLL_PENDING;
+}
+
+/* Awaits a oneshot that nobody completes. */
+static WsPoll
+await_forgotten_oneshot (WsContext *cx,
+                         gpointer   data)
+{
+  gpointer item = NULL;
+
+  ws_context_set_task_name (cx, "oneshot-waiter");
+  return ws_oneshot_poll (data, cx, &item, NULL);
+}
+
+static _Atomic gint stuck_seen;
+
+/* Passes the message on to stderr, and notes which of the two tasks a
+ * dump named (one dump, or two if their thresholds fell between scans). */
+static void
+stuck_log_handler (const char     *domain,
+                   GLogLevelFlags  level,
+                   const char     *message,
+                   gpointer        data)
+{
+  if (strstr (message, "“never-woken”") != NULL)
+    atomic_fetch_or (&stuck_seen, 1);
+  if (strstr (message, "“oneshot-waiter”") != NULL)
+    atomic_fetch_or (&stuck_seen, 2);
+  g_log_default_handler (domain, level, message, data);
+}
+
+static void
+test_debug_stuck_subprocess (void)
+{
+  g_autoptr(WsRuntime) rt = NULL;
+  g_autoptr(WsTask) stuck = NULL;
+  g_autoptr(WsTask) waiter = NULL;
+  g_autoptr(WsOneshot) oneshot = ws_oneshot_new (NULL);
+
+  debug_child_setup ("stuck", "WS_DEBUG_STUCK_S", "0.2");
+  g_log_set_handler ("Wsrt", G_LOG_LEVEL_WARNING, stuck_log_handler, NULL);
+  rt = ws_runtime_new (1);
+  stuck = ws_runtime_spawn (rt, never_woken, NULL, NULL);
+  waiter = ws_runtime_spawn (rt, await_forgotten_oneshot, ws_oneshot_ref (oneshot),
+                             (GDestroyNotify) ws_oneshot_unref);
+  /* The runtime's watchdog reports them; a hang is the watchdog's. */
+  ws_test_wait_until (atomic_load (&stuck_seen) == 3);
+  /* The explicit dump says the same, with the ages. */
+  {
+    g_autofree char *dump = ws_runtime_dump_tasks (rt);
+
+    g_assert_nonnull (strstr (dump, "task “oneshot-waiter” (0x"));
+    g_assert_nonnull (strstr (dump, "last awaited: ws_oneshot_poll"));
+    g_assert_nonnull (strstr (dump, "task “never-woken” (0x"));
+    g_assert_nonnull (strstr (dump, ": pending for "));
+  }
+  ws_task_cancel (stuck);
+  ws_task_cancel (waiter);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+static void
+test_debug_stuck (void)
+{
+  g_test_trap_subprocess ("/task/debug/stuck/subprocess", 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+  g_test_trap_assert_stderr ("*wsrt: * pending for longer than 0.2 s (WS_DEBUG=stuck*");
+  g_test_trap_assert_stderr ("*task ?never-woken? (0x*): pending for * s, waiting for a wake; "
+                             "last awaited: unknown*");
+  g_test_trap_assert_stderr ("*task ?oneshot-waiter? (0x*): pending for * s, waiting for a "
+                             "wake; last awaited: ws_oneshot_poll*");
+  /* Once per wait. */
+  g_test_trap_assert_stderr_unmatched ("*never-woken*never-woken*");
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  static const WsTestDef defs[] = {
+    { "/task/cancellable-of-pending-task", test_cancellable_of_pending_task },
+    { "/task/wait-timeout", test_wait_timeout },
+    { "/task/wait-timeout-race", test_wait_timeout_race },
+    { "/task/cancellable-after-cancel", test_cancellable_after_cancel },
+    { "/task/wake-during-poll", test_wake_during_poll },
+    { "/task/wake-after-completion", test_wake_after_completion },
+    { "/task/cancel-pending", test_cancel_pending },
+    { "/task/cancel-races-completion", test_cancel_races_completion },
+    { "/task/error-result", test_error_result },
+    { "/task/pointer-result", test_pointer_result },
+    { "/task/result-accessors", test_result_accessors },
+    { "/task/destroy-before-waiters", test_destroy_before_waiters },
+    { "/task/wait-on-worker-fails", test_wait_on_worker_fails },
+    { "/task/wait-cancellable", test_wait_cancellable },
+    { "/task/await-task", test_await_task },
+    { "/task/drop-handle-detaches", test_drop_handle_detaches },
+    { "/task/name/round-trip", test_name_round_trip },
+    { "/task/name/from-inside", test_name_from_inside },
+    { "/task/name/in-messages", test_name_in_messages },
+    { "/task/name/other-thread", test_name_other_thread },
+    { "/task/name/in-dump", test_name_in_dump },
+    { "/task/debug/slow-poll", test_debug_slow_poll },
+    { "/task/debug/off-by-default", test_debug_off_by_default },
+    { "/task/debug/stuck", test_debug_stuck },
+  };
+  /* The WS_DEBUG children, in subprocesses that set the environment
+   * before their first runtime. Static: the parent skips them, and a
+   * skipped case's data is never freed; for that reason a subprocess adds
+   * no other case. */
+  static WsTestCase children[] = {
+    { "/task/debug/slow-poll/subprocess", test_debug_slow_poll_subprocess, },
+    { "/task/debug/off-by-default/subprocess", test_debug_off_by_default_subprocess, },
+    { "/task/debug/stuck/subprocess", test_debug_stuck_subprocess, },
+  };
+
+  ws_test_init (&argc, &argv);
+  for (gsize i = 0; i < G_N_ELEMENTS (defs) && !g_test_subprocess (); i++)
+    ws_test_add_func (defs[i].path, defs[i].func);
+  for (gsize i = 0; i < G_N_ELEMENTS (children); i++)
+    g_test_add_data_func (children[i].path, &children[i], ws_test_run_case);
+  return g_test_run ();
+}

@@ -520,6 +520,7 @@ ws_async_op_poll (WsAsyncOp *self,
 
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
   g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  ws_context_note_await (context, G_STRFUNC);
 
   if (!ws_context_poll_proceed (context))
     return WS_POLL_PENDING;

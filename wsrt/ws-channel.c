@@ -546,6 +546,7 @@ ws_channel_poll_send (WsChannel  *self,
 
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
   g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  ws_context_note_await (context, G_STRFUNC);
   if (refuse_pointer_call (self, G_STRFUNC))
     return WS_POLL_READY;
 
@@ -585,6 +586,7 @@ ws_channel_poll_receive (WsChannel  *self,
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
   g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
   g_return_val_if_fail (item != NULL, WS_POLL_READY);
+  ws_context_note_await (context, G_STRFUNC);
 
   *item = NULL;
   if (refuse_pointer_call (self, G_STRFUNC))
@@ -704,6 +706,7 @@ ws_channel_poll_send_value (WsChannel     *self,
 
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
   g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  ws_context_note_await (context, G_STRFUNC);
   if (refuse_value_in (self, value, G_STRFUNC))
     return WS_POLL_READY;
 
@@ -747,6 +750,7 @@ ws_channel_poll_receive_value (WsChannel  *self,
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
   g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
   g_return_val_if_fail (value != NULL, WS_POLL_READY);
+  ws_context_note_await (context, G_STRFUNC);
 
   *value = NULL;
   if (refuse_value_call (self, G_STRFUNC))

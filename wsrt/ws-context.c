@@ -56,8 +56,11 @@ check_no_result (WsContext  *self,
 {
   if G_UNLIKELY (self->result.kind != WS_RESULT_NONE)
     {
-      g_critical ("%s: the task already returned a result this poll; "
-                  "a task returns exactly one result", strfunc);
+      char label[WS_RAW_TASK_LABEL_SIZE];
+
+      g_critical ("%s: task %s already returned a result this poll; "
+                  "a task returns exactly one result", strfunc,
+                  ws_context_label (self, label));
       return FALSE;
     }
   return TRUE;
@@ -250,6 +253,26 @@ cancellable_hook_free (WsCancelHook *hook)
   g_clear_pointer (&h->local_context, g_main_context_unref);
   g_object_unref (h->cancellable);
   g_free (hook);
+}
+
+/**
+ * ws_context_set_task_name:
+ * @self: a #WsContext
+ * @name: (nullable): a human-readable name for the task, or %NULL to clear it
+ *
+ * Names the task being polled, as [method@Ws.Task.set_name] does, from
+ * inside it: for a task spawned without a handle
+ * ([method@Ws.Runtime.spawn_detached],
+ * [method@Ws.Runtime.spawn_with_callback]), or to have the name from the
+ * task's first poll on.
+ */
+void
+ws_context_set_task_name (WsContext  *self,
+                          const char *name)
+{
+  g_return_if_fail (self != NULL && self->task != NULL);
+
+  ws_raw_task_set_name (self->task, name);
 }
 
 /**

@@ -40,6 +40,9 @@ WS_AVAILABLE_IN_ALL
 WsWaker *ws_context_get_waker      (WsContext      *self) G_GNUC_WARN_UNUSED_RESULT;
 WS_AVAILABLE_IN_ALL
 GCancellable *ws_context_get_cancellable (WsContext *self);
+WS_AVAILABLE_IN_ALL
+void     ws_context_set_task_name  (WsContext      *self,
+                                    const char     *name);
 
 WS_AVAILABLE_IN_ALL
 GType    ws_waker_get_type         (void);

@@ -39,6 +39,7 @@
 #include "config.h"
 
 #include "ws-fiber-gio.h"
+#include "ws-core-private.h"
 #include "ws-fiber.h"
 #include "ws-fiber-private.h"
 #include "ws-async-op.h"
@@ -66,12 +67,16 @@ ws_fiber_gio_free (gpointer gio)
 }
 
 static void
-refuse_outside_fiber (const char *strfunc)
+refuse_outside_fiber (WsContext  *cx,
+                      const char *strfunc)
 {
-  g_critical ("%s: called outside a fiber. WS_GIO() and ws_fiber_await_gio() work in "
-              "the function of a fiber (ws_runtime_spawn_fiber, "
+  char label[WS_RAW_TASK_LABEL_SIZE];
+
+  g_critical ("%s: called outside a fiber, by task %s. WS_GIO() and ws_fiber_await_gio() "
+              "work in the function of a fiber (ws_runtime_spawn_fiber, "
               "ws_runtime_spawn_local_fiber), with its own WsContext; from a poll "
-              "function, await the call with a WsAsyncOp", strfunc);
+              "function, await the call with a WsAsyncOp", strfunc,
+              ws_context_label (cx, label));
 }
 
 /* The operation of the call that one half of WS_GIO belongs to; see the
@@ -87,7 +92,7 @@ arm (WsContext  *cx,
 
   if G_UNLIKELY (slot == NULL)
     {
-      refuse_outside_fiber (strfunc);
+      refuse_outside_fiber (cx, strfunc);
       return NULL;
     }
   if (*slot == NULL)
@@ -98,9 +103,14 @@ arm (WsContext  *cx,
   if (g->op == NULL || g->awaited || *flag)
     {
       if G_UNLIKELY (g->op != NULL && !g->awaited && g->gave_user_data)
-        g_critical ("%s: the fiber made a WS_GIO() call and did not await it: call "
-                    "ws_fiber_await_gio() after each WS_GIO() call, before the next "
-                    "one (the call that was not awaited is cancelled)", strfunc);
+        {
+          char label[WS_RAW_TASK_LABEL_SIZE];
+
+          g_critical ("%s: fiber %s made a WS_GIO() call and did not await it: call "
+                      "ws_fiber_await_gio() after each WS_GIO() call, before the next "
+                      "one (the call that was not awaited is cancelled)", strfunc,
+                      ws_context_label (cx, label));
+        }
       g_clear_pointer (&g->op, ws_async_op_unref);
       g->op = ws_async_op_new ();
       g->gave_cancellable = FALSE;
@@ -207,30 +217,36 @@ ws_fiber_await_gio (WsContext *cx)
 
   if G_UNLIKELY (slot == NULL)
     {
-      refuse_outside_fiber (G_STRFUNC);
+      refuse_outside_fiber (cx, G_STRFUNC);
       return NULL;
     }
   g = *slot;
   if G_UNLIKELY (g == NULL || g->op == NULL || g->awaited || !g->gave_user_data)
     {
-      g_critical ("%s: no GIO call to await: start one with WS_GIO(cx) as the last "
-                  "arguments of an _async() call, then await it once", G_STRFUNC);
+      char label[WS_RAW_TASK_LABEL_SIZE];
+
+      g_critical ("%s: fiber %s has no GIO call to await: start one with WS_GIO(cx) as "
+                  "the last arguments of an _async() call, then await it once", G_STRFUNC,
+                  ws_context_label (cx, label));
       return NULL;
     }
 
   while (ws_async_op_poll (g->op, cx) == WS_POLL_PENDING)
-    if (!ws_fiber_suspend (cx))
-      {
-        /* Cancelled: the call is cancelled, and we wait for its answer
-         * here (see the top). */
-        ws_async_op_cancel (g->op);
-        /* On a worker the wait hands the worker's queue to another thread
-         * first, so its other tasks go on; a main context's thread cannot
-         * hand off, and waits itself. */
-        if (!ws_block_in_place (wait_published, g->op, NULL))
-          ws_async_op_wait_published (g->op);
-        break;
-      }
+    {
+      ws_context_note_await (cx, G_STRFUNC);
+      if (!ws_fiber_suspend (cx))
+        {
+          /* Cancelled: the call is cancelled, and we wait for its answer
+           * here (see the top). */
+          ws_async_op_cancel (g->op);
+          /* On a worker the wait hands the worker's queue to another
+           * thread first, so its other tasks go on; a main context's
+           * thread cannot hand off, and waits itself. */
+          if (!ws_block_in_place (wait_published, g->op, NULL))
+            ws_async_op_wait_published (g->op);
+          break;
+        }
+    }
   g->awaited = TRUE;
   return ws_async_op_get_result (g->op);
 }

@@ -72,11 +72,13 @@ await_op (WsContext   *cx,
 
   if G_UNLIKELY (core == NULL)
     {
-      g_critical ("%s: called outside a fiber: it suspends the fiber that calls it, so "
-                  "it works only in the function of a fiber (ws_runtime_spawn_fiber, "
-                  "ws_runtime_spawn_local_fiber), with that fiber's own WsContext; from "
-                  "a poll function, make the call in a job of ws_runtime_spawn_blocking",
-                  strfunc);
+      char label[WS_RAW_TASK_LABEL_SIZE];
+
+      g_critical ("%s: called outside a fiber, by task %s: it suspends the fiber that "
+                  "calls it, so it works only in the function of a fiber "
+                  "(ws_runtime_spawn_fiber, ws_runtime_spawn_local_fiber), with that "
+                  "fiber's own WsContext; from a poll function, make the call in a job "
+                  "of ws_runtime_spawn_blocking", strfunc, ws_context_label (cx, label));
       return AWAIT_REFUSED;
     }
   if (cancellable && ws_fiber_check_cancelled (cx))
@@ -87,19 +89,23 @@ await_op (WsContext   *cx,
   ws_offload_submit (offload, op);
 
   while (!ws_offload_op_is_done (op))
-    if (!ws_fiber_suspend (cx))
-      {
-        /* Cancelled (or a suspend refused inside a dispatch, which gave
-         * its critical): the op stays ours until it is done. On a worker
-         * the wait hands the worker's queue to another thread first; a
-         * main context's thread cannot hand off, and waits itself. */
-        Wait w = { offload, op };
+    {
+      /* The syscall's name, for WS_DEBUG=stuck. */
+      ws_context_note_await (cx, strfunc);
+      if (!ws_fiber_suspend (cx))
+        {
+          /* Cancelled (or a suspend refused inside a dispatch, which gave
+           * its critical): the op stays ours until it is done. On a worker
+           * the wait hands the worker's queue to another thread first; a
+           * main context's thread cannot hand off, and waits itself. */
+          Wait w = { offload, op };
 
-        cancelled = ws_fiber_check_cancelled (cx);
-        if (!ws_block_in_place (wait_op, &w, NULL))
-          ws_offload_wait (offload, op);
-        break;
-      }
+          cancelled = ws_fiber_check_cancelled (cx);
+          if (!ws_block_in_place (wait_op, &w, NULL))
+            ws_offload_wait (offload, op);
+          break;
+        }
+    }
   return cancelled && cancellable ? AWAIT_CANCELLED : AWAIT_DONE;
 }
 

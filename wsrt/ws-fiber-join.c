@@ -49,8 +49,11 @@ check_args (WsContext      *cx,
 {
   if G_UNLIKELY (cx == NULL || !ws_context_is_fiber (cx))
     {
-      g_critical ("%s: called outside a fiber; from a poll function, await each task with "
-                  "ws_task_poll(), or from a main loop use a WsTaskGroup", strfunc);
+      char label[WS_RAW_TASK_LABEL_SIZE];
+
+      g_critical ("%s: called outside a fiber, by task %s; from a poll function, await "
+                  "each task with ws_task_poll(), or from a main loop use a WsTaskGroup",
+                  strfunc, ws_context_label (cx, label));
       return FALSE;
     }
   g_return_val_if_fail (tasks != NULL || n_tasks == 0, FALSE);
@@ -135,6 +138,7 @@ await_first (WsContext      *cx,
             g_propagate_error (error, last_error);
           return -1;
         }
+      ws_context_note_await (cx, "ws_fiber_await_all/any");
       if (!ws_fiber_suspend (cx))
         {
           Tasks unfinished = { tasks, n_tasks };

@@ -518,11 +518,14 @@ ws_fiber_suspend (WsContext *context)
       /* A poll function's context: there is no stack to suspend. FALSE,
        * which WS_FIBER_AWAIT reads as a cancel; the critical says which
        * it was. */
-      g_critical ("%s: called outside a fiber (WS_FIBER_AWAIT in a poll function?): only "
-                  "a fiber can wait in place. Spawn the function with "
+      char label[WS_RAW_TASK_LABEL_SIZE];
+
+      g_critical ("%s: called outside a fiber, by task %s (WS_FIBER_AWAIT in a poll "
+                  "function?): only a fiber can wait in place. Spawn the function with "
                   "ws_runtime_spawn_fiber () or ws_runtime_spawn_local_fiber (), or return "
                   "WS_POLL_PENDING from the poll function; the await returns FALSE, "
-                  "although the task was not cancelled", G_STRFUNC);
+                  "although the task was not cancelled", G_STRFUNC,
+                  ws_context_label (context, label));
       return FALSE;
     }
   f = context->fiber;
@@ -545,12 +548,14 @@ ws_fiber_suspend (WsContext *context)
   /* Inside a dispatch of a context the fiber iterates (see the top). */
   if G_UNLIKELY (g_main_depth () > f->poll_depth)
     {
-      g_critical ("ws_fiber_suspend: a fiber awaited inside a main-context callback "
+      char label[WS_RAW_TASK_LABEL_SIZE];
+
+      g_critical ("ws_fiber_suspend: fiber %s awaited inside a main-context callback "
                   "that the fiber itself dispatches (g_main_context_iteration() or a "
                   "main loop run by the fiber); the await is refused and returns FALSE. "
                   "Do not await inside a main-loop callback that the fiber itself "
                   "dispatches: await outside g_main_context_iteration(), or use the "
-                  "_async call with WS_FIBER_AWAIT");
+                  "_async call with WS_FIBER_AWAIT", ws_raw_task_label (f->cx.task, label));
       return FALSE;
     }
 
@@ -848,10 +853,13 @@ ws_fiber_run_in_thread (WsContext     *cx,
 
   if G_UNLIKELY (cx == NULL || cx->fiber == NULL)
     {
-      g_critical ("ws_fiber_run_in_thread: called outside a fiber; from a poll "
-                  "function, spawn the job with ws_runtime_spawn_blocking() and "
+      char label[WS_RAW_TASK_LABEL_SIZE];
+
+      g_critical ("ws_fiber_run_in_thread: called outside a fiber, by task %s; from a "
+                  "poll function, spawn the job with ws_runtime_spawn_blocking() and "
                   "await its task with ws_task_poll(), or make the task a fiber "
-                  "(ws_runtime_spawn_fiber, ws_runtime_spawn_local_fiber)");
+                  "(ws_runtime_spawn_fiber, ws_runtime_spawn_local_fiber)",
+                  ws_context_label (cx, label));
       return NULL;
     }
   g_return_val_if_fail (func != NULL, NULL);
@@ -891,6 +899,7 @@ ws_fiber_run_in_thread (WsContext     *cx,
    * here for func to return (models/fiber.pml, THREAD_JOB). */
   while (!thread_job_is_done (job))
     {
+      ws_context_note_await (cx, G_STRFUNC);
       if (!ws_fiber_suspend (cx))
         {
           /* The task is cancelled, but its cancellable may not be yet: a

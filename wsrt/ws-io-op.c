@@ -33,6 +33,7 @@
 #include "config.h"
 
 #include "ws-io-op-private.h"
+#include "ws-core-private.h"
 #include "ws-context.h"
 
 /**
@@ -222,7 +223,10 @@ ws_io_op_poll (WsIoOp    *self,
       if (self->op == NULL)
         start_step (self, context);
       if (ws_async_op_poll (self->op, context) == WS_POLL_PENDING)
-        return WS_POLL_PENDING;
+        {
+          ws_context_note_await (context, G_STRFUNC);
+          return WS_POLL_PENDING;
+        }
       if (finish_step (self))
         break;
     }

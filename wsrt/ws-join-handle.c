@@ -152,6 +152,7 @@ ws_join_handle_poll (WsJoinHandle *self,
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
   g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
   return_val_if_ended (self, WS_POLL_READY);
+  ws_context_note_await (context, G_STRFUNC);
 
   /* Work-first: a task queued to run next on this worker runs now,
    * nested, instead of after this task has returned PENDING. */
@@ -162,10 +163,50 @@ ws_join_handle_poll (WsJoinHandle *self,
   ready = ws_raw_task_try_read_output_full (RAW (self), &context->task->waker, NULL,
                                             &replaced_other);
   if G_UNLIKELY (replaced_other)
-    g_critical ("%s: another task is awaiting this join handle; a join handle has one "
-                "waiter: for several, turn it into a WsTask with "
-                "ws_join_handle_into_task () and await that", G_STRFUNC);
+    {
+      char label[WS_RAW_TASK_LABEL_SIZE];
+
+      g_critical ("%s: another task is awaiting the join handle of task %s; a join "
+                  "handle has one waiter: for several, turn it into a WsTask with "
+                  "ws_join_handle_into_task () and await that", G_STRFUNC,
+                  ws_raw_task_label (RAW (self), label));
+    }
   return ready ? WS_POLL_READY : WS_POLL_PENDING;
+}
+
+/**
+ * ws_join_handle_set_name:
+ * @self: a #WsJoinHandle
+ * @name: (nullable): a human-readable name for the task, or %NULL to clear it
+ *
+ * Sets the name of the task of @self, as [method@Ws.Task.set_name] does.
+ */
+void
+ws_join_handle_set_name (WsJoinHandle *self,
+                         const char   *name)
+{
+  g_return_if_fail (self != NULL);
+  return_val_if_ended (self, );
+
+  ws_raw_task_set_name (RAW (self), name);
+}
+
+/**
+ * ws_join_handle_get_name:
+ * @self: a #WsJoinHandle
+ *
+ * Gets the name of the task of @self (see [method@Ws.Task.set_name]).
+ *
+ * Returns: (nullable): the task's name, or %NULL if it has none. The
+ *   string is owned by wsrt and never freed.
+ */
+const char *
+ws_join_handle_get_name (WsJoinHandle *self)
+{
+  g_return_val_if_fail (self != NULL, NULL);
+  return_val_if_ended (self, NULL);
+
+  return ws_raw_task_get_name (RAW (self));
 }
 
 /**
@@ -348,9 +389,14 @@ take_outcome (WsJoinHandle  *self,
 
   if (!ws_raw_task_try_read_output (RAW (self), NULL, r))
     {
+      char label[WS_RAW_TASK_LABEL_SIZE];
+
+      /* Before the drop, which may free the task. */
+      ws_raw_task_label (RAW (self), label);
       ws_raw_task_drop_join_handle (RAW (self));
-      g_critical ("ws_join_handle_finish: the task has not ended yet; await it first "
-                  "(ws_join_handle_poll() or ws_join_handle_wait()); the handle is freed");
+      g_critical ("ws_join_handle_finish: task %s has not ended yet; await it first "
+                  "(ws_join_handle_poll() or ws_join_handle_wait()); the handle is freed",
+                  label);
       return FALSE;
     }
   ws_raw_task_drop_join_handle (RAW (self));
@@ -378,29 +424,35 @@ take_outcome (WsJoinHandle  *self,
 /* The critical of a finish function called on a task that returned
  * another kind of result: the task's code decides the kind, so asking for
  * the wrong one is a programmer error (as for WsTask's accessors). The
- * result is still freed with the handle. */
+ * result is still freed with the handle. The task may be gone: @name was
+ * read before the handle was freed, and @task is only printed. */
 static void
-wrong_result_kind (const char   *strfunc,
-                   WsResultKind  kind)
+wrong_result_kind (gconstpointer  task,
+                   const char    *name,
+                   const char    *strfunc,
+                   WsResultKind   kind)
 {
+  char label[WS_RAW_TASK_LABEL_SIZE];
+
+  ws_raw_task_label_for_name (task, name, label);
   switch (kind)
     {
     case WS_RESULT_POINTER:
-      g_critical ("%s: the task returned a pointer (ws_context_return_pointer()); "
-                  "take it with ws_join_handle_finish()", strfunc);
+      g_critical ("%s: task %s returned a pointer (ws_context_return_pointer()); "
+                  "take it with ws_join_handle_finish()", strfunc, label);
       break;
     case WS_RESULT_UINT64:
-      g_critical ("%s: the task returned an integer (ws_context_return_uint64()); "
-                  "take it with ws_join_handle_finish_uint64()", strfunc);
+      g_critical ("%s: task %s returned an integer (ws_context_return_uint64()); "
+                  "take it with ws_join_handle_finish_uint64()", strfunc, label);
       break;
     case WS_RESULT_PAYLOAD:
     case WS_RESULT_NONE:
     case WS_RESULT_ERROR:
     case WS_RESULT_CANCELLED:
     default:
-      g_critical ("%s: the task returned a value (ws_context_return_value()); "
+      g_critical ("%s: task %s returned a value (ws_context_return_value()); "
                   "read it through ws_join_handle_into_task() and ws_task_get_value()",
-                  strfunc);
+                  strfunc, label);
       break;
     }
 }
@@ -443,11 +495,14 @@ ws_join_handle_finish (WsJoinHandle  *self,
 {
   WsResult r = { WS_RESULT_NONE, };
   gpointer ret = NULL;
+  const char *name;
 
   g_return_val_if_fail (self != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
   return_val_if_ended (self, NULL);
 
+  /* For a critical after take_outcome (), which frees the handle. */
+  name = ws_raw_task_get_name (RAW (self));
   if (take_outcome (self, &r, error))
     {
       if (r.kind == WS_RESULT_POINTER)
@@ -456,7 +511,7 @@ ws_join_handle_finish (WsJoinHandle  *self,
           r.u.pointer.data = NULL;
         }
       else if G_UNLIKELY (r.kind != WS_RESULT_NONE)
-        wrong_result_kind (G_STRFUNC, r.kind);
+        wrong_result_kind (self, name, G_STRFUNC, r.kind);
     }
   ws_result_clear (&r);
   return ret;
@@ -485,6 +540,7 @@ ws_join_handle_finish_uint64 (WsJoinHandle  *self,
 {
   WsResult r = { WS_RESULT_NONE, };
   gboolean ok;
+  const char *name;
 
   if (value != NULL)
     *value = 0;
@@ -492,12 +548,13 @@ ws_join_handle_finish_uint64 (WsJoinHandle  *self,
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
   return_val_if_ended (self, FALSE);
 
+  name = ws_raw_task_get_name (RAW (self));
   ok = take_outcome (self, &r, error);
   if (ok && r.kind == WS_RESULT_UINT64 && value != NULL)
     *value = r.u.uint64;
   else if G_UNLIKELY (ok && r.kind != WS_RESULT_UINT64 && r.kind != WS_RESULT_NONE)
     {
-      wrong_result_kind (G_STRFUNC, r.kind);
+      wrong_result_kind (self, name, G_STRFUNC, r.kind);
       ok = FALSE;
     }
   ws_result_clear (&r);

@@ -57,6 +57,11 @@ WsPoll        ws_join_handle_poll          (WsJoinHandle   *self,
 WS_AVAILABLE_IN_ALL
 gboolean      ws_join_handle_is_finished   (WsJoinHandle   *self);
 WS_AVAILABLE_IN_ALL
+void          ws_join_handle_set_name      (WsJoinHandle   *self,
+                                            const char     *name);
+WS_AVAILABLE_IN_ALL
+const char   *ws_join_handle_get_name      (WsJoinHandle   *self);
+WS_AVAILABLE_IN_ALL
 gboolean      ws_join_handle_wait          (WsJoinHandle   *self,
                                             GError        **error);
 WS_AVAILABLE_IN_ALL

@@ -360,6 +360,7 @@ ws_limiter_acquire_poll (WsLimiter        *self,
   g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
   g_return_val_if_fail (waiter != NULL, WS_POLL_READY);
   g_return_val_if_fail (*waiter == NULL || (*waiter)->limiter == self, WS_POLL_READY);
+  ws_context_note_await (context, G_STRFUNC);
 
   if (!ws_context_poll_proceed (context))
     return WS_POLL_PENDING;

@@ -32,6 +32,9 @@
  *   Local tasks are polled by their main context and blocking jobs by the
  *   blocking pool, so neither shows there.
  * - The blocking counters: the blocking pool only.
+ *
+ * The counters are totals over all tasks: they hold no per-task entry, so
+ * no task names ([method@Ws.Task.set_name]).
  */
 
 typedef WsCoreWorkerStats WorkerMetrics;

@@ -357,6 +357,7 @@ ws_oneshot_poll (WsOneshot  *self,
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
   g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
   g_return_val_if_fail (item != NULL, WS_POLL_READY);
+  ws_context_note_await (context, G_STRFUNC);
 
   *item = NULL;
   if (!ws_context_poll_proceed (context))

@@ -1049,6 +1049,45 @@ ws_runtime_get_n_workers (WsRuntime *self)
 }
 
 /**
+ * ws_runtime_dump_tasks:
+ * @self: a #WsRuntime
+ *
+ * Describes the tasks of @self that wait: one line per task of the
+ * workers that has returned %WS_POLL_PENDING at least once, and per local
+ * task, that has not ended and is not being polled, with its name (see
+ * [method@Ws.Task.set_name]) and whether it waits for a wake or is queued.
+ * With `WS_DEBUG=stuck` in the environment (doc/getting-started-c.md,
+ * “Debugging stuck work”) each line also says how long the task has
+ * waited and what it last awaited; without, those read “unknown”.
+ * Blocking jobs are not listed: a job runs in one poll.
+ *
+ * Call it when something hangs, from the program: a debugging shortcut,
+ * a D-Bus method, a g_unix_signal_add() callback. The list is read
+ * without stopping the runtime (it takes the task registries' locks one
+ * at a time), so a task may end or start waiting while it is made.
+ *
+ * Returns: (transfer full): the description, an empty string when no
+ *   task waits
+ */
+char *
+ws_runtime_dump_tasks (WsRuntime *self)
+{
+  GString *out;
+
+  g_return_val_if_fail (WS_IS_RUNTIME (self), NULL);
+
+  out = g_string_new (NULL);
+  ws_runtime_core_dump_pending (ensure_core (self), 0, FALSE, out);
+  /* Each line starts with a newline. */
+  if (out->len > 0)
+    {
+      g_string_erase (out, 0, 1);
+      g_string_append_c (out, '\n');
+    }
+  return g_string_free (out, FALSE);
+}
+
+/**
  * ws_runtime_get_metrics:
  * @self: a #WsRuntime
  *

@@ -63,6 +63,8 @@ WS_AVAILABLE_IN_ALL
 guint      ws_runtime_get_n_workers  (WsRuntime      *self);
 WS_AVAILABLE_IN_ALL
 WsMetrics *ws_runtime_get_metrics    (WsRuntime      *self) G_GNUC_WARN_UNUSED_RESULT;
+WS_AVAILABLE_IN_ALL
+char      *ws_runtime_dump_tasks     (WsRuntime      *self) G_GNUC_WARN_UNUSED_RESULT;
 
 WS_AVAILABLE_IN_ALL
 void       ws_runtime_set_on_thread_start (WsRuntime      *self,

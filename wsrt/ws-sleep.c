@@ -293,6 +293,7 @@ ws_sleep_poll (WsSleep   *self,
 
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
   g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  ws_context_note_await (context, G_STRFUNC);
 
   if (!ws_context_poll_proceed (context))
     return WS_POLL_PENDING;

@@ -284,6 +284,7 @@ ws_task_group_poll_all (WsTaskGroup *self,
 
   g_return_val_if_fail (WS_IS_TASK_GROUP (self), WS_POLL_READY);
   g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  ws_context_note_await (context, G_STRFUNC);
 
   if (!ws_context_poll_proceed (context))
     return WS_POLL_PENDING;
@@ -318,6 +319,7 @@ ws_task_group_poll_any (WsTaskGroup  *self,
 
   g_return_val_if_fail (WS_IS_TASK_GROUP (self), WS_POLL_READY);
   g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  ws_context_note_await (context, G_STRFUNC);
 
   if (first != NULL)
     *first = NULL;

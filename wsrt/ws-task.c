@@ -356,6 +356,7 @@ ws_task_poll (WsTask    *self,
 
   g_return_val_if_fail (WS_IS_TASK (self), WS_POLL_READY);
   g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  ws_context_note_await (context, G_STRFUNC);
 
   if (!ws_context_poll_proceed (context))
     return WS_POLL_PENDING;
@@ -387,6 +388,56 @@ ws_task_cancel (WsTask *self)
   g_return_if_fail (WS_IS_TASK (self));
 
   ws_raw_task_cancel (self->raw);
+}
+
+/**
+ * ws_task_set_name:
+ * @self: a #WsTask
+ * @name: (nullable): a human-readable name for the task, or %NULL to clear it
+ *
+ * Sets the task's name, used in debugging and profiling, as
+ * g_task_set_name() does for a #GTask. The name should say in a few words
+ * what the task does, such as “load thumbnails” or “sync mailbox”.
+ *
+ * wsrt shows the name in the criticals and warnings that concern the
+ * task, in the error of a task whose poll function returned an invalid
+ * value, and in the diagnostics that `WS_DEBUG` switches on
+ * (doc/getting-started-c.md, “Debugging stuck work”). The metrics
+ * ([struct@Ws.Metrics]) are totals over all tasks and hold no names.
+ *
+ * The task runs from its spawn on, so its first polls may happen before
+ * this call; to have the name from the first poll on, name the task from
+ * inside with [method@Ws.Context.set_task_name]. It may be called at any
+ * time, from any thread; the last call wins. The string is copied once
+ * per distinct name and kept for the life of the process (it is
+ * interned, as g_intern_string() does), so use names from a small set,
+ * not one per item.
+ */
+void
+ws_task_set_name (WsTask     *self,
+                  const char *name)
+{
+  g_return_if_fail (WS_IS_TASK (self));
+
+  ws_raw_task_set_name (self->raw, name);
+}
+
+/**
+ * ws_task_get_name:
+ * @self: a #WsTask
+ *
+ * Gets the task's name, set by [method@Ws.Task.set_name],
+ * [method@Ws.JoinHandle.set_name] or [method@Ws.Context.set_task_name].
+ *
+ * Returns: (nullable): the task's name, or %NULL if it has none. The
+ *   string is owned by wsrt and never freed.
+ */
+const char *
+ws_task_get_name (WsTask *self)
+{
+  g_return_val_if_fail (WS_IS_TASK (self), NULL);
+
+  return ws_raw_task_get_name (self->raw);
 }
 
 /**
@@ -678,8 +729,10 @@ ws_task_wait_finish (WsTask        *self,
   if G_UNLIKELY (!self->finished)
     {
       ws_lock_unlock (&self->lock);
-      g_critical ("ws_task_wait_finish: the task has not ended yet; call it from the "
-                  "callback of ws_task_wait_async()");
+      char label[WS_RAW_TASK_LABEL_SIZE];
+
+      g_critical ("ws_task_wait_finish: task %s has not ended yet; call it from the "
+                  "callback of ws_task_wait_async()", ws_raw_task_label (self->raw, label));
       return FALSE;
     }
   ret = outcome_locked (self, error);
@@ -871,16 +924,31 @@ ws_task_wait_timeout_finish (WsTask        *self,
  * kind of result: the task's code decides the kind, so asking for the
  * wrong one is a programmer error, like asking before the end. */
 static void
-wrong_result_kind (const char   *strfunc,
+wrong_result_kind (WsTask       *self,
+                   const char   *strfunc,
                    WsResultKind  kind)
 {
+  char label[WS_RAW_TASK_LABEL_SIZE];
+
   if (kind == WS_RESULT_POINTER)
-    g_critical ("%s: the task returned a pointer (ws_context_return_pointer()), "
-                "not a value; take it with ws_task_propagate_pointer()", strfunc);
+    g_critical ("%s: task %s returned a pointer (ws_context_return_pointer()), "
+                "not a value; take it with ws_task_propagate_pointer()", strfunc,
+                ws_raw_task_label (self->raw, label));
   else
-    g_critical ("%s: the task returned a value (ws_context_return_value() or "
+    g_critical ("%s: task %s returned a value (ws_context_return_value() or "
                 "ws_context_return_uint64()), not a pointer; read it with "
-                "ws_task_get_value()", strfunc);
+                "ws_task_get_value()", strfunc, ws_raw_task_label (self->raw, label));
+}
+
+static void
+not_ended (WsTask     *self,
+           const char *strfunc)
+{
+  char label[WS_RAW_TASK_LABEL_SIZE];
+
+  g_critical ("%s: task %s has not ended yet; wait for it first "
+              "(ws_task_wait_async(), ws_task_poll() or ws_task_wait())", strfunc,
+              ws_raw_task_label (self->raw, label));
 }
 
 /**
@@ -920,12 +988,11 @@ ws_task_get_value (WsTask *self)
 
   if G_UNLIKELY (!finished)
     {
-      g_critical ("%s: the task has not ended yet; wait for it first "
-                  "(ws_task_wait_async(), ws_task_poll() or ws_task_wait())", G_STRFUNC);
+      not_ended (self, G_STRFUNC);
       return NULL;
     }
   if G_UNLIKELY (kind == WS_RESULT_POINTER)
-    wrong_result_kind (G_STRFUNC, kind);
+    wrong_result_kind (self, G_STRFUNC, kind);
 
   return value;
 }
@@ -965,8 +1032,7 @@ ws_task_propagate_pointer (WsTask  *self,
   if (!self->finished)
     {
       ws_lock_unlock (&self->lock);
-      g_critical ("%s: the task has not ended yet; wait for it first "
-                  "(ws_task_wait_async(), ws_task_poll() or ws_task_wait())", G_STRFUNC);
+      not_ended (self, G_STRFUNC);
       return NULL;
     }
 
@@ -981,7 +1047,7 @@ ws_task_propagate_pointer (WsTask  *self,
 
   /* A plain integer result is kept as a value (take_outcome_locked). */
   if G_UNLIKELY (kind == WS_RESULT_PAYLOAD)
-    wrong_result_kind (G_STRFUNC, kind);
+    wrong_result_kind (self, G_STRFUNC, kind);
 
   return ret;
 }

@@ -29,6 +29,11 @@ void          ws_task_cancel            (WsTask               *self);
 WS_AVAILABLE_IN_ALL
 gboolean      ws_task_is_finished       (WsTask               *self);
 WS_AVAILABLE_IN_ALL
+void          ws_task_set_name          (WsTask               *self,
+                                         const char           *name);
+WS_AVAILABLE_IN_ALL
+const char   *ws_task_get_name          (WsTask               *self);
+WS_AVAILABLE_IN_ALL
 gboolean      ws_task_wait              (WsTask               *self,
                                          GCancellable         *cancellable,
                                          GError              **error);

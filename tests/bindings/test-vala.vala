@@ -854,7 +854,7 @@ void test_channel_wrong_type_errors () {
 void test_second_result_names_the_call () {
     var rt = new Ws.Runtime (1);
     Test.expect_message ("Wsrt", LogLevelFlags.LEVEL_CRITICAL,
-                         "ws_context_return_error: the task already returned a result*");
+                         "ws_context_return_error: task * already returned a result*");
     var task = rt.spawn ((cx) => {
         cx.return_value ("first");
         cx.return_error (new IOError.FAILED ("second"));

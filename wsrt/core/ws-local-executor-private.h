@@ -41,6 +41,9 @@ void              ws_local_executors_close         (WsLocalExecutors *set);
 gboolean          ws_local_executors_shutdown      (WsLocalExecutors *set,
                                                     gint64            deadline);
 gint64            ws_local_executors_count_alive   (WsLocalExecutors *set);
+void              ws_local_executors_foreach_task  (WsLocalExecutors *set,
+                                                    WsTaskVisitFunc   func,
+                                                    gpointer          data);
 guint64           ws_local_executors_count_spawned (WsLocalExecutors *set);
 
 void              ws_local_executor_unref            (WsLocalExecutor  *self);

@@ -845,6 +845,27 @@ ws_local_executors_count_alive (WsLocalExecutors *set)
   return n;
 }
 
+/* ws_task_registry_foreach () over the registry of every executor, under
+ * the set's lock (then each shard's: the set's lock is never taken under
+ * a shard's). */
+void
+ws_local_executors_foreach_task (WsLocalExecutors *set,
+                                 WsTaskVisitFunc   func,
+                                 gpointer          data)
+{
+  GHashTableIter iter;
+  gpointer value;
+
+  ws_lock_lock (&set->lock);
+  g_hash_table_iter_init (&iter, set->table);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    ws_task_registry_foreach (&((WsLocalExecutor *) value)->registry, func, data);
+  for (guint i = 0; i < set->detached->len; i++)
+    ws_task_registry_foreach (&((WsLocalExecutor *) set->detached->pdata[i])->registry,
+                              func, data);
+  ws_lock_unlock (&set->lock);
+}
+
 /* The local spawns accepted since the runtime started: those of the
  * executors in the table and on the detached list, and those of the
  * executors already gone. A spawn refused after shutdown is not counted. */

@@ -20,6 +20,7 @@
 #include <glib.h>
 
 #include "ws-types.h"
+#include "ws-debug-private.h"
 #include "ws-task-state-private.h"
 #include "ws-waker-private.h"
 #include "ws-task-host-private.h"
@@ -27,6 +28,8 @@
 G_BEGIN_DECLS
 
 typedef struct _WsWorker       WsWorker;
+/* What WS_DEBUG records of a task (ws-raw-task.c, "Diagnostics"). */
+typedef struct _WsRawTaskDebug WsRawTaskDebug;
 
 typedef enum
 {
@@ -96,6 +99,12 @@ struct _WsRawTask
 #ifdef WS_ENABLE_SYSPROF
   gint64           trace_begin;      /* the spawn's ws_trace_begin (): 0 unless recorded */
 #endif
+  /* The task's name (ws_raw_task_set_name): an interned string or NULL,
+   * written by any thread, read by any (messages, the stuck dump). */
+  const char *_Atomic name;
+  /* Made by the poller when WS_DEBUG is set, NULL otherwise; freed with
+   * the task. */
+  WsRawTaskDebug *_Atomic debug;
   union
   {
     struct
@@ -187,6 +196,72 @@ ws_raw_task_get_cancel_hook (WsRawTask *task)
 {
   return atomic_load_explicit (&task->cancel_hook, memory_order_acquire);
 }
+
+void          ws_raw_task_set_name        (WsRawTask    *task,
+                                           const char   *name);
+
+/* The task's name, an interned string, or NULL if it has none. Acquire:
+ * pairs with the release of ws_raw_task_set_name (), so a reader on
+ * another thread sees the string's bytes that g_intern_string () wrote
+ * before the store. The string is never freed. */
+static inline const char *
+ws_raw_task_get_name (WsRawTask *task)
+{
+  return atomic_load_explicit (&task->name, memory_order_acquire);
+}
+
+/* How messages name a task: `“name” (0x…)` or `0x… (unnamed)`, written
+ * into @buf, which is returned. The _for_name form is for a caller that
+ * read the name before the task could go (the address is only printed). */
+#define WS_RAW_TASK_LABEL_SIZE 96
+const char   *ws_raw_task_label          (WsRawTask    *task,
+                                          char          buf[WS_RAW_TASK_LABEL_SIZE]);
+const char   *ws_raw_task_label_for_name (gconstpointer  task,
+                                          const char    *name,
+                                          char           buf[WS_RAW_TASK_LABEL_SIZE]);
+
+/* The label of the task @cx polls, or "(none)" outside a poll: for the
+ * messages about a call made with a context. */
+static inline const char *
+ws_context_label (WsContext *cx,
+                  char       buf[WS_RAW_TASK_LABEL_SIZE])
+{
+  if (cx == NULL || cx->task == NULL)
+    return "(none)";
+  return ws_raw_task_label (cx->task, buf);
+}
+
+/* Diagnostics (WS_DEBUG, ws-debug-private.h). */
+void          ws_raw_task_note_await_slow (WsRawTask    *task,
+                                           const char   *what);
+
+/* Records, when WS_DEBUG=stuck is set, what the task that @cx polls
+ * waits for: @what is a static string (the awaiting function's
+ * G_STRFUNC), shown by the stuck dump. Called in a poll (the poller holds
+ * RUNNING). One relaxed load and a branch when off. */
+static inline void
+ws_context_note_await (WsContext  *cx,
+                       const char *what)
+{
+  if G_UNLIKELY (ws_debug_get_flags () & WS_DEBUG_STUCK)
+    {
+      if (cx != NULL && cx->task != NULL)
+        ws_raw_task_note_await_slow (cx->task, what);
+    }
+}
+
+/* For the stuck dump, with @task kept alive by the caller (a registry's
+ * shard lock): appends a line to @out and returns TRUE if @task has been
+ * pending since at least @min_age microseconds before @now. With @mark,
+ * a task is reported once per wait: it is marked and skipped while it
+ * waits on (only one thread, the runtime's watchdog, marks). With
+ * @min_age 0 (ws_runtime_dump_tasks ()), every task that has not ended
+ * and is not being polled is listed, with what was recorded of it. */
+gboolean      ws_raw_task_describe_pending (WsRawTask  *task,
+                                            gint64      now,
+                                            gint64      min_age,
+                                            gboolean    mark,
+                                            GString    *out);
 
 /* The @tail_size bytes of a task made with ws_raw_task_new_with_tail (),
  * zeroed at first: the spawner's, the core never reads them. They live as

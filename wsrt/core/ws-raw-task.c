@@ -101,6 +101,7 @@
 #include "ws-lock-private.h"
 #include "ws-error.h"
 #include "ws-trace-private.h"
+#include "ws-thread-private.h"
 
 /* "Stale wakers" above. The value of `bound` that marks a zombie: set
  * by complete () before its unref, read by dealloc () after the last. */
@@ -167,13 +168,13 @@ static _Atomic gint64 n_live_tasks;
 
 /* ---- Sysprof marks (ws-trace-private.h) --------------------------------- */
 
-/* The name a task's span carries in Sysprof, or NULL for its kind's
- * ("task", "blocking job", "local task"). Where task names are kept, this
- * returns the task's. */
+/* The name a task's span carries in Sysprof: the task's own
+ * (ws_raw_task_set_name), or NULL for its kind's ("task", "blocking job",
+ * "local task"). */
 static inline const char *
 trace_task_name (WsRawTask *task)
 {
-  return NULL;
+  return ws_raw_task_get_name (task);
 }
 
 static inline void
@@ -392,6 +393,8 @@ dealloc (WsRawTask *task)
     task->join_waker->vtable->unref (task->join_waker);
   if (task->cancel_hook != NULL)
     task->cancel_hook->free (task->cancel_hook);
+  if G_UNLIKELY (task->debug != NULL)
+    g_free (task->debug);
   COUNT_LIVE (-1);
   if G_UNLIKELY (task->has_tail)
     g_free (task);
@@ -584,20 +587,202 @@ ws_raw_task_set_cancel_hook (WsRawTask    *task,
     hook->cancel (hook);
 }
 
+/* Names: g_intern_string () copies the name once per distinct string and
+ * never frees it, so setting a name allocates at most once per name, a
+ * spawn that sets none costs nothing (the memory is zeroed), and a reader
+ * holds no reference to anything. Any thread may set it, any time; the
+ * last store wins. */
+void
+ws_raw_task_set_name (WsRawTask  *task,
+                      const char *name)
+{
+  /* Release: the interned bytes before the pointer (see
+   * ws_raw_task_get_name ()). */
+  atomic_store_explicit (&task->name, name != NULL ? g_intern_string (name) : NULL,
+                         memory_order_release);
+}
+
+const char *
+ws_raw_task_label_for_name (gconstpointer  task,
+                            const char    *name,
+                            char           buf[WS_RAW_TASK_LABEL_SIZE])
+{
+  if (name != NULL)
+    g_snprintf (buf, WS_RAW_TASK_LABEL_SIZE, "“%s” (%p)", name, task);
+  else
+    g_snprintf (buf, WS_RAW_TASK_LABEL_SIZE, "%p (unnamed)", task);
+  return buf;
+}
+
+const char *
+ws_raw_task_label (WsRawTask *task,
+                   char       buf[WS_RAW_TASK_LABEL_SIZE])
+{
+  return ws_raw_task_label_for_name (task, ws_raw_task_get_name (task), buf);
+}
+
+/* ---- diagnostics (WS_DEBUG) ------------------------------------------- */
+
+/* What WS_DEBUG records of a task, made by its poller at the first poll
+ * with debugging on and freed with the task. The poller writes it with
+ * RUNNING held; the stuck dump reads it from another thread while a task
+ * registry's shard lock keeps the task (and so this) alive. The debug
+ * pointer is published with a release store and read with acquire, for
+ * the zeroed contents; the fields are relaxed: each is read alone, and a
+ * stale value only makes the dump a poll late. */
+struct _WsRawTaskDebug
+{
+  _Atomic gint64       pending_since;   /* end of the last PENDING poll; 0 in a poll */
+  const char *_Atomic  awaiting;        /* a static string, or NULL */
+  _Atomic gint64       reported_since;  /* the pending_since the watchdog reported */
+  guint8               warned_slow;     /* the poller's: slow-poll said once */
+};
+
+/* With RUNNING held. */
+static WsRawTaskDebug *
+get_debug (WsRawTask *task)
+{
+  WsRawTaskDebug *debug = atomic_load_explicit (&task->debug, memory_order_relaxed);
+
+  if (debug == NULL)
+    {
+      debug = g_new0 (WsRawTaskDebug, 1);
+      /* Release: the zeroed record before the pointer (the dump's
+       * acquire). Only the poller writes it. */
+      atomic_store_explicit (&task->debug, debug, memory_order_release);
+    }
+  return debug;
+}
+
+void
+ws_raw_task_note_await_slow (WsRawTask  *task,
+                             const char *what)
+{
+  atomic_store_explicit (&get_debug (task)->awaiting, what, memory_order_relaxed);
+}
+
+/* The start of a poll with debugging on: the time, never 0. A poll run
+ * inside another on this thread (a work-first run, ws-worker.c) is not
+ * counted in the outer one's time: @outer_nested saves the outer poll's
+ * count of nested time, which this poll starts afresh. */
+static G_GNUC_NO_INLINE gint64
+debug_poll_begin (WsRawTask *task,
+                  gint64    *outer_nested)
+{
+  WsRawTaskDebug *debug = get_debug (task);
+
+  atomic_store_explicit (&debug->pending_since, 0, memory_order_relaxed);
+  atomic_store_explicit (&debug->awaiting, NULL, memory_order_relaxed);
+  *outer_nested = ws_thread.debug_nested_usec;
+  ws_thread.debug_nested_usec = 0;
+  return MAX (g_get_monotonic_time (), 1);
+}
+
+static G_GNUC_NO_INLINE void
+debug_poll_end (WsRawTask *task,
+                WsWorker  *worker,
+                gint64     start,
+                gint64     outer_nested,
+                gint       poll)
+{
+  WsRawTaskDebug *debug = atomic_load_explicit (&task->debug, memory_order_relaxed);
+  gint64 now = g_get_monotonic_time ();
+  gint64 elapsed = now - start;
+  gint64 own = elapsed - ws_thread.debug_nested_usec;
+  guint flags = ws_debug_get_flags ();
+
+  ws_thread.debug_nested_usec = outer_nested + elapsed;
+
+  /* On a worker that this thread still runs: a poll that handed its
+   * worker on (ws_block_in_place ()) stalls no queue, and the blocking
+   * pool and the main contexts are not workers. */
+  if ((flags & WS_DEBUG_SLOW_POLL) && worker != NULL && ws_thread.worker == worker
+      && own > ws_debug_slow_poll_usec () && !debug->warned_slow)
+    {
+      char label[WS_RAW_TASK_LABEL_SIZE];
+
+      debug->warned_slow = TRUE;
+      g_warning ("wsrt: task %s ran for %" G_GINT64_FORMAT " ms in one poll on a worker "
+                 "thread (WS_DEBUG=slow-poll, threshold %" G_GINT64_FORMAT " ms; said once "
+                 "per task). A poll function, or a fiber between two awaits, must not "
+                 "block: it holds the worker and the tasks queued behind it. Run blocking "
+                 "calls with ws_runtime_spawn_blocking(), or ws_fiber_run_in_thread() in "
+                 "a fiber, and split long computations with ws_context_yield()",
+                 ws_raw_task_label (task, label), own / 1000,
+                 ws_debug_slow_poll_usec () / 1000);
+    }
+  if ((flags & WS_DEBUG_STUCK) && poll == WS_POLL_PENDING)
+    atomic_store_explicit (&debug->pending_since, now, memory_order_relaxed);
+}
+
+gboolean
+ws_raw_task_describe_pending (WsRawTask *task,
+                              gint64     now,
+                              gint64     min_age,
+                              gboolean   mark,
+                              GString   *out)
+{
+  /* Acquire: pairs with get_debug ()'s release. */
+  WsRawTaskDebug *debug = atomic_load_explicit (&task->debug, memory_order_acquire);
+  guint64 state = ws_raw_task_get_state (task);
+  char label[WS_RAW_TASK_LABEL_SIZE];
+  const char *awaiting;
+  gint64 since;
+
+  if (state & WS_STATE_COMPLETE)
+    return FALSE;
+  if (debug == NULL)
+    {
+      /* Never polled with WS_DEBUG=stuck on: only an explicit dump (no
+       * age asked) lists it, without its age. */
+      if (min_age > 0)
+        return FALSE;
+      g_string_append_printf (out, "\n  task %s: %s; pending since: unknown, last awaited: "
+                              "unknown (WS_DEBUG=stuck records them)",
+                              ws_raw_task_label (task, label),
+                              (state & WS_STATE_RUNNING) ? "being polled"
+                              : (state & WS_STATE_NOTIFIED) ? "woken, queued for a poll"
+                              : "waiting for a wake");
+      return TRUE;
+    }
+  since = atomic_load_explicit (&debug->pending_since, memory_order_relaxed);
+  if (since == 0 || now - since < min_age || (state & WS_STATE_RUNNING))
+    return FALSE;
+  if (mark)
+    {
+      if (atomic_load_explicit (&debug->reported_since, memory_order_relaxed) == since)
+        return FALSE;
+      atomic_store_explicit (&debug->reported_since, since, memory_order_relaxed);
+    }
+  awaiting = atomic_load_explicit (&debug->awaiting, memory_order_relaxed);
+  g_string_append_printf (out, "\n  task %s: pending for %.1f s, %s; last awaited: %s",
+                          ws_raw_task_label (task, label), (now - since) / (double) G_USEC_PER_SEC,
+                          (state & WS_STATE_NOTIFIED) ? "woken, queued for a poll"
+                                                      : "waiting for a wake",
+                          awaiting != NULL ? awaiting
+                                           : "unknown (no wsrt await recorded: a poll "
+                                             "function of the program's own)");
+  return TRUE;
+}
+
 /* A poll function returned neither READY nor PENDING (WsPoll has no 0,
  * which a binding returns for a callback that threw): the task fails,
  * whatever result it set, rather than end as a success. */
 static WsPoll
-fail_invalid_poll (WsContext *cx,
+fail_invalid_poll (WsRawTask *task,
+                   WsContext *cx,
                    gint       poll)
 {
+  char label[WS_RAW_TASK_LABEL_SIZE];
+
   ws_result_clear (&cx->result);
   cx->result.kind = WS_RESULT_ERROR;
   cx->result.u.error = g_error_new (WS_ERROR, WS_ERROR_FAILED,
-                                    "The task's poll function returned %d, neither "
+                                    "The poll function of task %s returned %d, neither "
                                     "WS_POLL_READY nor WS_POLL_PENDING (from a binding "
                                     "such as GJS or PyGObject: the callback raised an "
-                                    "exception, see the log, or returned nothing)", poll);
+                                    "exception, see the log, or returned nothing)",
+                                    ws_raw_task_label (task, label), poll);
   return WS_POLL_READY;
 }
 
@@ -623,6 +808,9 @@ ws_raw_task_run (WsRawTask *task,
                  WsContext *cx)
 {
   WsPoll poll;
+  gint64 debug_start = 0;
+  gint64 debug_outer = 0;
+  WsWorker *debug_worker = NULL;
 
   WS_CHAOS_POINT ();
 
@@ -647,14 +835,24 @@ ws_raw_task_run (WsRawTask *task,
   cx->yielded = FALSE;
   cx->result.kind = WS_RESULT_NONE;
 
+  /* WS_DEBUG off: one relaxed load and a branch, no clock read. */
+  if G_UNLIKELY (ws_debug_get_flags () != 0)
+    {
+      debug_start = debug_poll_begin (task, &debug_outer);
+      debug_worker = cx->worker;
+    }
+
   poll = task->u.future.func (cx, task->u.future.data);
 
   cx->task = NULL;
 
+  if G_UNLIKELY (debug_start != 0)
+    debug_poll_end (task, debug_worker, debug_start, debug_outer, poll);
+
   WS_CHAOS_POINT ();
 
   if G_UNLIKELY (poll != WS_POLL_READY && poll != WS_POLL_PENDING)
-    poll = fail_invalid_poll (cx, poll);
+    poll = fail_invalid_poll (task, cx, poll);
 
   if (poll == WS_POLL_READY)
     {
@@ -669,9 +867,11 @@ ws_raw_task_run (WsRawTask *task,
 
   if G_UNLIKELY (cx->result.kind != WS_RESULT_NONE)
     {
-      g_critical ("A wsrt task set a result but returned WS_POLL_PENDING; "
+      char label[WS_RAW_TASK_LABEL_SIZE];
+
+      g_critical ("wsrt task %s set a result but returned WS_POLL_PENDING; "
                   "the result was dropped. Return WS_POLL_READY after "
-                  "ws_context_return_*().");
+                  "ws_context_return_*().", ws_raw_task_label (task, label));
       ws_result_clear (&cx->result);
     }
 

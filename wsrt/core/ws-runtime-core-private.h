@@ -53,6 +53,11 @@ struct _WsRuntimeCore
   guint              trace_sampler;
   gint64             trace_busy_usec;
   gint64             trace_time;
+  /* WS_DEBUG=stuck's thread (ws-runtime-core.c, "The stuck watchdog"),
+   * or NULL; it stops when watchdog_stop is set. */
+  GThread           *watchdog;
+  gboolean           watchdog_stop;
+  WsCond             watchdog_cond;
 };
 
 WsRuntimeCore *ws_runtime_core_new             (const WsConfig *settings);
@@ -88,6 +93,10 @@ WsRawTask     *ws_runtime_core_spawn_local     (WsRuntimeCore  *self,
                                                 gboolean        join_interest);
 gboolean       ws_runtime_core_shutdown        (WsRuntimeCore  *self,
                                                 gint64          timeout_usec);
+guint          ws_runtime_core_dump_pending    (WsRuntimeCore  *self,
+                                                gint64          min_age_usec,
+                                                gboolean        mark,
+                                                GString        *out);
 gboolean       ws_runtime_core_shutdown_full   (WsRuntimeCore  *self,
                                                 gint64          timeout_usec,
                                                 gboolean        wait_owed);

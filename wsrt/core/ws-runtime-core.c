@@ -51,6 +51,17 @@
  * seen every task end. Then the hooks are released: their data may own
  * tasks of this runtime, which hold the runtime, so keeping it until the
  * runtime is freed would keep both for ever.
+ *
+ * The stuck watchdog. With WS_DEBUG=stuck (ws-debug-private.h) the runtime
+ * owns one more thread from its creation to step 1 of its shutdown, which
+ * stops and joins it before anything closes. Every half threshold (at
+ * most a second) it walks the task registries of the worker pool and of
+ * the local executors, each under its own locks (a task registry's shard
+ * lock keeps the task alive), and reports in one warning the tasks whose
+ * last poll returned PENDING longer ago than the threshold, each once per
+ * wait. It holds no runtime reference: the runtime cannot be freed before
+ * a shutdown has begun. It touches no main context. The blocking pool's
+ * jobs are not walked: a job runs in one poll, it never waits.
  */
 
 #include "config.h"
@@ -63,6 +74,7 @@
 #include "ws-worker-private.h"
 
 static void runtime_last_unref (WsRuntimeRef *ref);
+static void start_watchdog     (WsRuntimeCore *self);
 
 static inline WsRuntimeCore *
 from_ref (const WsRuntimeRef *ref)
@@ -139,6 +151,10 @@ ws_runtime_core_new (const WsConfig *settings)
   self->pool = ws_worker_pool_new (&self->config, &self->ref, &hand_off);
   ws_trace_init ();
   self->trace_sampler = ws_trace_add_sampler (trace_sample, self);
+  ws_cond_init (&self->watchdog_cond);
+  ws_debug_init ();
+  if (ws_debug_get_flags () & WS_DEBUG_STUCK)
+    start_watchdog (self);
   return self;
 }
 
@@ -178,6 +194,7 @@ runtime_last_unref (WsRuntimeRef *ref)
   ws_config_clear (&self->config);
   ws_lock_clear (&self->lock);
   ws_cond_clear (&self->cond);
+  ws_cond_clear (&self->watchdog_cond);
   g_aligned_free (self);
 }
 
@@ -377,6 +394,124 @@ ws_runtime_core_get_timer_context (WsRuntimeCore *self)
   return ws_worker_pool_get_context (self->pool, 0);
 }
 
+/* ---- the stuck watchdog (top of this file) ------------------------------ */
+
+typedef struct
+{
+  gint64   now;
+  gint64   min_age;
+  gboolean mark;
+  GString *out;
+  guint    n;
+} Dump;
+
+static void
+dump_task (WsRawTask *task,
+           gpointer   data)
+{
+  Dump *d = data;
+
+  if (ws_raw_task_describe_pending (task, d->now, d->min_age, d->mark, d->out))
+    d->n++;
+}
+
+/* Appends to @out a line per task of the worker pool and the local
+ * executors that has been pending at least @min_age_usec (only tasks
+ * polled with WS_DEBUG=stuck on are known); returns how many. With @mark,
+ * each is reported once per wait (the watchdog's use). */
+guint
+ws_runtime_core_dump_pending (WsRuntimeCore *self,
+                              gint64         min_age_usec,
+                              gboolean       mark,
+                              GString       *out)
+{
+  Dump d = { g_get_monotonic_time (), min_age_usec, mark, out, 0 };
+
+  ws_task_registry_foreach (&self->pool->registry, dump_task, &d);
+  ws_local_executors_foreach_task (self->locals, dump_task, &d);
+  return d.n;
+}
+
+static void
+watchdog_scan (WsRuntimeCore *self)
+{
+  g_autoptr(GString) out = g_string_new (NULL);
+  gint64 threshold = ws_debug_stuck_usec ();
+  guint n = ws_runtime_core_dump_pending (self, threshold, TRUE, out);
+
+  if (n > 0)
+    g_warning ("wsrt: %u task%s pending for longer than %.1f s (WS_DEBUG=stuck; each "
+               "is said once per wait):%s\n"
+               "A task that returned WS_POLL_PENDING is polled again only once its waker "
+               "is woken: make sure that what it awaits is woken (a channel sent to or "
+               "closed, a oneshot or a promise completed, a GIO call finished), give "
+               "the wait a timeout, or cancel the task.",
+               n, n == 1 ? "" : "s", threshold / (double) G_USEC_PER_SEC, out->str);
+}
+
+static gpointer
+watchdog_main (gpointer data)
+{
+  WsRuntimeCore *self = data;
+  gint64 period = CLAMP (ws_debug_stuck_usec () / 2, 10 * G_TIME_SPAN_MILLISECOND,
+                         G_TIME_SPAN_SECOND);
+  gint64 next = g_get_monotonic_time () + period;
+
+  ws_lock_lock (&self->lock);
+  while (!self->watchdog_stop)
+    {
+      if (g_get_monotonic_time () < next)
+        {
+          ws_cond_wait_until (&self->watchdog_cond, &self->lock, next);
+          continue;
+        }
+      /* Without our lock: the walk takes the registries' locks, and a
+       * warning may run a log handler of the program's. */
+      ws_lock_unlock (&self->lock);
+      watchdog_scan (self);
+      next = g_get_monotonic_time () + period;
+      ws_lock_lock (&self->lock);
+    }
+  ws_lock_unlock (&self->lock);
+  return NULL;
+}
+
+static void
+start_watchdog (WsRuntimeCore *self)
+{
+  g_autofree gchar *name = g_strdup_printf ("%s-debug", self->config.thread_name_prefix);
+  GError *error = NULL;
+
+  self->watchdog = g_thread_try_new (name, watchdog_main, self, &error);
+  if (self->watchdog == NULL)
+    {
+      g_warning ("wsrt: WS_DEBUG=stuck: could not start its thread: %s", error->message);
+      g_error_free (error);
+    }
+}
+
+/* Before step 1 of the shutdown, by its first caller. A log handler
+ * called by the watchdog's own warning that shuts the runtime down must
+ * not join itself: the thread then ends on its own. */
+static void
+stop_watchdog (WsRuntimeCore *self)
+{
+  GThread *thread;
+
+  ws_lock_lock (&self->lock);
+  self->watchdog_stop = TRUE;
+  thread = g_steal_pointer (&self->watchdog);
+  ws_cond_broadcast (&self->watchdog_cond);
+  ws_lock_unlock (&self->lock);
+
+  if (thread == NULL)
+    return;
+  if (thread == g_thread_self ())
+    g_thread_unref (thread);
+  else
+    g_thread_join (thread);
+}
+
 /* Step 1: close every way in. Idempotent; a later caller waits (if @wait)
  * until the first one is through, so that every caller proceeds with
  * everything closed. */
@@ -399,6 +534,7 @@ begin_shutdown (WsRuntimeCore *self,
     }
   ws_lock_unlock (&self->lock);
 
+  stop_watchdog (self);
   ws_worker_pool_begin_shutdown (self->pool);
 
   ws_thread.runtime = &self->ref;

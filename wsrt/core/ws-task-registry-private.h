@@ -43,6 +43,10 @@ typedef struct
   gchar            padding[64 - 4 * sizeof (guint64)];
 } WsRegistryCounters;
 
+/* Called on each task of a registry walk (ws_task_registry_foreach). */
+typedef void (*WsTaskVisitFunc) (WsRawTask *task,
+                                 gpointer   data);
+
 struct _WsTaskRegistry
 {
   /* Read on every spawn, written once: not on a line with shard 0's lock. */
@@ -67,6 +71,9 @@ void     ws_task_registry_shutdown_all  (WsTaskRegistry *self,
                                          gboolean        leave_notified);
 void     ws_task_registry_cancel_all    (WsTaskRegistry *self);
 gint64   ws_task_registry_count         (WsTaskRegistry *self);
+void     ws_task_registry_foreach       (WsTaskRegistry *self,
+                                         WsTaskVisitFunc func,
+                                         gpointer        data);
 gboolean ws_task_registry_enter_spawn   (WsTaskRegistry *self);
 void     ws_task_registry_leave_spawn   (WsTaskRegistry *self);
 gboolean ws_task_registry_wait_spawns   (WsTaskRegistry *self,

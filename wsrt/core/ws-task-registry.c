@@ -342,6 +342,26 @@ ws_task_registry_cancel_all (WsTaskRegistry *self)
     }
 }
 
+/* Calls @func on every task in the set, each under its shard's lock,
+ * which keeps it alive (the set holds a reference until it unlinks the
+ * task, under that lock): @func only reads the task, and takes no lock
+ * of the task core. For diagnostics (the stuck dump, ws-debug-private.h). */
+void
+ws_task_registry_foreach (WsTaskRegistry  *self,
+                          WsTaskVisitFunc  func,
+                          gpointer         data)
+{
+  for (guint i = 0; i < WS_TASK_REGISTRY_SHARDS; i++)
+    {
+      WsRegistryShard *shard = &self->shards[i];
+
+      ws_lock_lock (&shard->lock);
+      for (WsRawTask *t = shard->head; t != NULL; t = t->registry_next)
+        func (t, data);
+      ws_lock_unlock (&shard->lock);
+    }
+}
+
 /* Accepted spawns of one slot (acquire loads). */
 static guint64
 slot_accepted (WsRegistryCounters *c)

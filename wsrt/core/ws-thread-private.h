@@ -94,6 +94,9 @@ typedef struct
   /* This thread's alternate signal stack for that handler, by
    * ws-fiber-overflow.c's enum: 0 until the thread first resumes a fiber. */
   guint8                      altstack;
+  /* WS_DEBUG only: the time of the polls run inside the one this thread
+   * is in (ws-raw-task.c, debug_poll_begin). */
+  gint64                      debug_nested_usec;
 } WsThread;
 
 extern _Thread_local WsThread ws_thread WS_TLS_INITIAL_EXEC;
