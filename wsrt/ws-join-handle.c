@@ -21,6 +21,7 @@
 #include "ws-join-handle.h"
 #include "ws-error.h"
 #include "ws-core-private.h"
+#include "ws-context-private.h"
 #include "ws-task-private.h"
 #include "ws-fiber-private.h"
 
@@ -103,7 +104,7 @@ ws_context_spawn (WsContext      *context,
       /* A refused call still frees what it was given. */
       if (destroy != NULL)
         destroy (user_data);
-      g_return_val_if_fail (context != NULL && context->task != NULL, NULL);
+      ws_context_return_val_if_not_in_poll (context, NULL);
       g_return_val_if_fail (func != NULL, NULL);
       g_return_val_if_fail (core != NULL, NULL);
     }
@@ -150,7 +151,7 @@ ws_join_handle_poll (WsJoinHandle *self,
   gboolean ready;
 
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
-  g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  ws_context_return_val_if_not_in_poll (context, WS_POLL_READY);
   return_val_if_ended (self, WS_POLL_READY);
 
   /* Work-first: a task queued to run next on this worker runs now,
