@@ -241,7 +241,7 @@ static const WsWakerVTable thread_waker_vtable = {
  * a sleep and a wake cost (a futex wake and a context switch): a thread
  * that waits for a stream of them in turn would otherwise go at the pace
  * of its wakes, one sleep and one wake per task (doc/performance.md,
- * "Join waits that look before they sleep"). TRUE if the task ended
+ * "What each optimisation bought", a28f7ca). TRUE if the task ended
  * within WAIT_SPIN_USEC. */
 static gboolean
 spin_until_complete (WsJoinHandle *self)
