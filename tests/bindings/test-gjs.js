@@ -562,4 +562,20 @@ test('a channel callback: the source is null, the captured channel finishes', as
     assertEqual(got, 'captured', 'received through the captured channel');
 });
 
+test('a context kept past its poll is refused, not a crash', async () => {
+    let kept = null;
+    const task = rt.spawn_local(null, cx => {
+        kept = cx;
+        cx.return_value(1);
+        return Ws.Poll.READY;
+    });
+    await task.wait_async(null);
+    await new Promise(resolve => GLib.idle_add(GLib.PRIORITY_DEFAULT, () => {
+        resolve();
+        return GLib.SOURCE_REMOVE;
+    }));
+    // A critical names the rule; the refusal returns PENDING.
+    assertEqual(kept.yield(), Ws.Poll.PENDING, 'the refusal');
+});
+
 run();

@@ -309,6 +309,31 @@ def poll_function_that_raises(run):
     task.wait_async(None, run.guard(waited))
 
 
+@test
+def stale_context_is_refused(run):
+    """A Ws.Context kept past its poll and used later: refused with a
+    critical that names the rule (returns the refusal's PENDING), not a
+    crash (the context lived on the dispatch's stack)."""
+    kept = []
+
+    def poll(cx):
+        kept.append(cx)
+        cx.return_value(1)
+        return Ws.Poll.READY
+
+    task = rt.spawn_local(None, poll)
+
+    def then(value):
+        check_equal(value, 1, 'value')
+
+        def later():
+            check_equal(kept[0].yield_(), Ws.Poll.PENDING, 'the refusal')
+            run.done()
+            return GLib.SOURCE_REMOVE
+        GLib.idle_add(run.guard(later))
+    wait_value(run, task, then)
+
+
 def main():
     timeout = int(os.environ.get('WS_TEST_TIMEOUT', '30'))
     failed = 0
