@@ -6,12 +6,18 @@
 // Import it once; it promisifies wsrt's async methods, so that
 // `await task.wait_async (null)`, `await ch.receive_async (null)`,
 // `await limiter.acquire_async (null)` and
-// `await Ws.Sleep.for_async (usec, null)` work with no boilerplate:
+// `await Ws.Sleep.for_async (usec, null)` work with no boilerplate.
+// libwsrt-1 carries it as a resource, registered when the library is
+// loaded, which GJS does at the first use of the Ws namespace; so, under
+// any prefix:
 //
-//     import * as Wsrt from 'file:///usr/share/wsrt-1/gjs/wsrt.js';
-//     const {Ws} = Wsrt;
+//     import Ws from 'gi://Ws?version=1';
+//     const rt = Ws.Runtime.get_default();
+//     const Wsrt = await import('resource:///org/gnome/wsrt/js/wsrt.js');
 //
-// `pkg-config --variable=gjs_module wsrt-1` prints the installed path.
+// The file is installed too: `pkg-config --variable=gjs_module wsrt-1`
+// prints its path. doc/getting-started-gjs.md tells the trap of a main
+// loop run after a top-level await.
 //
 // Everything here runs on the thread that runs the main loop: JavaScript
 // never runs on a worker (doc/architecture.md, "Rules: bindings"). Native code (C, Vala) runs tasks on

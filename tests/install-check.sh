@@ -5,7 +5,8 @@
 # variables that block exports, compiles a program against wsrt-1.pc
 # (through pkg-config, as a user would) that spawns, wakes, awaits,
 # cancels and joins tasks with the signatures of the public API and runs
-# it; then the GJS and Vala consumers and examples/gjs-library.
+# it; then README.md's GJS block as written, the GJS and Vala consumers
+# and examples/gjs-library.
 #
 #   tests/install-check.sh            # README.md's block, scratch prefix
 #   tests/install-check.sh --system   # what is installed in /usr
@@ -74,6 +75,25 @@ vapi=$vapidir/wsrt-1.vapi
 test -f "$vapi"
 module=$(pkg-config --variable=gjs_module wsrt-1)
 test -f "$module"
+
+# README.md's GJS block, as written: the helper module from the
+# library's resource, with no path of this prefix in it.
+gjs_block=$(awk '/^<!-- tests\/install-check.sh runs this GJS block/ { on = 1; next }
+                 on && /^```js$/ { inside = 1; next }
+                 inside && /^```$/ { exit }
+                 inside { print }' "$root/README.md")
+case $gjs_block in
+  *"resource:///org/gnome/wsrt/js/wsrt.js"*) ;;
+  *) echo "install-check: README.md's GJS block not found" >&2
+     exit 1 ;;
+esac
+printf '%s\n' "$gjs_block" > "$dest/readme.js"
+out=$(cd "$dest" && timeout 60 gjs -m readme.js)
+if [ "$out" != 42 ]; then
+  echo "install-check: README.md's GJS block printed '$out', not 42" >&2
+  exit 1
+fi
+echo "gjs: README.md's block printed $out"
 
 cat > "$dest/consumer.js" <<JS
 import Ws from 'gi://Ws?version=1';

@@ -131,6 +131,58 @@ test_context_and_waker_refusals (void)
   g_test_message ("context and waker: %u refusals checked", ws_test_n_refusals);
 }
 
+static WsPoll
+keep_context (WsContext *cx,
+              gpointer   data)
+{
+  *(WsContext **) data = cx;
+  return WS_POLL_READY;
+}
+
+/* A WsContext used after the poll that received it returned: the
+ * critical names the rule and what to keep instead, for every call (here
+ * a context outside any poll), and for a context a task really kept: the
+ * worker's, which outlives the poll on the worker's stack while the
+ * worker runs (nothing else is spawned, so it stays outside a poll). */
+static void
+test_stale_context (void)
+{
+  WsContext idle_cx = { NULL, };
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  g_autoptr(WsTask) task = NULL;
+  g_autoptr(GError) error = NULL;
+  WsContext *kept = NULL;
+  GValue v = G_VALUE_INIT;
+
+#define EXPECT_STALE(func, call) \
+  G_STMT_START { \
+    g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, \
+                           #func ": *valid only during the call of the poll function " \
+                           "that received it*ws_context_get_waker*"); \
+    call; \
+    g_test_assert_expected_messages (); \
+  } G_STMT_END
+
+  g_value_init (&v, G_TYPE_INT);
+  EXPECT_STALE (ws_context_yield, g_assert_cmpint (ws_context_yield (&idle_cx), ==, WS_POLL_PENDING));
+  EXPECT_STALE (ws_context_get_waker, g_assert_null (ws_context_get_waker (&idle_cx)));
+  EXPECT_STALE (ws_context_get_cancellable, g_assert_null (ws_context_get_cancellable (&idle_cx)));
+  EXPECT_STALE (ws_context_return_value, ws_context_return_value (&idle_cx, &v));
+  EXPECT_STALE (ws_context_return_uint64, ws_context_return_uint64 (&idle_cx, 1));
+  EXPECT_STALE (ws_context_return_error,
+                ws_context_return_error (&idle_cx, g_error_new_literal (G_IO_ERROR, G_IO_ERROR_FAILED, "x")));
+  g_value_unset (&v);
+
+  task = ws_runtime_spawn (rt, keep_context, &kept, NULL);
+  g_assert_true (ws_task_wait (task, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_nonnull (kept);
+  EXPECT_STALE (ws_context_yield, g_assert_cmpint (ws_context_yield (kept), ==, WS_POLL_PENDING));
+#undef EXPECT_STALE
+
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 static void
 fiber_noop (WsContext *cx,
             gpointer   data)
@@ -741,6 +793,7 @@ main (int   argc,
 
   ws_test_add_func ("/bad-input/runtime", test_runtime_refusals);
   ws_test_add_func ("/bad-input/context-and-waker", test_context_and_waker_refusals);
+  ws_test_add_func ("/bad-input/stale-context", test_stale_context);
   ws_test_add_func ("/bad-input/in-poll", test_in_poll_refusals);
   ws_test_add_func ("/bad-input/fiber", test_fiber_refusals);
   ws_test_add_func ("/bad-input/task", test_task_refusals);

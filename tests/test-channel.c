@@ -880,6 +880,17 @@ wrong_kind_poll (WsContext *cx,
                          "*ws_channel_poll_send_value*gchararray*channel of gint*");
   g_assert_cmpint (ws_channel_poll_send_value (w->ints, cx, &str, NULL), ==, WS_POLL_READY);
   g_test_assert_expected_messages ();
+  {
+    /* READY with nothing sent carries the error that says so. */
+    g_autoptr(GError) error = NULL;
+
+    g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL,
+                           "*ws_channel_poll_send_value*gchararray*channel of gint*");
+    g_assert_cmpint (ws_channel_poll_send_value (w->ints, cx, &str, &error), ==, WS_POLL_READY);
+    g_test_assert_expected_messages ();
+    g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+    g_assert_nonnull (strstr (error->message, "gchararray"));
+  }
   g_assert_null (out);
   w->polled = TRUE;
   return WS_POLL_READY;
@@ -948,10 +959,29 @@ test_wrong_kind (void)
     g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
   }
 
-  /* A value of the wrong type: the message names both. */
+  /* A value of the wrong type: the message names both, and so does the
+   * error, for code that prints error->message after a FALSE. */
   g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*ws_channel_try_send_value*gchararray*channel of gint*");
   g_assert_false (ws_channel_try_send_value (w.ints, &str, NULL));
   g_test_assert_expected_messages ();
+  {
+    g_autoptr(GError) error = NULL;
+
+    g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*ws_channel_try_send_value*gchararray*channel of gint*");
+    g_assert_false (ws_channel_try_send_value (w.ints, &str, &error));
+    g_test_assert_expected_messages ();
+    g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+    g_assert_nonnull (strstr (error->message, "gchararray"));
+    g_assert_nonnull (strstr (error->message, "gint"));
+    g_clear_error (&error);
+    /* The blocking send's error names them too. */
+    g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*ws_channel_send_value*gchararray*channel of gint*");
+    g_assert_false (ws_channel_send_value (w.ints, &str, NULL, &error));
+    g_test_assert_expected_messages ();
+    g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+    g_assert_nonnull (strstr (error->message, "gchararray"));
+    g_assert_nonnull (strstr (error->message, "gint"));
+  }
   g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*ws_channel_send_async*gchararray*channel of gint*");
   ws_channel_send_async (w.ints, &str, NULL, sent_cb, &d);
   g_test_assert_expected_messages ();

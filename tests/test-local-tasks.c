@@ -552,7 +552,60 @@ test_last_ref_in_task (void)
     }
 }
 
+static WsPoll
+keep_context (WsContext *cx,
+              gpointer   data)
+{
+  *(WsContext **) data = cx;
+  return WS_POLL_READY;
+}
+
+/* Calls ws_context_yield (@kept) below @depth KiB of stack written
+ * over, which stays written over during the call: where a slice's
+ * context was, on the stack, it now reads as no context at all. */
+static G_GNUC_NO_INLINE WsPoll
+yield_below_scribbled_stack (WsContext *kept,
+                             guint      depth)
+{
+  volatile guint8 scribble[1024];
+  WsPoll poll;
+
+  for (gsize i = 0; i < sizeof scribble; i++)
+    scribble[i] = 0xa5;
+  if (depth == 0)
+    poll = ws_context_yield (kept);
+  else
+    poll = yield_below_scribbled_stack (kept, depth - 1);
+  /* Read after the call: the frame is live until then. */
+  return scribble[depth % sizeof scribble] == 0xa5 ? poll : WS_POLL_READY;
+}
+
+/* A context that a local task's closure kept (as a GJS or Python
+ * closure may) and used once its poll returned and the dispatch went
+ * on: refused with the critical that names the rule, not read as a
+ * task from a stack frame reused since. */
+static void
+test_stale_local_context (void)
+{
+  WsTestOnContext f;
+  g_autoptr(WsTask) local = NULL;
+  WsContext *kept = NULL;
+
+  ws_test_on_context_init (&f, 1);
+  local = ws_runtime_spawn_local (f.rt, NULL, keep_context, &kept, NULL);
+  ws_test_iterate_until (f.ctx, ws_task_is_finished (local));
+  g_assert_nonnull (kept);
+
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL,
+                         "ws_context_yield: *valid only during the call of the poll function*");
+  g_assert_cmpint (yield_below_scribbled_stack (kept, 16), ==, WS_POLL_PENDING);
+  g_test_assert_expected_messages ();
+
+  ws_test_on_context_clear (&f);
+}
+
 WS_TEST_MAIN ({ "/local-tasks/wake-from-worker", test_wake_from_worker },
+              { "/local-tasks/stale-context", test_stale_local_context },
               { "/local-tasks/cancel-from-worker", test_cancel_from_worker },
               { "/local-tasks/flood-bounded", test_flood_bounded },
               { "/local-tasks/flood-lets-redraw-run", test_flood_lets_redraw_run },

@@ -679,6 +679,46 @@ test_shutdown_inside_block_in_place (void)
   g_object_unref (ip.rt);
 }
 
+/* ---- 5. shutdown from one of the runtime's own tasks ------------------ */
+
+static WsPoll
+shutdown_from_task (WsContext *cx,
+                    gpointer   data)
+{
+  InPlace *ip = data;
+
+  atomic_store (&ip->result, ws_runtime_shutdown (ip->rt, -1) ? 2 : 1);
+  return WS_POLL_READY;
+}
+
+/* FALSE, at once, as documented: the shutdown has begun and cannot be
+ * waited for on the caller's own thread. The runtime is shut down for all
+ * that: a later spawn is cancelled, and a call from another thread
+ * waits for the rest and returns TRUE. */
+static void
+test_shutdown_from_own_task (void)
+{
+  InPlace ip = { ws_runtime_new (2), 0 };
+  g_autoptr(WsTask) task = ws_runtime_spawn (ip.rt, shutdown_from_task, &ip, NULL);
+  g_autoptr(WsTask) late = NULL;
+  g_autoptr(GError) error = NULL;
+
+  /* The task was past its last await, so it completes. */
+  g_assert_true (ws_task_wait (task, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (atomic_load (&ip.result), ==, 1);
+
+  /* Never polled: it would store 1 again. */
+  atomic_store (&ip.result, 0);
+  late = ws_runtime_spawn (ip.rt, shutdown_from_task, &ip, NULL);
+  g_assert_false (ws_task_wait (late, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_cmpint (atomic_load (&ip.result), ==, 0);
+
+  g_assert_true (ws_runtime_shutdown (ip.rt, -1));
+  g_object_unref (ip.rt);
+}
+
 /* ---- 6. shutdown (-1) waits for local tasks of another thread --------- */
 
 static void
@@ -1227,6 +1267,7 @@ main (int    argc,
   ws_test_add_func ("/shutdown/local-wakes-race-shutdown", test_local_wakes_race_shutdown);
   ws_test_add_func ("/shutdown/local-spawns-race-shutdown", test_local_spawns_race_shutdown);
   ws_test_add_func ("/shutdown/inside-block-in-place", test_shutdown_inside_block_in_place);
+  ws_test_add_func ("/shutdown/from-own-task", test_shutdown_from_own_task);
   ws_test_add_func ("/hand-off/gio-after-block-in-place", test_gio_after_block_in_place);
   ws_test_add_func ("/hand-off/gio-in-blocking-job", test_gio_in_blocking_job);
   ws_test_add_func ("/shutdown/waits-for-local-tasks", test_shutdown_waits_for_local_tasks);

@@ -60,6 +60,7 @@
 #include "ws-async-op-private.h"
 #include "ws-context.h"
 #include "ws-core-private.h"
+#include "ws-context-private.h"
 #include "ws-delivery-private.h"
 
 struct _WsAsyncOp
@@ -376,7 +377,7 @@ ws_async_op_start (WsAsyncOp *self,
   GMainContext *caller;
 
   g_return_val_if_fail (self != NULL, NULL);
-  g_return_val_if_fail (context != NULL && context->task != NULL, NULL);
+  ws_context_return_val_if_not_in_poll (context, NULL);
 
   /* Cancelling the task cancels the call. The handler holds no
    * reference (see the top); connect runs it at once, here, if the task
@@ -519,7 +520,7 @@ ws_async_op_poll (WsAsyncOp *self,
   WsPoll ret;
 
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
-  g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  ws_context_return_val_if_not_in_poll (context, WS_POLL_READY);
   ws_context_note_await (context, G_STRFUNC);
 
   if (!ws_context_poll_proceed (context))

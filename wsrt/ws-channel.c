@@ -76,6 +76,7 @@
 #include "ws-context.h"
 #include "ws-error.h"
 #include "ws-core-private.h"
+#include "ws-context-private.h"
 #include "ws-completion-private.h"
 
 struct _WsChannel
@@ -335,11 +336,16 @@ refuse_value_call (WsChannel  *self,
   return TRUE;
 }
 
-/* A value to send: set, and of a type a GValue of the item type holds. */
+/* A value to send: set, and of a type a GValue of the item type holds.
+ * A refusal logs a critical and, for a value of the wrong type, sets
+ * @error (G_IO_ERROR_INVALID_ARGUMENT) naming both types, so that code
+ * that prints the error of a FALSE says what was wrong; the callers set
+ * their own error for the other refusals. */
 static gboolean
-refuse_value_in (WsChannel    *self,
-                 const GValue *value,
-                 const char   *strfunc)
+refuse_value_in (WsChannel     *self,
+                 const GValue  *value,
+                 const char    *strfunc,
+                 GError       **error)
 {
   if (refuse_value_call (self, strfunc))
     return TRUE;
@@ -352,6 +358,9 @@ refuse_value_in (WsChannel    *self,
     {
       g_critical ("%s: a value of type %s cannot be sent on a channel of %s",
                   strfunc, G_VALUE_TYPE_NAME (value), g_type_name (self->item_type));
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   "A value of type %s cannot be sent on a channel of %s",
+                   G_VALUE_TYPE_NAME (value), g_type_name (self->item_type));
       return TRUE;
     }
   return FALSE;
@@ -545,7 +554,7 @@ ws_channel_poll_send (WsChannel  *self,
   gint r;
 
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
-  g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  ws_context_return_val_if_not_in_poll (context, WS_POLL_READY);
   ws_context_note_await (context, G_STRFUNC);
   if (refuse_pointer_call (self, G_STRFUNC))
     return WS_POLL_READY;
@@ -584,7 +593,7 @@ ws_channel_poll_receive (WsChannel  *self,
   gint r;
 
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
-  g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  ws_context_return_val_if_not_in_poll (context, WS_POLL_READY);
   g_return_val_if_fail (item != NULL, WS_POLL_READY);
   ws_context_note_await (context, G_STRFUNC);
 
@@ -692,7 +701,8 @@ ws_channel_try_receive (WsChannel  *self,
  * The copy is made before the channel is looked at, so a poll that finds
  * the channel full makes a copy and drops it (for a string, a g_strdup()
  * and a g_free()). A value of the wrong type is a programmer error: a
- * critical naming both types, and %WS_POLL_READY with nothing sent.
+ * critical naming both types, and %WS_POLL_READY with nothing sent and
+ * %G_IO_ERROR_INVALID_ARGUMENT naming them too.
  *
  * Returns: %WS_POLL_READY when done (check @error), %WS_POLL_PENDING
  */
@@ -705,9 +715,9 @@ ws_channel_poll_send_value (WsChannel     *self,
   gint r;
 
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
-  g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  ws_context_return_val_if_not_in_poll (context, WS_POLL_READY);
   ws_context_note_await (context, G_STRFUNC);
-  if (refuse_value_in (self, value, G_STRFUNC))
+  if (refuse_value_in (self, value, G_STRFUNC, error))
     return WS_POLL_READY;
 
   if (!ws_context_poll_proceed (context))
@@ -748,7 +758,7 @@ ws_channel_poll_receive_value (WsChannel  *self,
   gint r;
 
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
-  g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  ws_context_return_val_if_not_in_poll (context, WS_POLL_READY);
   g_return_val_if_fail (value != NULL, WS_POLL_READY);
   ws_context_note_await (context, G_STRFUNC);
 
@@ -775,6 +785,10 @@ ws_channel_poll_receive_value (WsChannel  *self,
  * %G_IO_ERROR_WOULD_BLOCK when the channel is full and %WS_ERROR_CLOSED
  * when it is closed. The caller's @value is never taken.
  *
+ * A value of the wrong type is a programmer error: a critical naming both
+ * types, and %FALSE with %G_IO_ERROR_INVALID_ARGUMENT, whose message
+ * names them too.
+ *
  * Returns: %TRUE if the channel took a copy of @value
  */
 gboolean
@@ -785,7 +799,7 @@ ws_channel_try_send_value (WsChannel     *self,
   gint r;
 
   g_return_val_if_fail (self != NULL, FALSE);
-  if (refuse_value_in (self, value, G_STRFUNC))
+  if (refuse_value_in (self, value, G_STRFUNC, error))
     return FALSE;
 
   r = channel_send_value (self, NULL, value);
@@ -1082,7 +1096,7 @@ op_start (WsChannel           *self,
  *
  * A value of the wrong type is a programmer error: a critical naming both
  * types; @callback is still called, once, and the finish fails with
- * %G_IO_ERROR_INVALID_ARGUMENT.
+ * %G_IO_ERROR_INVALID_ARGUMENT, whose message names them too.
  */
 void
 ws_channel_send_async (WsChannel           *self,
@@ -1091,13 +1105,19 @@ ws_channel_send_async (WsChannel           *self,
                        GAsyncReadyCallback  callback,
                        gpointer             user_data)
 {
+  GError *refused = NULL;
+
   g_return_if_fail (self != NULL);
   g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
-  if (refuse_value_in (self, value, G_STRFUNC))
+  if (refuse_value_in (self, value, G_STRFUNC, &refused))
     {
-      report_refused (callback, user_data, ws_channel_send_async,
-                      "The value cannot be sent on this channel: it is not set, not of "
-                      "the channel's item type, or the channel carries pointers");
+      if (refused != NULL)
+        g_task_report_error (NULL, callback, user_data, ws_channel_send_async,
+                             g_steal_pointer (&refused));
+      else
+        report_refused (callback, user_data, ws_channel_send_async,
+                        "The value cannot be sent on this channel: it is not set, or the "
+                        "channel carries pointers");
       return;
     }
 
@@ -1641,7 +1661,8 @@ ws_channel_receive (WsChannel     *self,
  * cancelled first; nothing was sent then. On a runtime worker thread it
  * fails at once with %WS_ERROR_WOULD_BLOCK, as [method@Ws.Task.wait]
  * does. A value of the wrong type is a programmer error: a critical
- * naming both types, and %FALSE with %G_IO_ERROR_INVALID_ARGUMENT.
+ * naming both types, and %FALSE with %G_IO_ERROR_INVALID_ARGUMENT, whose
+ * message names them too.
  *
  * Returns: %TRUE if the channel took a copy of @value
  */
@@ -1657,9 +1678,10 @@ ws_channel_send_value (WsChannel     *self,
   g_return_val_if_fail (self != NULL, FALSE);
   g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
-  if (refuse_value_in (self, value, G_STRFUNC))
+  if (refuse_value_in (self, value, G_STRFUNC, error))
     {
-      set_refused_error (error);
+      if (error != NULL && *error == NULL)
+        set_refused_error (error);
       return FALSE;
     }
   if (refuse_on_worker (G_STRFUNC, "ws_channel_poll_send_value", error))

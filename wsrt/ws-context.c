@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "ws-context.h"
+#include "ws-context-private.h"
 #include "ws-core-private.h"
 #include "ws-task-private.h"
 
@@ -48,6 +49,27 @@ G_DEFINE_BOXED_TYPE (WsContext, ws_context, ws_context_copy, ws_context_free)
  */
 G_DEFINE_BOXED_TYPE (WsWaker, ws_waker, ws_waker_ref, ws_waker_unref)
 
+gboolean
+ws_context_check_in_poll (WsContext  *cx,
+                          const char *strfunc)
+{
+  if G_UNLIKELY (cx == NULL)
+    {
+      g_return_if_fail_warning (G_LOG_DOMAIN, strfunc, "context != NULL");
+      return FALSE;
+    }
+  if G_UNLIKELY (cx->task == NULL)
+    {
+      g_critical ("%s: the WsContext is not in a poll: a WsContext is valid only "
+                  "during the call of the poll function that received it. To act "
+                  "on the task later, keep its waker (ws_context_get_waker) and "
+                  "wake it, and set results, yield and await from within a poll",
+                  strfunc);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* A second result in one poll: a critical that names the public call
  * (@strfunc) the program made. */
 static gboolean
@@ -80,12 +102,11 @@ ws_context_return_pointer (WsContext      *self,
                            gpointer        result,
                            GDestroyNotify  result_destroy)
 {
-  if (self == NULL || self->task == NULL || !check_no_result (self, G_STRFUNC))
+  if (!ws_context_check_in_poll (self, G_STRFUNC) || !check_no_result (self, G_STRFUNC))
     {
       /* A refused call still frees what it was given. */
       if (result_destroy != NULL && result != NULL)
         result_destroy (result);
-      g_return_if_fail (self != NULL && self->task != NULL);
       return;
     }
 
@@ -132,7 +153,7 @@ void
 ws_context_return_value (WsContext    *self,
                          const GValue *value)
 {
-  g_return_if_fail (self != NULL && self->task != NULL);
+  ws_context_return_if_not_in_poll (self);
   g_return_if_fail (G_IS_VALUE (value));
 
   if (!check_no_result (self, G_STRFUNC))
@@ -156,7 +177,7 @@ void
 ws_context_return_uint64 (WsContext *self,
                           guint64    value)
 {
-  g_return_if_fail (self != NULL && self->task != NULL);
+  ws_context_return_if_not_in_poll (self);
 
   if (!check_no_result (self, G_STRFUNC))
     return;
@@ -179,10 +200,9 @@ ws_context_return_error (WsContext *self,
 {
   /* A refused call still frees what it was given; one critical each,
    * naming what was wrong (checked before the error is freed). */
-  if (self == NULL || self->task == NULL)
+  if (!ws_context_check_in_poll (self, G_STRFUNC))
     {
       g_clear_error (&error);
-      g_return_if_fail (self != NULL && self->task != NULL);
       return;
     }
   g_return_if_fail (error != NULL);
@@ -213,7 +233,7 @@ ws_context_return_error (WsContext *self,
 WsPoll
 ws_context_yield (WsContext *self)
 {
-  g_return_val_if_fail (self != NULL && self->task != NULL, WS_POLL_PENDING);
+  ws_context_return_val_if_not_in_poll (self, WS_POLL_PENDING);
 
   self->yielded = TRUE;
   ws_raw_task_wake_by_ref (self->task);
@@ -306,7 +326,7 @@ ws_context_get_cancellable (WsContext *self)
   WsCancelHook *hook;
   CancellableHook *h;
 
-  g_return_val_if_fail (self != NULL && self->task != NULL, NULL);
+  ws_context_return_val_if_not_in_poll (self, NULL);
 
   hook = ws_raw_task_get_cancel_hook (self->task);
   if (hook != NULL)
@@ -338,7 +358,7 @@ ws_context_get_cancellable (WsContext *self)
 WsWaker *
 ws_context_get_waker (WsContext *self)
 {
-  g_return_val_if_fail (self != NULL && self->task != NULL, NULL);
+  ws_context_return_val_if_not_in_poll (self, NULL);
 
   ws_raw_task_ref (self->task);
   WS_COUNT_WAKERS (1);

@@ -140,6 +140,7 @@
 #include "ws-runtime-private.h"
 #include "ws-task-private.h"
 #include "ws-core-private.h"
+#include "ws-context-private.h"
 
 typedef enum
 {
@@ -474,7 +475,7 @@ ws_context_spawn_fiber (WsContext      *context,
   if (refuse (context != NULL && context->task != NULL && func != NULL && core != NULL,
               destroy, user_data))
     {
-      g_return_val_if_fail (context != NULL && context->task != NULL, NULL);
+      ws_context_return_val_if_not_in_poll (context, NULL);
       g_return_val_if_fail (func != NULL, NULL);
       g_return_val_if_fail (core != NULL, NULL);
     }

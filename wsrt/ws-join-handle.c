@@ -21,6 +21,7 @@
 #include "ws-join-handle.h"
 #include "ws-error.h"
 #include "ws-core-private.h"
+#include "ws-context-private.h"
 #include "ws-task-private.h"
 #include "ws-fiber-private.h"
 
@@ -103,7 +104,7 @@ ws_context_spawn (WsContext      *context,
       /* A refused call still frees what it was given. */
       if (destroy != NULL)
         destroy (user_data);
-      g_return_val_if_fail (context != NULL && context->task != NULL, NULL);
+      ws_context_return_val_if_not_in_poll (context, NULL);
       g_return_val_if_fail (func != NULL, NULL);
       g_return_val_if_fail (core != NULL, NULL);
     }
@@ -150,7 +151,7 @@ ws_join_handle_poll (WsJoinHandle *self,
   gboolean ready;
 
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
-  g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  ws_context_return_val_if_not_in_poll (context, WS_POLL_READY);
   return_val_if_ended (self, WS_POLL_READY);
   ws_context_note_await (context, G_STRFUNC);
 
@@ -281,7 +282,7 @@ static const WsWakerVTable thread_waker_vtable = {
  * a sleep and a wake cost (a futex wake and a context switch): a thread
  * that waits for a stream of them in turn would otherwise go at the pace
  * of its wakes, one sleep and one wake per task (doc/performance.md,
- * "Join waits that look before they sleep"). TRUE if the task ended
+ * "What each optimisation bought", a28f7ca). TRUE if the task ended
  * within WAIT_SPIN_USEC. */
 static gboolean
 spin_until_complete (WsJoinHandle *self)

@@ -44,6 +44,7 @@
 #include "ws-context.h"
 #include "ws-error.h"
 #include "ws-core-private.h"
+#include "ws-context-private.h"
 #include "ws-completion-private.h"
 
 typedef enum
@@ -357,7 +358,7 @@ ws_limiter_acquire_poll (WsLimiter        *self,
   guint state;
 
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
-  g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  ws_context_return_val_if_not_in_poll (context, WS_POLL_READY);
   g_return_val_if_fail (waiter != NULL, WS_POLL_READY);
   g_return_val_if_fail (*waiter == NULL || (*waiter)->limiter == self, WS_POLL_READY);
   ws_context_note_await (context, G_STRFUNC);

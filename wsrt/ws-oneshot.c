@@ -69,6 +69,7 @@
 #include "ws-context.h"
 #include "ws-error.h"
 #include "ws-core-private.h"
+#include "ws-context-private.h"
 #include "ws-async-wait-private.h"
 
 enum
@@ -355,7 +356,7 @@ ws_oneshot_poll (WsOneshot  *self,
   guint s;
 
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
-  g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  ws_context_return_val_if_not_in_poll (context, WS_POLL_READY);
   g_return_val_if_fail (item != NULL, WS_POLL_READY);
   ws_context_note_await (context, G_STRFUNC);
 

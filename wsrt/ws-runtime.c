@@ -989,11 +989,17 @@ ws_runtime_spawn_local_detached (WsRuntime      *self,
  * call that never calls back keeps that thread and the runtime's memory
  * for the life of the process (doc/threading.md).
  *
- * Called from one of the runtime's own threads (a worker, a blocking job,
- * a function run by [func@Ws.block_in_place], a local task, a destroy
- * notify that shutdown itself runs), the call starts the shutdown and
- * returns %FALSE at once: it cannot wait for the thread it runs on. Call
- * it again from another thread to wait.
+ * Called from one of the runtime's own threads (a task, a blocking job, a
+ * function run by [func@Ws.block_in_place], a local task, a destroy
+ * notify that shutdown itself runs), the call shuts the runtime down all
+ * the same, and returns %FALSE at once: it cannot wait for the thread it
+ * runs on, whose task has not ended. That %FALSE is not a refusal and
+ * logs nothing. By the time it returns no task starts any more, every
+ * other task is being cancelled and later spawns are cancelled, as after
+ * any other call. To know when everything has ended, call it again from
+ * a thread of your own (the main thread, with the timeout you can
+ * afford): that call waits, and returns %TRUE once every task, the
+ * calling one included, has ended.
  *
  * It is safe to drop the last reference to @self right after this call,
  * even while other threads still hold [struct@Ws.Waker]s or
@@ -1003,7 +1009,9 @@ ws_runtime_spawn_local_detached (WsRuntime      *self,
  *   effects are visible to the caller) and no GIO call of a cancelled task
  *   is still owed a callback, within @timeout_usec; with -1 it returns
  *   %TRUE unless called from one of the runtime's own threads, waiting for
- *   such calls as long as they take
+ *   such calls as long as they take. %FALSE always from one of the
+ *   runtime's own threads, where the shutdown has begun but cannot be
+ *   waited for
  */
 gboolean
 ws_runtime_shutdown (WsRuntime *self,

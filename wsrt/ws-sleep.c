@@ -78,6 +78,7 @@
 #include "ws-sleep.h"
 #include "ws-context.h"
 #include "ws-core-private.h"
+#include "ws-context-private.h"
 #include "ws-completion-private.h"
 #include "ws-error.h"
 
@@ -292,7 +293,7 @@ ws_sleep_poll (WsSleep   *self,
   gint64 now;
 
   g_return_val_if_fail (self != NULL, WS_POLL_READY);
-  g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  ws_context_return_val_if_not_in_poll (context, WS_POLL_READY);
   ws_context_note_await (context, G_STRFUNC);
 
   if (!ws_context_poll_proceed (context))
@@ -356,7 +357,7 @@ ws_sleep_race (WsSleep   *self,
 {
   if (timed_out != NULL)
     *timed_out = FALSE;
-  g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  ws_context_return_val_if_not_in_poll (context, WS_POLL_READY);
   g_return_val_if_fail (poll == WS_POLL_READY || poll == WS_POLL_PENDING, WS_POLL_READY);
 
   if (poll == WS_POLL_READY)

@@ -18,6 +18,7 @@
 #include "ws-context.h"
 #include "ws-async-wait-private.h"
 #include "ws-core-private.h"
+#include "ws-context-private.h"
 #include "ws-task-private.h"
 
 struct _WsTaskGroup
@@ -283,7 +284,7 @@ ws_task_group_poll_all (WsTaskGroup *self,
   WsPoll ret = WS_POLL_READY;
 
   g_return_val_if_fail (WS_IS_TASK_GROUP (self), WS_POLL_READY);
-  g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  ws_context_return_val_if_not_in_poll (context, WS_POLL_READY);
   ws_context_note_await (context, G_STRFUNC);
 
   if (!ws_context_poll_proceed (context))
@@ -318,7 +319,7 @@ ws_task_group_poll_any (WsTaskGroup  *self,
   WsPoll ret = WS_POLL_READY;
 
   g_return_val_if_fail (WS_IS_TASK_GROUP (self), WS_POLL_READY);
-  g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  ws_context_return_val_if_not_in_poll (context, WS_POLL_READY);
   ws_context_note_await (context, G_STRFUNC);
 
   if (first != NULL)

@@ -10,6 +10,7 @@
 #include "ws-error.h"
 #include "ws-context.h"
 #include "ws-core-private.h"
+#include "ws-context-private.h"
 #include "ws-async-wait-private.h"
 #include "ws-delivery-private.h"
 #include "ws-completion-private.h"
@@ -355,7 +356,7 @@ ws_task_poll (WsTask    *self,
   gboolean finished;
 
   g_return_val_if_fail (WS_IS_TASK (self), WS_POLL_READY);
-  g_return_val_if_fail (context != NULL && context->task != NULL, WS_POLL_READY);
+  ws_context_return_val_if_not_in_poll (context, WS_POLL_READY);
   ws_context_note_await (context, G_STRFUNC);
 
   if (!ws_context_poll_proceed (context))

@@ -4,7 +4,7 @@
 # Copyright 2026 The wsrt authors
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# usage: tests/bench/plot-peers.py RAW_RESULTS.txt > doc/performance.svg
+# usage: tests/bench/plot-peers.py RAW_RESULTS.txt > peers.svg
 #        tests/bench/plot-peers.py --markdown RAW_RESULTS.txt   (the table,
 #        with wsrt's ratio to the best other peer and to GThreadPool)
 #

@@ -512,6 +512,70 @@ test('a send of the wrong type rejects instead of hanging', async () => {
             e.matches(Gio.IOErrorEnum, Gio.IOErrorEnum.INVALID_ARGUMENT),
         'refused');
     assertEqual(strings.get_length(), 0, 'nothing went in');
+
+    // try_send_value throws, with both types in the message, where it
+    // returned false with no error.
+    let thrown = null;
+    try {
+        strings.try_send_value(3);
+    } catch (e) {
+        thrown = e;
+    }
+    assert(thrown instanceof GLib.Error &&
+        thrown.matches(Gio.IOErrorEnum, Gio.IOErrorEnum.INVALID_ARGUMENT), 'try_send_value throws');
+    assert(thrown.message.includes('gint') && thrown.message.includes('gchararray'),
+        `the message names both types: ${thrown.message}`);
+});
+
+test('the library carries the helper module as a resource, the file as installed', async () => {
+    // rt above used the namespace, so libwsrt-1 is loaded and its
+    // resource registered (doc/getting-started-gjs.md, "The helper module").
+    const uri = 'resource:///org/gnome/wsrt/js/wsrt.js';
+    const [, fromResource] = Gio.File.new_for_uri(uri).load_contents(null);
+    const [, fromFile] = Gio.File.new_for_path(GLib.getenv('WSRT_GJS_MODULE')).load_contents(null);
+    const decoder = new TextDecoder();
+    assertEqual(decoder.decode(fromResource), decoder.decode(fromFile), 'the same text');
+
+    const Wsrt = await import(uri);
+    const task = Wsrt.spawnLocal(rt, cx => {
+        cx.return_value(42);
+        return Ws.Poll.READY;
+    });
+    assertEqual(await Wsrt.result(task), 42, 'imported from the resource, it works');
+});
+
+test('a channel callback: the source is null, the captured channel finishes', async () => {
+    // doc/getting-started-gjs.md, "Channels": a boxed type gives the
+    // callback no source object; the closure has the channel.
+    const ch = Ws.Channel.new_for_type(2, GObject.TYPE_STRING);
+    ch.try_send_value('captured');
+    const got = await new Promise((resolve, reject) => {
+        ch.receive_async(null, (source, res) => {
+            try {
+                assertEqual(source, null, 'the source object');
+                resolve(ch.receive_finish(res));
+            } catch (e) {
+                reject(e);
+            }
+        });
+    });
+    assertEqual(got, 'captured', 'received through the captured channel');
+});
+
+test('a context kept past its poll is refused, not a crash', async () => {
+    let kept = null;
+    const task = rt.spawn_local(null, cx => {
+        kept = cx;
+        cx.return_value(1);
+        return Ws.Poll.READY;
+    });
+    await task.wait_async(null);
+    await new Promise(resolve => GLib.idle_add(GLib.PRIORITY_DEFAULT, () => {
+        resolve();
+        return GLib.SOURCE_REMOVE;
+    }));
+    // A critical names the rule; the refusal returns PENDING.
+    assertEqual(kept.yield(), Ws.Poll.PENDING, 'the refusal');
 });
 
 run();

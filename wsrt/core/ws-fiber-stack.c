@@ -9,7 +9,7 @@
  * bytes of the top page, which the fiber's first frame touches anyway.
  * The mapping is MAP_NORESERVE: the kernel commits a page when it is
  * first touched, so a fiber that waits with a shallow stack costs the
- * pages it touched (doc/performance.md, "Fibers"), not its stack size.
+ * pages it touched (doc/performance.md, "The peer table"), not its stack size.
  *
  * A stack overflow runs into the guard and the kernel sends SIGSEGV.
  * wsrt's handler, on an alternate signal stack, writes a line naming the

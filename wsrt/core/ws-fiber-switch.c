@@ -24,7 +24,7 @@
  * which the ABI also counts as callee-saved) on the current stack, stores
  * the stack pointer, loads the other side's and pops its registers: no
  * system call, unlike glibc's swapcontext (), which saves and restores the
- * signal mask with rt_sigprocmask (doc/performance.md, "Fibers", has
+ * signal mask with rt_sigprocmask (doc/performance.md, "The peer table", has
  * both measured). Elsewhere, or with -Dfiber_switch=ucontext, ucontext
  * is the fallback.
  *

@@ -95,6 +95,13 @@ struct _WsLocalExecutor
    * read by that thread only; another thread that iterates the context
    * later acquired it after this one released it. */
   guint          depth;
+  /* The poll context of each depth's slice, kept for the executor's
+   * life (same thread rule as depth): a context kept past its poll, as a
+   * binding's closure may keep it, then reads a NULL task and is refused
+   * with a critical (ws-context.c), where a slice's stack frame, reused
+   * since, would have been read as a task. Allocated one by one, never
+   * moved. */
+  GPtrArray     *contexts;
   _Atomic gboolean detached;      /* shut down: out of the table */
   /* Closed, and every task bound before the close was found and
    * cancelled (ws_task_registry_cancel_all took each shard lock after
@@ -211,10 +218,27 @@ local_source_finalize (GSource *source)
   g_assert (atomic_load_explicit (&self->ref_count, memory_order_acquire) == 0);
   g_assert (ws_task_fifo_is_empty (&self->queue));
   g_main_context_unref (self->context);
+  g_clear_pointer (&self->contexts, g_ptr_array_unref);
   ws_task_registry_clear (&self->registry);
   ws_lock_clear (&self->lock);
   g_aligned_free (self);
   ws_runtime_ref_release (runtime);
+}
+
+/* The context of the slice at @depth, outside any poll. */
+static WsContext *
+context_at_depth (WsLocalExecutor *self,
+                  guint            depth)
+{
+  WsContext *cx;
+
+  if (self->contexts == NULL)
+    self->contexts = g_ptr_array_new_with_free_func (g_free);
+  while (self->contexts->len <= depth)
+    g_ptr_array_add (self->contexts, g_new0 (WsContext, 1));
+  cx = g_ptr_array_index (self->contexts, depth);
+  memset (cx, 0, sizeof *cx);
+  return cx;
 }
 
 /* Polls queued tasks until the queue is empty or the slice is over.
@@ -229,10 +253,9 @@ run_slice (WsLocalExecutor *self,
   GMainContext *prev_host_context = ws_thread.host_context;
   gint64 trace_begin = ws_trace_begin ();
   WsFrameSlice slice;
-  WsContext cx;
+  WsContext *cx = context_at_depth (self, self->depth);
   gboolean more;
 
-  memset (&cx, 0, sizeof cx);
   ws_frame_slice_begin (&slice, slice_usec, max_polls);
 
   ws_thread.runtime = self->set->runtime;
@@ -246,8 +269,8 @@ run_slice (WsLocalExecutor *self,
 
       if (t == NULL)
         break;
-      cx.budget = self->set->config->budget;
-      ws_raw_task_run (t, &cx);
+      cx->budget = self->set->config->budget;
+      ws_raw_task_run (t, cx);
       if (ws_frame_slice_item_done (&slice))
         break;
     }

@@ -98,7 +98,7 @@
  *     task spawned from outside and not polled yet, and their tasks would
  *     be polled long after the wake, their memory evicted meanwhile (with
  *     a million sleeps, about twice the work per sleep; doc/performance.md,
- *     "Latency: wakes, completions and a million timers"). What it leaves
+ *     "What each optimisation bought", 81eb9ac). What it leaves
  *     stays linked on the wheel's expired list with its waker, so D1-D7
  *     hold as before, and the wheel's next expiration is then its elapsed
  *     tick: prepare and check report the source ready, and the worker's
