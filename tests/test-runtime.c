@@ -7,6 +7,8 @@
 
 #include "config.h"
 
+#include <sys/prctl.h>
+
 #include "ws-test-fixture.h"
 #include "ws-raw-task-private.h"
 
@@ -379,6 +381,357 @@ test_threads_released (void)
   g_test_trap_assert_passed ();
 }
 
+/* Lazy start: the workers start with the first task spawned onto them
+ * (wsrt/core/ws-worker-pool.c, "Lazy start"). The threads a runtime
+ * starts are counted by its start hook, which runs on each of them and
+ * tells a worker (PREFIX-N) from a blocking thread (PREFIX-blk) by the
+ * thread's name, set before the hook runs. */
+typedef struct
+{
+  _Atomic gint workers;
+  _Atomic gint blocking;
+} ThreadCount;
+
+static void
+count_thread_start (gpointer data)
+{
+  ThreadCount *c = data;
+  char name[17] = "";
+
+  g_assert_cmpint (prctl (PR_GET_NAME, name), ==, 0);
+  if (g_str_has_suffix (name, "-blk"))
+    atomic_fetch_add (&c->blocking, 1);
+  else
+    atomic_fetch_add (&c->workers, 1);
+}
+
+/* A runtime of @n_workers workers that counts its threads in @c. */
+static WsRuntime *
+lazy_runtime_new (guint        n_workers,
+                  ThreadCount *c)
+{
+  WsRuntime *rt = ws_test_runtime_new ("n-workers", n_workers,
+                                       "thread-name-prefix", "lazy", NULL);
+
+  atomic_store (&c->workers, 0);
+  atomic_store (&c->blocking, 0);
+  ws_runtime_set_on_thread_start (rt, count_thread_start, c, NULL);
+  return rt;
+}
+
+/* Spins @n rounds: moves a racing step a little. */
+static void
+spin (guint n)
+{
+  for (volatile guint i = 0; i < n; i++)
+    ;
+}
+
+/* Waits for *@flag, spinning, and yielding once it has spun a while (a
+ * loaded machine). */
+static void
+spin_until (_Atomic gint *flag)
+{
+  for (guint n = 0; !atomic_load (flag); n++)
+    if (n > 100000)
+      g_thread_yield ();
+}
+
+static gpointer
+return_data (GCancellable  *cancellable,
+             gpointer       data,
+             GError       **error)
+{
+  return data;
+}
+
+/* A local fiber that runs a thread job (the shape of examples/gtk-hasher)
+ * and returns what it gave back. */
+static void
+fiber_runs_in_thread (WsContext *cx,
+                      gpointer   data)
+{
+  gpointer back = ws_fiber_run_in_thread (cx, return_data, data, NULL);
+
+  ws_context_return_uint64 (cx, GPOINTER_TO_UINT (back));
+}
+
+/* A runtime that runs only blocking jobs, local tasks and local fibers
+ * that await thread jobs starts no worker; WsMetrics reports the workers
+ * it will start, with no poll. The first spawn onto the workers starts
+ * them, once, and its task runs. */
+static void
+test_lazy_start_blocking_and_local_only (void)
+{
+  ThreadCount c;
+  WsRuntime *rt = lazy_runtime_new (2, &c);
+  g_autoptr(GMainContext) ctx = g_main_context_new ();
+  g_autoptr(WsTask) job = NULL;
+  g_autoptr(WsTask) local = NULL;
+  g_autoptr(WsTask) fiber = NULL;
+  g_autoptr(WsTask) first = NULL;
+  g_autoptr(WsMetrics) m = NULL;
+
+  g_main_context_push_thread_default (ctx);
+  job = ws_runtime_spawn_blocking (rt, ws_test_return_index, GUINT_TO_POINTER (1), NULL);
+  local = ws_runtime_spawn_local (rt, ctx, ws_test_return_index, GUINT_TO_POINTER (2), NULL);
+  fiber = ws_runtime_spawn_local_fiber (rt, ctx, fiber_runs_in_thread, GUINT_TO_POINTER (3), NULL);
+  ws_test_iterate_until (ctx, ws_task_is_finished (local) && ws_task_is_finished (fiber));
+  g_assert_true (ws_task_wait (job, NULL, NULL));
+  g_assert_cmpuint (g_value_get_uint (ws_task_get_value (job)), ==, 1);
+  /* Finished: their values are there (a wait on their context's thread
+   * is refused). */
+  g_assert_cmpuint (g_value_get_uint (ws_task_get_value (local)), ==, 2);
+  g_assert_cmpuint (g_value_get_uint64 (ws_task_get_value (fiber)), ==, 3);
+
+  /* Every blocking thread that ran a job had run the hook first. */
+  g_assert_cmpint (atomic_load (&c.blocking), >=, 1);
+  g_assert_cmpint (atomic_load (&c.workers), ==, 0);
+  m = ws_runtime_get_metrics (rt);
+  g_assert_cmpuint (ws_metrics_get_n_workers (m), ==, 2);
+  for (guint i = 0; i < 2; i++)
+    g_assert_cmpuint (ws_metrics_get_worker_poll_count (m, i), ==, 0);
+
+  first = ws_runtime_spawn (rt, ws_test_return_index, GUINT_TO_POINTER (4), NULL);
+  g_assert_true (ws_task_wait (first, NULL, NULL));
+  g_assert_cmpuint (g_value_get_uint (ws_task_get_value (first)), ==, 4);
+  ws_test_wait_until (atomic_load (&c.workers) == 2);
+
+  g_assert_true (ws_runtime_shutdown (rt, ws_test_timeout_usec ()));
+  g_object_unref (rt);
+  /* Shutdown joined every worker: none started twice. */
+  g_assert_cmpint (atomic_load (&c.workers), ==, 2);
+  g_main_context_pop_thread_default (ctx);
+}
+
+#define LAZY_SPAWNERS 8
+#define LAZY_SPAWNS 200
+
+typedef struct
+{
+  WsRuntime    *rt;
+  _Atomic gint *go;
+  WsTask       *tasks[LAZY_SPAWNS];
+} Spawner;
+
+static gpointer
+spawn_many (gpointer data)
+{
+  Spawner *s = data;
+
+  spin_until (s->go);
+  for (guint i = 0; i < LAZY_SPAWNS; i++)
+    s->tasks[i] = ws_runtime_spawn (s->rt, ws_test_return_index, GUINT_TO_POINTER (i), NULL);
+  return NULL;
+}
+
+/* Threads released at once spawn onto a runtime whose workers have not
+ * started: the workers start once, and every task runs. */
+static void
+test_lazy_start_many_spawners (void)
+{
+  ThreadCount c;
+  WsRuntime *rt = lazy_runtime_new (3, &c);
+  Spawner *s = g_new0 (Spawner, LAZY_SPAWNERS);
+  GThread *threads[LAZY_SPAWNERS];
+  _Atomic gint go = 0;
+
+  for (guint i = 0; i < LAZY_SPAWNERS; i++)
+    {
+      s[i].rt = rt;
+      s[i].go = &go;
+      threads[i] = g_thread_new ("spawner", spawn_many, &s[i]);
+    }
+  atomic_store (&go, 1);
+  for (guint i = 0; i < LAZY_SPAWNERS; i++)
+    {
+      g_thread_join (threads[i]);
+      for (guint j = 0; j < LAZY_SPAWNS; j++)
+        {
+          g_assert_true (ws_task_wait (s[i].tasks[j], NULL, NULL));
+          g_assert_cmpuint (g_value_get_uint (ws_task_get_value (s[i].tasks[j])), ==, j);
+          g_object_unref (s[i].tasks[j]);
+        }
+    }
+  g_free (s);
+
+  g_assert_true (ws_runtime_shutdown (rt, ws_test_timeout_usec ()));
+  g_object_unref (rt);
+  g_assert_cmpint (atomic_load (&c.workers), ==, 3);
+  g_assert_cmpint (atomic_load (&c.blocking), ==, 0);
+}
+
+/* Shutdown of a runtime whose workers never started has nothing to wait
+ * for: it returns TRUE with no time left (timeout 0). It starts no
+ * worker, and nor does a spawn after it, which is refused. */
+static void
+test_lazy_start_shutdown_never_started (void)
+{
+  ThreadCount c;
+  WsRuntime *rt = lazy_runtime_new (2, &c);
+  g_autofree char *before = list_threads (FALSE);
+  g_autoptr(WsTask) late = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (ws_runtime_shutdown (rt, 0));
+  late = ws_runtime_spawn (rt, ws_test_return_index, GUINT_TO_POINTER (1), NULL);
+  g_assert_true (ws_task_is_finished (late));
+  g_assert_false (ws_task_wait (late, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  /* A thread is listed from its creation on, before it runs. */
+  g_assert_true (threads_are (before));
+  g_object_unref (rt);
+  g_assert_cmpint (atomic_load (&c.workers), ==, 0);
+  g_assert_cmpint (atomic_load (&c.blocking), ==, 0);
+}
+
+/* The same after blocking jobs and local tasks ran: shutdown ends the
+ * blocking pool and the local executor, and still starts no worker. */
+static void
+test_lazy_start_shutdown_after_blocking (void)
+{
+  ThreadCount c;
+  WsRuntime *rt = lazy_runtime_new (2, &c);
+  g_autoptr(GMainContext) ctx = g_main_context_new ();
+  g_autoptr(WsTask) job = NULL;
+  g_autoptr(WsTask) local = NULL;
+
+  job = ws_runtime_spawn_blocking (rt, ws_test_return_index, GUINT_TO_POINTER (1), NULL);
+  local = ws_runtime_spawn_local (rt, ctx, ws_test_pending_forever, NULL, NULL);
+  g_assert_true (ws_task_wait (job, NULL, NULL));
+  ws_test_iterate_until (ctx, atomic_load (&ws_test_n_polled) > 0);
+
+  /* This thread owns ctx: shutdown runs the local task's cancellation
+   * here. */
+  g_assert_true (g_main_context_acquire (ctx));
+  g_assert_true (ws_runtime_shutdown (rt, ws_test_timeout_usec ()));
+  g_main_context_release (ctx);
+  g_assert_true (ws_task_is_finished (local));
+  g_object_unref (rt);
+  g_assert_cmpint (atomic_load (&c.workers), ==, 0);
+}
+
+/* Spawns race a shutdown from another thread on a runtime whose workers
+ * have not started: each spawn starts the workers or is refused, and
+ * when shutdown returns TRUE every task that was not refused has ended
+ * (its destroy notify ran: counted). The spawners' start is moved
+ * against the shutdown's from one round to the next. */
+typedef struct
+{
+  WsRuntime    *rt;
+  _Atomic gint *go;
+  guint         delay;
+  WsTask       *task;
+} RacingSpawn;
+
+static gpointer
+racing_spawn (gpointer data)
+{
+  RacingSpawn *r = data;
+
+  spin_until (r->go);
+  spin (r->delay);
+  r->task = ws_runtime_spawn (r->rt, ws_test_count_poll, NULL, ws_test_count_destroy);
+  return NULL;
+}
+
+static void
+test_lazy_start_spawn_racing_shutdown (void)
+{
+  guint rounds = ws_test_scaled (400);
+
+  for (guint round = 0; round < rounds; round++)
+    {
+      WsRuntime *rt = ws_runtime_new (2);
+      RacingSpawn r[3];
+      GThread *threads[G_N_ELEMENTS (r)];
+      _Atomic gint go = 0;
+      gint accepted = 0;
+
+      ws_test_reset_counters ();
+      for (guint i = 0; i < G_N_ELEMENTS (r); i++)
+        {
+          r[i] = (RacingSpawn) { rt, &go, (round * 7 + i * 131) % 2000, NULL };
+          threads[i] = g_thread_new ("spawner", racing_spawn, &r[i]);
+        }
+      atomic_store (&go, 1);
+      spin (round % 500);
+      g_assert_true (ws_runtime_shutdown (rt, ws_test_timeout_usec ()));
+      for (guint i = 0; i < G_N_ELEMENTS (r); i++)
+        g_thread_join (threads[i]);
+
+      /* A spawn after shutdown's close is refused, its destroy notify run
+       * before it returned; one before it has ended by now. */
+      for (guint i = 0; i < G_N_ELEMENTS (r); i++)
+        {
+          g_assert_true (ws_task_is_finished (r[i].task));
+          accepted += ws_task_wait (r[i].task, NULL, NULL);
+          g_object_unref (r[i].task);
+        }
+      g_assert_cmpint (atomic_load (&ws_test_n_destroyed), ==, G_N_ELEMENTS (r));
+      g_assert_cmpint (atomic_load (&ws_test_n_polled), ==, accepted);
+      g_object_unref (rt);
+    }
+}
+
+/* The same with the shutdown called from a blocking job, which returns
+ * at once and leaves the sweep to the pool's threads: a spawn that
+ * passes the gate must find a worker started, or it would stay queued
+ * with no thread to take or sweep it, a hang that the watchdog reports.
+ * Each round moves the spawn against the shutdown. */
+typedef struct
+{
+  WsRuntime    *rt;
+  _Atomic gint *go;
+  _Atomic gint  ready;
+  guint         delay;
+  gboolean      returned;
+} RacingShutdown;
+
+static WsPoll
+shutdown_from_job (WsContext *cx,
+                   gpointer   data)
+{
+  RacingShutdown *r = data;
+
+  atomic_store (&r->ready, 1);
+  spin_until (r->go);
+  spin (r->delay);
+  r->returned = ws_runtime_shutdown (r->rt, -1);
+  return WS_POLL_READY;
+}
+
+static void
+test_lazy_start_spawn_racing_shutdown_from_job (void)
+{
+  gint64 end = ws_test_budget_end ();
+  guint rounds = ws_test_scaled (3000);
+  guint round, ran = 0;
+
+  for (round = 0; round < rounds && g_get_monotonic_time () < end; round++)
+    {
+      WsRuntime *rt = ws_runtime_new (2);
+      _Atomic gint go = 0;
+      RacingShutdown r = { rt, &go, 0, round % 97 * 10, TRUE };
+      g_autoptr(WsTask) job = NULL;
+      g_autoptr(WsTask) task = NULL;
+
+      job = ws_runtime_spawn_blocking (rt, shutdown_from_job, &r, NULL);
+      ws_test_wait_until (atomic_load (&r.ready));
+      atomic_store (&go, 1);
+      spin (round % 89 * 10);
+      task = ws_runtime_spawn (rt, ws_test_ready, NULL, NULL);
+      g_assert_true (ws_task_wait (job, NULL, NULL));
+      g_assert_false (r.returned);
+
+      /* Ran, or cancelled (refused, or swept by the workers). */
+      ran += ws_task_wait (task, NULL, NULL);
+      g_assert_true (ws_runtime_shutdown (rt, ws_test_timeout_usec ()));
+      g_object_unref (rt);
+    }
+  g_test_message ("%u rounds, the task ran in %u", round, ran);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -392,6 +745,13 @@ main (int   argc,
     { "/runtime/default", test_default_runtime },
     { "/runtime/stale-waker-does-not-pin", test_stale_waker_does_not_pin },
     { "/runtime/threads-released", test_threads_released },
+    { "/runtime/lazy-start/blocking-and-local-only", test_lazy_start_blocking_and_local_only },
+    { "/runtime/lazy-start/many-spawners", test_lazy_start_many_spawners },
+    { "/runtime/lazy-start/shutdown-never-started", test_lazy_start_shutdown_never_started },
+    { "/runtime/lazy-start/shutdown-after-blocking", test_lazy_start_shutdown_after_blocking },
+    { "/runtime/lazy-start/spawn-racing-shutdown", test_lazy_start_spawn_racing_shutdown },
+    { "/runtime/lazy-start/spawn-racing-shutdown-from-job",
+      test_lazy_start_spawn_racing_shutdown_from_job },
   };
   /* Static: the parent skips it, and a skipped case's data is never
    * freed; for that reason the subprocess adds no other case. */

@@ -41,6 +41,9 @@
  *      of waiting for itself.
  *  (D) ws_runtime_core_shutdown () returns TRUE only when every destroy
  *      notify has run and its effects are visible to the caller.
+ *  (S) A spawn that the gate accepts finds at least one worker started
+ *      ("Lazy start" below): a task is never left in the injection queue
+ *      of a pool that has no thread to take it and none to sweep it.
  *
  * Where a live task of the pool can be: (a) in transit on a spawning
  * thread, between ws_raw_task_new () and its push; (b) in a worker's LIFO
@@ -106,6 +109,39 @@
  * is 0, so no task is in (e) any more. After the seal no push can come:
  * a wake of an ended task changes nothing (R); push_remote still drops
  * the reference of a sealed push, never cancelling.
+ *
+ * Lazy start. No worker runs until something needs one: the workers
+ * start (ws_worker_pool_start, called by ws-runtime-core.c) on the first
+ * spawn onto them, ws_runtime_spawn* and fibers alike, or the first
+ * timer a blocking job arms on the first worker's context. Blocking jobs
+ * and local tasks start none. Every other way in needs a task of the pool
+ * that a spawn made first: a wake (a foreign push included) is of such a
+ * task, and ws_block_in_place () and a worker's own spawn run on a
+ * worker. So (S) is about the gate alone. The start is one critical
+ * section under the pool's lock, which begin_shutdown takes too; `started`
+ * makes it once-only, and started_flag, stored last in it with release,
+ * lets later spawners skip the lock. The flag is raised in three places:
+ *  - a start that started k >= 1 workers, counted in n_running_threads in
+ *    the same section;
+ *  - a start that started none: it found the gate closed, or it could not
+ *    start the first thread and closed the gate itself (then the caller
+ *    shuts the runtime down);
+ *  - begin_shutdown, on a pool never started: after it closed the gate.
+ * A spawner reaches the gate only after it saw the flag (acquire) or took
+ * the lock after one of these sections, and the gate reads `closed`
+ * seq_cst. So a spawn that the gate accepts comes after a section that
+ * started a worker: that worker, or the last pool thread to stop, takes
+ * or sweeps the task (ws_worker_pool_thread_stopped waits for the gate
+ * first), even when shutdown is called from a runtime thread and leaves
+ * the sweep to the pool's threads ((T) above). Had begin_shutdown raised
+ * the flag before closing the gate, a spawn in between would pass
+ * the open gate into a pool with no thread: shut down from a blocking job
+ * or a local task, which returns at once, nothing would end the task
+ * (models/shutdown.pml, -DLAZY_START -DBROKEN_START_BEFORE_CLOSE). A
+ * start that misses a close made just before it starts its workers
+ * anyway; they see the shutdown flag, raised after the close, and stop
+ * as in step 2. Until the workers start, WsMetrics reports the workers
+ * the runtime will start (n-workers), each with counters at 0.
  *
  * Foreign pushes. A waker on a thread that is not one of the pool's
  * (a GIO callback's thread, a blocking job, another runtime's worker, a
@@ -301,11 +337,15 @@ ws_worker_pool_run_unstarted (WsWorkerPool *self,
   return !fixed;
 }
 
+/* The lazy start ("Lazy start" above): once, under the lock. Returns
+ * FALSE, with @error set, if a worker thread could not be started; the
+ * caller then shuts the runtime down. */
 gboolean
 ws_worker_pool_start (WsWorkerPool *self,
                       GError      **error)
 {
   gboolean ok = TRUE;
+  guint n_started = 0;
 
   ws_lock_lock (&self->lock);
   if (self->started)
@@ -316,39 +356,54 @@ ws_worker_pool_start (WsWorkerPool *self,
   self->started = TRUE;
   /* Relaxed: under the lock, which run_unstarted takes too. */
   atomic_store_explicit (&self->hooks_fixed, TRUE, memory_order_relaxed);
-  /* Release: a spawner that sees the flag (acquire) sees the workers. */
+
+  /* No thread starts into a pool whose shutdown has closed the gate:
+   * every spawn from now on is refused. Acquire: pairs with the seq_cst
+   * close. A close this read misses is harmless: the workers started
+   * here see the shutdown flag, raised after it, and sweep (S). */
+  if (!ws_task_registry_is_closed (&self->registry))
+    for (guint i = 0; i < self->n_workers; i++)
+      {
+        WsWorker *w = self->workers[i];
+        g_autofree gchar *name = g_strdup_printf ("%s-%u", self->config->thread_name_prefix, i);
+
+        ws_runtime_ref_acquire (self->runtime);
+        self->n_running_threads++;
+        w->thread = g_thread_try_new (name, ws_worker_thread_main, w, error);
+        if (w->thread == NULL)
+          {
+            self->n_running_threads--;
+            ws_runtime_ref_release (self->runtime);
+            g_prefix_error (error, "Could not start wsrt worker thread %u of %u: ",
+                            i + 1, self->n_workers);
+            ok = FALSE;
+            /* No worker runs: close the gate before the flag says
+             * "started", so that no spawn is accepted into a pool that no
+             * thread of its own will sweep (S). Seq_cst, as every close. */
+            if (n_started == 0)
+              ws_task_registry_close (&self->registry);
+            break;
+          }
+        n_started++;
+      }
+
+  /* Release, last in the critical section: a spawner that sees the flag
+   * (acquire) without the lock sees the workers counted in
+   * n_running_threads, or the gate closed (S). */
   atomic_store_explicit (&self->started_flag, TRUE, memory_order_release);
-
-  for (guint i = 0; i < self->n_workers; i++)
-    {
-      WsWorker *w = self->workers[i];
-      g_autofree gchar *name = g_strdup_printf ("%s-%u", self->config->thread_name_prefix, i);
-
-      ws_runtime_ref_acquire (self->runtime);
-      self->n_running_threads++;
-      w->thread = g_thread_try_new (name, ws_worker_thread_main, w, error);
-      if (w->thread == NULL)
-        {
-          self->n_running_threads--;
-          ws_runtime_ref_release (self->runtime);
-          g_prefix_error (error, "Could not start wsrt worker thread %u of %u: ",
-                          i + 1, self->n_workers);
-          ok = FALSE;
-          break;
-        }
-    }
   ws_lock_unlock (&self->lock);
 
   return ok;
 }
 
-/* Lock-free: TRUE once a start has begun (the runtime starts the pool
- * lazily on the first spawn when nobody started it). */
+/* Lock-free: TRUE once a start is over, or shutdown has made sure none
+ * comes (ws_worker_pool_begin_shutdown): from then on, a spawn that the
+ * gate accepts has a worker that takes or sweeps it (S). */
 gboolean
 ws_worker_pool_has_started (WsWorkerPool *self)
 {
-  /* Acquire: pairs with the release in ws_worker_pool_start (), so a
-   * spawner that sees the flag sees the workers. */
+  /* Acquire: pairs with the release in ws_worker_pool_start () and
+   * ws_worker_pool_begin_shutdown (). */
   return atomic_load_explicit (&self->started_flag, memory_order_acquire);
 }
 
@@ -507,18 +562,22 @@ ws_worker_pool_spawn (WsWorkerPool   *self,
 void
 ws_worker_pool_begin_shutdown (WsWorkerPool *self)
 {
+  /* First: a start that comes after this starts no worker, and a spawn
+   * that sees "started" below sees the gate closed (S). */
+  ws_task_registry_close (&self->registry);
+
   ws_lock_lock (&self->lock);
   self->shutdown_begun = TRUE;
   if (!self->started)
     {
       /* Never started: no worker will start now, and none runs the
-       * shutdown steps; the caller's sweep does. */
+       * shutdown steps; the caller's sweep does, and it has nothing to
+       * end, as the gate accepted no spawn (S). Release: pairs with
+       * ws_worker_pool_has_started (), after the close. */
       self->started = TRUE;
       atomic_store_explicit (&self->started_flag, TRUE, memory_order_release);
     }
   ws_lock_unlock (&self->lock);
-
-  ws_task_registry_close (&self->registry);
 
   /* Release: pairs with the acquire in ws_worker_pool_is_shutdown (). */
   atomic_store_explicit (&self->shutdown, TRUE, memory_order_release);
