@@ -100,12 +100,30 @@
  *   and releases the zombie, the owner frees the host, and the waker's
  *   reference for the push is taken on the freed host (c).
  *
+ * -DLAZY_START: the workers start lazily (ws_worker_pool_start, "Lazy
+ *   start" at the top of wsrt/core/ws-worker-pool.c): none runs at
+ *   first; the spawner, before each spawn, starts them if no start has
+ *   been made (one critical section: NW workers, or none if the gate is
+ *   closed, or none because the first thread could not start, and then
+ *   the gate closes). The shutdown is called from a runtime thread (a
+ *   blocking job, a local task): it closes the gate, then marks a pool
+ *   never started as started, raises the flag and returns at once; that
+ *   thread then drops the runtime. The last worker to stop waits for the
+ *   gate and makes the final sweep (ws_worker_pool_thread_stopped).
+ *   Property (d) says that every accepted task ends with no other
+ *   shutdown call. NT=2, NW=2: 1,347,927 states, depth 376;
+ *  -DLAZY_START -DBROKEN_START_BEFORE_CLOSE: shutdown marks the pool
+ *   started before it closes the gate, and a start does not look at the
+ *   gate: a spawn between the two finds the pool started and the gate
+ *   open, and its task stays in the injection queue of a pool that no
+ *   thread runs, never ended (d).
+ *
  * The program starts a spawn only on a runtime it still holds (the
  * spawner's first step is guarded by !owner_dropped), but the rest of the
  * spawn may race the owner's drop: that is what the task's host
  * reference and the gate are for.
  *
- * NT=2, NW=2: 506,164 states, depth 337. By hand, -DNT=3: 3,188,227
+ * NT=2, NW=2: 506,236 states, depth 338. By hand, -DNT=3: 3,188,227
  * states; -DNW=3 not run since the foreign push was added (doc/testing.md).
  */
 
@@ -142,7 +160,13 @@ bool sealed = false;         /* the injection queue (closed, in the old code) */
 byte in_flight = 0;          /* the spawner's gate counter */
 byte alive = 0;              /* the task registry's alive counters */
 byte n_owned = 0;            /* tasks linked in the task registry */
+#ifdef LAZY_START
+byte workers_running = 0;    /* n_running_threads: none until a start */
+bool started = false;        /* WsWorkerPool.started (and started_flag) */
+bool shutdown_begun = false; /* WsWorkerPool.shutdown_begun */
+#else
 byte workers_running = NW;   /* n_running_threads */
+#endif
 byte n_shutdown_workers = 0;
 chan injq = [NT] of { byte };
 chan lq[NW] = [NT] of { byte };
@@ -444,11 +468,54 @@ inline run_task (t)
   fi
 }
 
+/* The final sweep (final_sweep, then ws_raw_task_release_zombies): walk
+ * the task registry, drain the injection queue, again until no task is
+ * alive, sealing the queue in the step that sees it empty; then the
+ * zombies hand their host references back. */
+inline final_sweep ()
+{
+  do
+  :: walk_owned ();
+     do
+     :: atomic { nempty (injq) -> check_host (); injq ? t }; shutdown_task (t); t = 0
+     :: empty (injq) -> break
+     od;
+     /* Seal only once no task is alive: a task still alive has its
+      * queued instance with a waker that has not pushed yet. */
+     atomic {
+       check_host ();
+       if
+       :: len (injq) == 0 && n_owned == 0 && alive == 0 -> sealed = true; done = true
+       :: else -> skip
+       fi
+     }
+     if
+     :: done -> break
+     :: else -> skip
+     fi
+  od;
+  /* ws_raw_task_release_zombies: an ended task that something still
+   * holds (the waker) hands its host reference back (zombie lock). */
+  i = 0;
+  do
+  :: i < NT ->
+     atomic {
+       if
+       :: t_complete[i] && !t_freed[i] && !t_dead_host[i] ->
+          t_dead_host[i] = true; drop_host_ref ()
+       :: else -> skip
+       fi
+     };
+     i++
+  :: else -> i = 0; break
+  od
+}
+
 proctype worker (byte me)
 {
   byte t, i, act, n_unref;
   bool idle, linked, pending;
-  bool last;
+  bool last, done;
 
   do
   :: atomic { nempty (lq[me]) -> check_host (); lq[me] ? t }; run_task (t); t = 0
@@ -474,7 +541,21 @@ proctype worker (byte me)
   :: else -> skip
   fi;
 #endif
+#ifndef LAZY_START
   atomic { check_host (); workers_running-- }
+#else
+  /* ws_worker_pool_thread_stopped: the last pool thread, once shutdown
+   * has begun, waits for the gate and sweeps (shutdown returned at
+   * once). */
+  atomic { check_host (); workers_running--; last = (workers_running == 0 && shutdown_begun) };
+  if
+  :: last ->
+     in_flight == 0;
+     final_sweep ()
+  :: else -> skip
+  fi;
+  atomic { drop_host_ref () }          /* the thread's runtime reference */
+#endif
 }
 
 proctype spawner ()
@@ -482,6 +563,9 @@ proctype spawner ()
   byte k = 0;
   byte i, n_unref;
   bool refused, idle;
+#ifdef LAZY_START
+  byte w;
+#endif
 
   /* The program spawns only on a runtime it still holds: a spawn call
    * begins (ws_raw_task_new) before the owner's drop, and may race it
@@ -489,6 +573,32 @@ proctype spawner ()
   do
   :: atomic { k < NT && !owner_dropped ->
 #ifndef OLD_PROTOCOL
+#ifdef LAZY_START
+       /* start_if_unstarted: started_flag, else ws_worker_pool_start,
+        * one critical section under the pool's lock */
+       check_host ();
+       if
+       :: !started ->
+          started = true;
+          if
+#ifndef BROKEN_START_BEFORE_CLOSE
+          :: closed -> skip            /* no worker into a closed pool */
+          :: !closed -> closed = true  /* the first thread could not start */
+#endif
+          :: !closed ->
+             workers_running = NW;
+             host_refs = host_refs + NW;   /* each worker holds the runtime */
+             w = 0;
+             do
+             :: w < NW -> run worker (w); w++
+             :: else -> w = 0; break
+             od
+          fi
+       :: else -> skip
+       fi;
+       /* (ws_raw_task_new follows the start; nothing between them
+        * touches what another process reads, so they are one step) */
+#endif
        /* ws_raw_task_new: NOTIFIED, the queued reference, a host
         * reference; not counted alive */
        check_host ();
@@ -576,6 +686,28 @@ proctype shutdown ()
   byte t, i, n_unref;
   bool idle, linked, done;
 
+#ifdef LAZY_START
+  /* ws_worker_pool_begin_shutdown, called from a runtime thread: close
+   * the gate, mark a pool never started as started (no worker will
+   * start), raise the flag; then return FALSE at once, and this thread
+   * drops the runtime (its last WsRuntime reference, inside a task). */
+#ifndef BROKEN_START_BEFORE_CLOSE
+  atomic { check_host (); closed = true };
+#endif
+  atomic {
+    check_host ();
+    shutdown_begun = true;
+    if
+    :: !started -> started = true
+    :: else -> skip
+    fi
+  };
+#ifdef BROKEN_START_BEFORE_CLOSE
+  atomic { check_host (); closed = true };
+#endif
+  atomic { check_host (); shutdown_flag = true };
+  atomic { shutdown_returned = true; drop_host_ref (); owner_dropped = true }
+#else
   /* 1: close (the task registry and the gate), set the flag, wake workers */
   atomic {
     check_host ();
@@ -593,41 +725,7 @@ proctype shutdown ()
 #endif
   /* 4: the final sweep */
 #ifndef OLD_PROTOCOL
-  do
-  :: walk_owned ();
-     do
-     :: atomic { nempty (injq) -> check_host (); injq ? t }; shutdown_task (t); t = 0
-     :: empty (injq) -> break
-     od;
-     /* Seal only once no task is alive: a task still alive has its
-      * queued instance with a waker that has not pushed yet. */
-     atomic {
-       check_host ();
-       if
-       :: len (injq) == 0 && n_owned == 0 && alive == 0 -> sealed = true; done = true
-       :: else -> skip
-       fi
-     }
-     if
-     :: done -> break
-     :: else -> skip
-     fi
-  od;
-  /* ws_raw_task_release_zombies: an ended task that something still
-   * holds (the waker) hands its host reference back (zombie lock). */
-  i = 0;
-  do
-  :: i < NT ->
-     atomic {
-       if
-       :: t_complete[i] && !t_freed[i] && !t_dead_host[i] ->
-          t_dead_host[i] = true; drop_host_ref ()
-       :: else -> skip
-       fi
-     };
-     i++
-  :: else -> i = 0; break
-  od;
+  final_sweep ();
   /* 5: return TRUE; (a) */
   atomic {
     i = 0;
@@ -661,6 +759,7 @@ proctype shutdown ()
 #endif
   /* The program drops the runtime. */
   atomic { drop_host_ref (); owner_dropped = true }
+#endif
 }
 
 /* When nothing can move any more, everything must have ended. */
@@ -693,11 +792,13 @@ init
     run spawner ();
     run waker ();
     run shutdown ();
+#ifndef LAZY_START
     w = 0;
     do
     :: w < NW -> run worker (w); w++
     :: else -> break
     od;
+#endif
     run monitor ()
   }
 }

@@ -116,7 +116,9 @@ ws_metrics_unref (WsMetrics *self)
  * @self: a #WsMetrics
  *
  * Gets the number of worker threads; workers are numbered from 0 in the
- * per-worker getters.
+ * per-worker getters. The workers start with the first task spawned onto
+ * them ([class@Ws.Runtime]); before that this is the number the runtime
+ * will start, and every worker's counters are 0.
  *
  * Returns: the number of worker threads
  */

@@ -47,9 +47,15 @@
  * ```
  *
  * No thread starts with the runtime: the workers start with the first
- * spawn onto them, the blocking pool's first thread with the first
- * blocking job, and local tasks need neither. A worker thread that cannot
- * be started makes that first spawn return a cancelled task (with a
+ * task or fiber spawned onto them (or the first timer a blocking job
+ * arms), the blocking pool's first thread with the first blocking job,
+ * and local tasks need neither. So a runtime that runs only blocking
+ * jobs, local tasks and local fibers (with [func@Ws.fiber_run_in_thread])
+ * runs no worker thread; [struct@Ws.Metrics] reports the workers it
+ * would start, with their counters at 0. Shutting down a runtime whose
+ * workers never started starts none, and a spawn that races the shutdown
+ * either starts them or is refused. A worker thread that cannot be
+ * started makes that first spawn return a cancelled task (with a
  * warning) and shuts the runtime down.
  *
  * Disposing the runtime shuts it down and waits for its tasks; see

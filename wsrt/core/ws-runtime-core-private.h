@@ -109,8 +109,8 @@ guint64        ws_runtime_core_spawned_tasks   (WsRuntimeCore  *self);
  * thread, a local dispatch), or NULL. */
 WsRuntimeCore *ws_runtime_core_get_current       (void);
 /* The context that the timers of a blocking job go to: the first
- * worker's, iterated until shutdown (ws-timer-driver.c). Only for a
- * started runtime: the blocking pool starts with the workers. */
+ * worker's, iterated until shutdown (ws-timer-driver.c). Starts the
+ * workers if they have not started (ws-worker-pool.c, "Lazy start"). */
 GMainContext  *ws_runtime_core_get_timer_context (WsRuntimeCore *self);
 /* The runtime's syscall offload, made on first use. */
 WsOffload     *ws_runtime_core_get_offload       (WsRuntimeCore *self);
