@@ -302,7 +302,7 @@ fiber_new (WsRuntimeCore *core,
 
   f->cx.fiber = f;
   f->core = core;
-  f->stacks = core->fiber_stacks;
+  f->stacks = ws_runtime_core_get_fiber_stacks (core);
   f->func = func;
   f->data = user_data;
   f->destroy = destroy;
@@ -314,8 +314,9 @@ fiber_new (WsRuntimeCore *core,
 static gsize
 core_stack_size (WsRuntimeCore *core)
 {
-  return core->config.fiber_stack_size != 0 ? core->config.fiber_stack_size
-                                            : WS_FIBER_STACK_DEFAULT_SIZE;
+  gsize size = ws_runtime_core_get_config (core)->fiber_stack_size;
+
+  return size != 0 ? size : WS_FIBER_STACK_DEFAULT_SIZE;
 }
 
 static WsRawTask *

@@ -351,8 +351,9 @@ ws_runtime_get_property (GObject    *object,
   switch (prop_id)
     {
     case PROP_N_WORKERS:
-      g_value_set_uint (value, self->core != NULL ? self->core->config.n_workers
-                                                   : self->config.n_workers);
+      g_value_set_uint (value, self->core != NULL
+                               ? ws_runtime_core_get_config (self->core)->n_workers
+                               : self->config.n_workers);
       break;
     case PROP_THREAD_NAME_PREFIX:
       g_value_set_string (value, self->config.thread_name_prefix);
@@ -382,8 +383,9 @@ ws_runtime_get_property (GObject    *object,
       g_value_set_uint (value, self->config.fiber_stack_size);
       break;
     case PROP_MAX_FIBER_STACKS:
-      g_value_set_uint (value, self->core != NULL ? self->core->config.max_fiber_stacks
-                                                   : self->config.max_fiber_stacks);
+      g_value_set_uint (value, self->core != NULL
+                               ? ws_runtime_core_get_config (self->core)->max_fiber_stacks
+                               : self->config.max_fiber_stacks);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1053,7 +1055,7 @@ ws_runtime_get_n_workers (WsRuntime *self)
 {
   g_return_val_if_fail (WS_IS_RUNTIME (self), 0);
 
-  return ensure_core (self)->config.n_workers;
+  return ws_runtime_core_get_config (ensure_core (self))->n_workers;
 }
 
 /**
