@@ -28,7 +28,7 @@
 G_BEGIN_DECLS
 
 typedef struct _WsWorker       WsWorker;
-/* What WS_DEBUG records of a task (ws-raw-task.c, "Diagnostics"). */
+/* What WS_DEBUG records of a task (ws-raw-task.c, above its struct). */
 typedef struct _WsRawTaskDebug WsRawTaskDebug;
 
 typedef enum
