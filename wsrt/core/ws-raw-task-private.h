@@ -140,6 +140,13 @@ struct _WsContext
   gpointer   fiber;
 };
 
+/* Stores a new reference to the polling task's waker (the task of @cx)
+ * in @slot, under the awaitable's lock, and returns the waker it
+ * replaced, whose reference the caller drops outside the lock
+ * (ws-waker-private.h). */
+WsWaker   *ws_waker_slot_replace            (WsWaker       **slot,
+                                             WsContext      *cx);
+
 void       ws_raw_task_release_zombies      (WsTaskHost     *host);
 WsRawTask *ws_raw_task_new                  (WsTaskHost     *host,
                                              WsTaskFunc      func,

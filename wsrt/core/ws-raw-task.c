@@ -907,6 +907,20 @@ ws_raw_task_run (WsRawTask *task,
 
 /* ---- wake and cancel ------------------------------------------------ */
 
+/* The waker slot's store (ws-waker-private.h): here, since the waker a
+ * poll stands for is its task's own. */
+WsWaker *
+ws_waker_slot_replace (WsWaker  **slot,
+                       WsContext *cx)
+{
+  WsWaker *old = *slot;
+
+  ws_raw_task_ref (cx->task);
+  WS_COUNT_WAKERS (1);
+  *slot = &cx->task->waker;
+  return old;
+}
+
 void
 ws_raw_task_wake_by_ref (WsRawTask *task)
 {

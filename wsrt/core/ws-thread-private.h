@@ -101,9 +101,4 @@ typedef struct
 
 extern _Thread_local WsThread ws_thread WS_TLS_INITIAL_EXEC;
 
-/* Iterates the adopted context until GIO owes it nothing (ws-owed.c),
- * then lets it go (a thread that left ws_block_in_place () and is not
- * kept). */
-void ws_thread_drop_adopted_context (void);
-
 G_END_DECLS
