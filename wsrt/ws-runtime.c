@@ -17,6 +17,7 @@
 #include "ws-task-private.h"
 #include "ws-join-handle-delivery-private.h"
 #include "ws-runtime-private.h"
+#include "ws-refuse-private.h"
 
 /**
  * WsRuntime:
@@ -677,6 +678,8 @@ ws_runtime_get_default (void)
   return default_runtime;
 }
 
+/* A refused call still frees what it was given (ws-refuse-private.h),
+ * naming the caller in its critical. */
 static gboolean
 refuse_spawn (WsRuntime      *self,
               WsTaskFunc      func,
@@ -687,14 +690,8 @@ refuse_spawn (WsRuntime      *self,
   if G_LIKELY (WS_IS_RUNTIME (self) && func != NULL)
     return FALSE;
 
-  /* A refused call still frees what it was given (doc/architecture.md,
-   * "Rules: errors"). */
-  if (destroy != NULL)
-    destroy (user_data);
-  if (!WS_IS_RUNTIME (self))
-    g_return_if_fail_warning (G_LOG_DOMAIN, strfunc, "WS_IS_RUNTIME (self)");
-  else
-    g_return_if_fail_warning (G_LOG_DOMAIN, strfunc, "func != NULL");
+  ws_refused_free (destroy, user_data, strfunc,
+                   !WS_IS_RUNTIME (self) ? "WS_IS_RUNTIME (self)" : "func != NULL");
   return TRUE;
 }
 
@@ -816,13 +813,7 @@ ws_runtime_spawn_with_callback (WsRuntime        *self,
   WsRawTask *raw;
   gboolean refused;
 
-  if G_UNLIKELY (callback == NULL)
-    {
-      /* A refused call still frees what it was given. */
-      if (destroy != NULL)
-        destroy (user_data);
-      g_return_val_if_fail (callback != NULL, FALSE);
-    }
+  ws_return_val_if_fail_free (callback != NULL, destroy, user_data, FALSE);
   if (refuse_spawn (self, func, user_data, destroy, G_STRFUNC))
     return FALSE;
 
