@@ -25,7 +25,7 @@
  *    that batch is empty, may end its slice with items left, and the
  *    source can recurse;
  *  - ws_owed_drain (wsrt/core/ws-owed.c), called by
- *    ws_thread_drop_adopted_context and a retiring blocking thread: a
+ *    drop_adopted_context (ws-worker.c) and a retiring blocking thread: a
  *    thread iterates its own context until GIO owes it nothing.
  *
  * Scenarios (one is chosen at the start, nondeterministically):

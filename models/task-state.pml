@@ -11,7 +11,7 @@
  * retries with a fresh value, so it behaves as one atomic
  * read-compute-write. Spin explores every interleaving of those steps
  * (sequentially consistent; the memory orders are argued in
- * doc/architecture.md, section 10).
+ * doc/architecture.md, "Why each memory order is what it is").
  *
  * The future: a poll returns READY once the waker thread has set `ready`
  * (the state it waits for), PENDING before. The waker sets `ready`, then

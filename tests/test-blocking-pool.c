@@ -16,7 +16,8 @@
 
 #include "ws-test-fixture.h"
 #include "ws-runtime-private.h"
-#include "core/ws-runtime-core-private.h"
+/* The pool behind the runtime: a test may look past the face's door. */
+#include "core/ws-runtime-core-struct-private.h"
 
 /* The jobs that @rt's pool admitted because they had waited at the head
  * of the queue for the admission deadline, not because the meter found

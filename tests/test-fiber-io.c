@@ -341,7 +341,7 @@ test_cancel_during_read (gconstpointer data)
   g_assert_no_errno (pipe (p));
   r.fd = p[0];
   task = ws_runtime_spawn_fiber (rt, pipe_read_fiber, &r, NULL);
-  ws_test_wait_until (ws_runtime_get_core (rt)->offload != NULL && in_flight (rt) == 1);
+  ws_test_wait_until (ws_runtime_core_peek_offload (ws_runtime_get_core (rt)) != NULL && in_flight (rt) == 1);
   ws_task_cancel (task);
   /* The read has not ended, so neither has the fiber: its await waits
    * for the syscall, which writes into the fiber's variable. */
@@ -387,7 +387,7 @@ test_cancel_during_read_local (gconstpointer data)
   g_assert_no_errno (pipe (p));
   r.fd = p[0];
   task = ws_runtime_spawn_local_fiber (f.rt, NULL, pipe_read_fiber, &r, NULL);
-  while (ws_runtime_get_core (f.rt)->offload == NULL || in_flight (f.rt) == 0)
+  while (ws_runtime_core_peek_offload (ws_runtime_get_core (f.rt)) == NULL || in_flight (f.rt) == 0)
     g_main_context_iteration (f.ctx, FALSE);
   ws_task_cancel (task);
   writer = g_thread_new ("writer", write_byte, GINT_TO_POINTER (p[1]));
@@ -499,7 +499,7 @@ test_threads_capped (void)
       tasks[i] = ws_runtime_spawn_fiber (rt, pipe_read_fiber, &reads[i], NULL);
     }
   /* Eight reads that block: three run, five wait for a thread. */
-  ws_test_wait_until (ws_runtime_get_core (rt)->offload != NULL && in_flight (rt) == N_PIPES);
+  ws_test_wait_until (ws_runtime_core_peek_offload (ws_runtime_get_core (rt)) != NULL && in_flight (rt) == N_PIPES);
   ws_offload_get_counts (offload_of (rt), &n_threads, &n_in_flight, &peak_threads,
                          &peak_in_flight);
   g_assert_cmpuint (n_threads, ==, 3);
@@ -569,7 +569,7 @@ test_last_reference (gconstpointer data)
   rt = ws_runtime_new (1);
   g_assert_no_errno (pipe (p));
   task = ws_runtime_spawn_fiber (rt, last_reference_fiber, GINT_TO_POINTER (p[0]), NULL);
-  ws_test_wait_until (ws_runtime_get_core (rt)->offload != NULL && in_flight (rt) == 1);
+  ws_test_wait_until (ws_runtime_core_peek_offload (ws_runtime_get_core (rt)) != NULL && in_flight (rt) == 1);
   atomic_store (&dropping, FALSE);
   writer = g_thread_new ("writer", write_once_dropping, GINT_TO_POINTER (p[1]));
   g_object_unref (task);

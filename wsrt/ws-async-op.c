@@ -102,8 +102,8 @@ struct _WsAsyncOp
   WsOwed          *cancel_owed;
 };
 
-static const WsDeliveryItemClass result_item_class;
-static const WsDeliveryItemClass cancel_item_class;
+static const WsDeliveryItemVTable result_item_vtable;
+static const WsDeliveryItemVTable cancel_item_vtable;
 
 /**
  * WsAsyncOp:
@@ -170,8 +170,8 @@ ws_async_op_new (void)
   self->cancellable = g_cancellable_new ();
   ws_lock_init (&self->lock);
   ws_cond_init (&self->published);
-  self->item.klass = &result_item_class;
-  self->cancel_item.klass = &cancel_item_class;
+  self->item.vtable = &result_item_vtable;
+  self->cancel_item.vtable = &cancel_item_vtable;
   return self;
 }
 
@@ -341,7 +341,7 @@ discard_cancel (WsDeliveryItem *item)
   g_main_context_unref (context);
 }
 
-static const WsDeliveryItemClass cancel_item_class = {
+static const WsDeliveryItemVTable cancel_item_vtable = {
   deliver_cancel,
   discard_cancel,
 };
@@ -498,7 +498,7 @@ discard_result (WsDeliveryItem *item)
   g_clear_pointer (&started_on, g_main_context_unref);
 }
 
-static const WsDeliveryItemClass result_item_class = {
+static const WsDeliveryItemVTable result_item_vtable = {
   deliver_result,
   discard_result,
 };

@@ -41,7 +41,7 @@ void         ws_completion_init         (WsCompletion                *self,
                                          GTask                       *task);
 void         ws_completion_init_custom  (WsCompletion                *self,
                                          WsDelivery                  *delivery,
-                                         const WsDeliveryItemClass   *klass);
+                                         const WsDeliveryItemVTable  *vtable);
 void         ws_completion_connect      (WsCompletion                *self,
                                          GCancellable                *cancellable,
                                          WsCompletionCancelFunc       func);

@@ -82,7 +82,7 @@ completion_discard (WsDeliveryItem *item)
   g_object_unref (self->task);
 }
 
-static const WsDeliveryItemClass completion_item_class = {
+static const WsDeliveryItemVTable completion_item_vtable = {
   completion_deliver,
   completion_discard,
 };
@@ -106,21 +106,21 @@ ws_completion_init (WsCompletion *self,
                     GTask        *task)
 {
   completion_init_common (self);
-  self->item.klass = &completion_item_class;
+  self->item.vtable = &completion_item_vtable;
   self->task = g_object_ref (task);
   /* Valid while the GTask holds its context, which is while we hold it. */
   self->delivery = ws_delivery_get (g_task_get_context (task));
 }
 
-/* The form without a GTask: @klass delivers (C3), and the owner keeps
+/* The form without a GTask: @vtable delivers (C3), and the owner keeps
  * its context alive while the completion is queued. */
 void
-ws_completion_init_custom (WsCompletion              *self,
-                           WsDelivery                *delivery,
-                           const WsDeliveryItemClass *klass)
+ws_completion_init_custom (WsCompletion               *self,
+                           WsDelivery                 *delivery,
+                           const WsDeliveryItemVTable *vtable)
 {
   completion_init_common (self);
-  self->item.klass = klass;
+  self->item.vtable = vtable;
   self->task = NULL;
   self->delivery = delivery;
 }

@@ -23,15 +23,15 @@ typedef struct
   void (*deliver) (WsDeliveryItem *item);
   /* The source went away with @item queued, undelivered: free it. */
   void (*discard) (WsDeliveryItem *item);
-} WsDeliveryItemClass;
+} WsDeliveryItemVTable;
 
 /* An entry of a delivery queue, embedded in whatever is delivered. While
  * it is queued it must hold a reference on the context it is queued for
  * (ws-delivery.c says why). */
 struct _WsDeliveryItem
 {
-  const WsDeliveryItemClass *klass;
-  WsDeliveryItem            *next;
+  const WsDeliveryItemVTable *vtable;
+  WsDeliveryItem             *next;
 };
 
 /* The delivery source of @context, made on first use; valid for as long

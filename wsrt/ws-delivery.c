@@ -11,7 +11,7 @@
  * the context owns it and nothing else keeps the context alive), not one
  * idle source per operation.
  *
- * The source queues plain items (WsDeliveryItem: a link and a class with
+ * The source queues plain items (WsDeliveryItem: a link and a vtable with
  * deliver and discard), embedded in what is delivered: no GObject per
  * item. Three kinds are queued:
  *
@@ -137,7 +137,7 @@ delivery_dispatch (GSource     *source,
 
       self->batch = item->next;
       item->next = NULL;
-      item->klass->deliver (item);
+      item->vtable->deliver (item);
       if (ws_frame_slice_item_done (&slice))
         break;
     }
@@ -160,7 +160,7 @@ delivery_finalize (GSource *source)
 
       self->batch = item->next;
       item->next = NULL;
-      item->klass->discard (item);
+      item->vtable->discard (item);
     }
   while (self->head != NULL)
     {
@@ -168,7 +168,7 @@ delivery_finalize (GSource *source)
 
       self->head = item->next;
       item->next = NULL;
-      item->klass->discard (item);
+      item->vtable->discard (item);
     }
   ws_lock_clear (&self->lock);
 }

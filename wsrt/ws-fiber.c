@@ -141,6 +141,7 @@
 #include "ws-task-private.h"
 #include "ws-core-private.h"
 #include "ws-context-private.h"
+#include "ws-refuse-private.h"
 
 typedef enum
 {
@@ -302,7 +303,7 @@ fiber_new (WsRuntimeCore *core,
 
   f->cx.fiber = f;
   f->core = core;
-  f->stacks = core->fiber_stacks;
+  f->stacks = ws_runtime_core_get_fiber_stacks (core);
   f->func = func;
   f->data = user_data;
   f->destroy = destroy;
@@ -314,8 +315,9 @@ fiber_new (WsRuntimeCore *core,
 static gsize
 core_stack_size (WsRuntimeCore *core)
 {
-  return core->config.fiber_stack_size != 0 ? core->config.fiber_stack_size
-                                            : WS_FIBER_STACK_DEFAULT_SIZE;
+  gsize size = ws_runtime_core_get_config (core)->fiber_stack_size;
+
+  return size != 0 ? size : WS_FIBER_STACK_DEFAULT_SIZE;
 }
 
 static WsRawTask *
@@ -329,19 +331,6 @@ spawn (WsRuntimeCore  *core,
                           func, user_data, destroy);
 
   return ws_runtime_core_spawn (core, fiber_poll, f, fiber_destroy, TRUE);
-}
-
-/* A refused call still frees what it was given. */
-static gboolean
-refuse (gboolean        ok,
-        GDestroyNotify  destroy,
-        gpointer        user_data)
-{
-  if G_LIKELY (ok)
-    return FALSE;
-  if (destroy != NULL)
-    destroy (user_data);
-  return TRUE;
 }
 
 /**
@@ -386,11 +375,8 @@ ws_runtime_spawn_fiber (WsRuntime      *self,
                         gpointer        user_data,
                         GDestroyNotify  destroy)
 {
-  if (refuse (WS_IS_RUNTIME (self) && func != NULL, destroy, user_data))
-    {
-      g_return_val_if_fail (WS_IS_RUNTIME (self), NULL);
-      g_return_val_if_fail (func != NULL, NULL);
-    }
+  ws_return_val_if_fail_free (WS_IS_RUNTIME (self), destroy, user_data, NULL);
+  ws_return_val_if_fail_free (func != NULL, destroy, user_data, NULL);
 
   return ws_task_new_for_raw (spawn (ws_runtime_get_core (self), 0, func, user_data, destroy));
 }
@@ -424,13 +410,9 @@ ws_runtime_spawn_fiber_full (WsRuntime      *self,
                              gpointer        user_data,
                              GDestroyNotify  destroy)
 {
-  if (refuse (WS_IS_RUNTIME (self) && func != NULL && stack_size <= (1 << 30),
-              destroy, user_data))
-    {
-      g_return_val_if_fail (WS_IS_RUNTIME (self), NULL);
-      g_return_val_if_fail (func != NULL, NULL);
-      g_return_val_if_fail (stack_size <= (1 << 30), NULL);
-    }
+  ws_return_val_if_fail_free (WS_IS_RUNTIME (self), destroy, user_data, NULL);
+  ws_return_val_if_fail_free (func != NULL, destroy, user_data, NULL);
+  ws_return_val_if_fail_free (stack_size <= (1 << 30), destroy, user_data, NULL);
 
   return (WsJoinHandle *) spawn (ws_runtime_get_core (self), stack_size, func, user_data,
                                  destroy);
@@ -472,13 +454,16 @@ ws_context_spawn_fiber (WsContext      *context,
 {
   WsRuntimeCore *core = ws_runtime_core_get_current ();
 
-  if (refuse (context != NULL && context->task != NULL && func != NULL && core != NULL,
-              destroy, user_data))
+  if G_UNLIKELY (context == NULL || context->task == NULL)
     {
+      /* A refused call still frees what it was given (ws-refuse-private.h);
+       * the misuse message is the context's own. */
+      if (destroy != NULL)
+        destroy (user_data);
       ws_context_return_val_if_not_in_poll (context, NULL);
-      g_return_val_if_fail (func != NULL, NULL);
-      g_return_val_if_fail (core != NULL, NULL);
     }
+  ws_return_val_if_fail_free (func != NULL, destroy, user_data, NULL);
+  ws_return_val_if_fail_free (core != NULL, destroy, user_data, NULL);
 
   return (WsJoinHandle *) spawn (core, 0, func, user_data, destroy);
 }
@@ -671,11 +656,8 @@ ws_runtime_spawn_local_fiber (WsRuntime      *self,
   WsRuntimeCore *core;
   WsFiber *f;
 
-  if (refuse (WS_IS_RUNTIME (self) && func != NULL, destroy, user_data))
-    {
-      g_return_val_if_fail (WS_IS_RUNTIME (self), NULL);
-      g_return_val_if_fail (func != NULL, NULL);
-    }
+  ws_return_val_if_fail_free (WS_IS_RUNTIME (self), destroy, user_data, NULL);
+  ws_return_val_if_fail_free (func != NULL, destroy, user_data, NULL);
 
   core = ws_runtime_get_core (self);
   ctx = context != NULL ? g_main_context_ref (context) : g_main_context_ref_thread_default ();

@@ -8,6 +8,7 @@
 
 #include "ws-handle-private.h"
 #include "ws-task-private.h"
+#include "ws-refuse-private.h"
 
 /**
  * WsHandle:
@@ -95,14 +96,8 @@ ws_handle_spawn (WsHandle       *self,
 {
   WsRawTask *raw;
 
-  if G_UNLIKELY (!WS_IS_HANDLE (self) || func == NULL)
-    {
-      /* A refused call still frees what it was given. */
-      if (destroy != NULL)
-        destroy (user_data);
-      g_return_val_if_fail (WS_IS_HANDLE (self), NULL);
-      g_return_val_if_fail (func != NULL, NULL);
-    }
+  ws_return_val_if_fail_free (WS_IS_HANDLE (self), destroy, user_data, NULL);
+  ws_return_val_if_fail_free (func != NULL, destroy, user_data, NULL);
 
   raw = ws_runtime_core_spawn (self->core, func, user_data, destroy, TRUE);
   return ws_task_new_for_raw (raw);

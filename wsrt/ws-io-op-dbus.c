@@ -3,7 +3,7 @@
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * One row (WsIoOpClass) and one constructor per operation, on the
+ * One row (WsIoOpVTable) and one constructor per operation, on the
  * adapter of ws-io-op.c (ws-io-op-private.h).
  */
 
@@ -66,7 +66,7 @@ call_clear (WsIoOp *self)
   g_clear_pointer (&c->reply_type, g_variant_type_free);
 }
 
-static const WsIoOpClass call_class = {
+static const WsIoOpVTable call_vtable = {
   .constructor = "ws_dbus_connection_call",
   .finish = "ws_io_op_finish_variant",
   .priv_size = sizeof (Call),
@@ -125,7 +125,7 @@ ws_dbus_connection_call (GDBusConnection    *connection,
   g_return_val_if_fail (timeout_msec >= 0 || timeout_msec == -1, NULL);
   g_return_val_if_fail (sunk == NULL || g_variant_is_of_type (sunk, G_VARIANT_TYPE_TUPLE), NULL);
 
-  self = ws_io_op_new (&call_class, connection);
+  self = ws_io_op_new (&call_vtable, connection);
   c = ws_io_op_get_priv (self);
   c->bus_name = g_strdup (bus_name);
   c->object_path = g_strdup (object_path);

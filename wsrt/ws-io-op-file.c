@@ -3,7 +3,7 @@
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * One row (WsIoOpClass) and one constructor per operation, on the
+ * One row (WsIoOpVTable) and one constructor per operation, on the
  * adapter of ws-io-op.c (ws-io-op-private.h says what a row is): load,
  * replace, query, and the enumeration, an operation of three calls.
  */
@@ -32,7 +32,7 @@ load_finish (WsIoOp       *self,
   return TRUE;
 }
 
-static const WsIoOpClass load_class = {
+static const WsIoOpVTable load_vtable = {
   .constructor = "ws_file_load_contents",
   .finish = "ws_io_op_finish_bytes",
   .start = load_start,
@@ -55,7 +55,7 @@ ws_file_load_contents (GFile *file)
 {
   g_return_val_if_fail (G_IS_FILE (file), NULL);
 
-  return ws_io_op_new (&load_class, file);
+  return ws_io_op_new (&load_vtable, file);
 }
 
 /* ---- replace ------------------------------------------------------------- */
@@ -78,7 +78,7 @@ replace_finish (WsIoOp       *self,
   return TRUE;
 }
 
-static const WsIoOpClass replace_class = {
+static const WsIoOpVTable replace_vtable = {
   .constructor = "ws_file_replace_contents",
   .finish = "ws_io_op_finish",
   .start = replace_start,
@@ -106,7 +106,7 @@ ws_file_replace_contents (GFile  *file,
   g_return_val_if_fail (G_IS_FILE (file), NULL);
   g_return_val_if_fail (contents != NULL, NULL);
 
-  self = ws_io_op_new (&replace_class, file);
+  self = ws_io_op_new (&replace_vtable, file);
   self->input = g_bytes_ref (contents);
   return self;
 }
@@ -132,7 +132,7 @@ query_finish (WsIoOp       *self,
   return TRUE;
 }
 
-static const WsIoOpClass query_class = {
+static const WsIoOpVTable query_vtable = {
   .constructor = "ws_file_query_info",
   .finish = "ws_io_op_finish_info",
   .start = query_start,
@@ -161,7 +161,7 @@ ws_file_query_info (GFile      *file,
   g_return_val_if_fail (G_IS_FILE (file), NULL);
   g_return_val_if_fail (attributes != NULL, NULL);
 
-  self = ws_io_op_new (&query_class, file);
+  self = ws_io_op_new (&query_vtable, file);
   self->attributes = g_strdup (attributes);
   return self;
 }
@@ -189,7 +189,7 @@ ws_file_query_info_full (GFile               *file,
   g_return_val_if_fail (G_IS_FILE (file), NULL);
   g_return_val_if_fail (attributes != NULL, NULL);
 
-  self = ws_io_op_new (&query_class, file);
+  self = ws_io_op_new (&query_vtable, file);
   self->attributes = g_strdup (attributes);
   self->query_flags = flags;
   return self;
@@ -307,7 +307,7 @@ enumerate_clear (WsIoOp *self)
   g_clear_pointer (&e->infos, g_ptr_array_unref);
 }
 
-static const WsIoOpClass enumerate_class = {
+static const WsIoOpVTable enumerate_vtable = {
   .constructor = "ws_file_enumerate_children",
   .finish = "ws_io_op_finish_infos",
   .priv_size = sizeof (Enumerate),
@@ -341,7 +341,7 @@ ws_file_enumerate_children (GFile      *file,
   g_return_val_if_fail (G_IS_FILE (file), NULL);
   g_return_val_if_fail (attributes != NULL, NULL);
 
-  self = ws_io_op_new (&enumerate_class, file);
+  self = ws_io_op_new (&enumerate_vtable, file);
   self->attributes = g_strdup (attributes);
   return self;
 }

@@ -3,7 +3,7 @@
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * An operation is one WsIoOpClass (a row: its names, its GIO call, its
+ * An operation is one WsIoOpVTable (a row: its names, its GIO call, its
  * _finish(), the type of its result) and one constructor that checks the
  * arguments and fills the operation; ws-io-op.c polls every operation
  * the same way (the protocol is in its opening comment). The rows live
@@ -47,12 +47,12 @@ typedef struct
   GType     (*value_type)  (void);
   /* Frees what the priv part holds; NULL if it holds nothing to free. */
   void      (*clear)       (WsIoOp       *self);
-} WsIoOpClass;
+} WsIoOpVTable;
 
 struct _WsIoOp
 {
   gatomicrefcount     ref_count;
-  const WsIoOpClass  *klass;
+  const WsIoOpVTable *vtable;
 
   /* The arguments, written by the constructor. */
   GObject            *source;        /* the GFile, stream, GSubprocess or GDBusConnection */
@@ -71,17 +71,17 @@ struct _WsIoOp
   _Atomic gboolean    done;
 };
 
-WsIoOp   *ws_io_op_new                 (const WsIoOpClass *klass,
-                                        gpointer           source);
-gboolean  ws_io_op_check_finish        (WsIoOp            *self,
-                                        const char        *function,
-                                        gboolean           any_kind,
-                                        GError           **error);
-gboolean  ws_io_op_take_error          (WsIoOp            *self,
-                                        GError           **error);
-void      ws_io_op_keep_until_callback (GCancellable      *cancellable,
-                                        gpointer           data,
-                                        GDestroyNotify     destroy);
+WsIoOp   *ws_io_op_new                 (const WsIoOpVTable *vtable,
+                                        gpointer            source);
+gboolean  ws_io_op_check_finish        (WsIoOp             *self,
+                                        const char         *function,
+                                        gboolean            any_kind,
+                                        GError            **error);
+gboolean  ws_io_op_take_error          (WsIoOp             *self,
+                                        GError            **error);
+void      ws_io_op_keep_until_callback (GCancellable       *cancellable,
+                                        gpointer            data,
+                                        GDestroyNotify      destroy);
 
 /* The operation's own part, after the WsIoOp in the same allocation. */
 static inline gpointer

@@ -3,7 +3,7 @@
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * One row (WsIoOpClass) and one constructor per operation, on the
+ * One row (WsIoOpVTable) and one constructor per operation, on the
  * adapter of ws-io-op.c (ws-io-op-private.h): read to the end, in chunks
  * that double; write all.
  */
@@ -78,7 +78,7 @@ read_all_clear (WsIoOp *self)
   g_clear_pointer (&r->buffer, g_byte_array_unref);
 }
 
-static const WsIoOpClass read_all_class = {
+static const WsIoOpVTable read_all_vtable = {
   .constructor = "ws_input_stream_read_all",
   .finish = "ws_io_op_finish_bytes",
   .priv_size = sizeof (ReadAll),
@@ -106,7 +106,7 @@ ws_input_stream_read_all (GInputStream *stream)
 {
   g_return_val_if_fail (G_IS_INPUT_STREAM (stream), NULL);
 
-  return ws_io_op_new (&read_all_class, stream);
+  return ws_io_op_new (&read_all_vtable, stream);
 }
 
 /* ---- write all ----------------------------------------------------------- */
@@ -138,7 +138,7 @@ write_all_finish (WsIoOp       *self,
   return TRUE;
 }
 
-static const WsIoOpClass write_all_class = {
+static const WsIoOpVTable write_all_vtable = {
   .constructor = "ws_output_stream_write_all",
   .finish = "ws_io_op_finish",
   .start = write_all_start,
@@ -166,7 +166,7 @@ ws_output_stream_write_all (GOutputStream *stream,
   g_return_val_if_fail (G_IS_OUTPUT_STREAM (stream), NULL);
   g_return_val_if_fail (bytes != NULL, NULL);
 
-  self = ws_io_op_new (&write_all_class, stream);
+  self = ws_io_op_new (&write_all_vtable, stream);
   self->input = g_bytes_ref (bytes);
   return self;
 }

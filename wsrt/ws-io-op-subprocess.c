@@ -3,7 +3,7 @@
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * One row (WsIoOpClass) and one constructor per operation, on the
+ * One row (WsIoOpVTable) and one constructor per operation, on the
  * adapter of ws-io-op.c (ws-io-op-private.h).
  */
 
@@ -54,7 +54,7 @@ communicate_clear (WsIoOp *self)
   g_clear_pointer (&c->stderr_bytes, g_bytes_unref);
 }
 
-static const WsIoOpClass communicate_class = {
+static const WsIoOpVTable communicate_vtable = {
   .constructor = "ws_subprocess_communicate",
   .finish = "ws_io_op_finish_communicate",
   .priv_size = sizeof (Communicate),
@@ -91,7 +91,7 @@ ws_subprocess_communicate (GSubprocess *subprocess,
   g_return_val_if_fail (stdin_buf == NULL || g_subprocess_get_stdin_pipe (subprocess) != NULL,
                         NULL);
 
-  self = ws_io_op_new (&communicate_class, subprocess);
+  self = ws_io_op_new (&communicate_vtable, subprocess);
   /* GIO asserts that a process with a stdin pipe gets a buffer. */
   if (stdin_buf != NULL)
     self->input = g_bytes_ref (stdin_buf);
@@ -163,7 +163,7 @@ wait_check_finish (WsIoOp       *self,
   return TRUE;
 }
 
-static const WsIoOpClass wait_check_class = {
+static const WsIoOpVTable wait_check_vtable = {
   .constructor = "ws_subprocess_wait_check",
   .finish = "ws_io_op_finish",
   .start = wait_check_start,
@@ -191,5 +191,5 @@ ws_subprocess_wait_check (GSubprocess *subprocess)
 {
   g_return_val_if_fail (G_IS_SUBPROCESS (subprocess), NULL);
 
-  return ws_io_op_new (&wait_check_class, subprocess);
+  return ws_io_op_new (&wait_check_vtable, subprocess);
 }

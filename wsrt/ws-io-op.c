@@ -4,7 +4,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * A WsIoOp is one or more WsAsyncOp steps with their GIO calls and their
- * _finish() built in; each operation is a row (WsIoOpClass,
+ * _finish() built in; each operation is a row (WsIoOpVTable,
  * ws-io-op-private.h) in its family's file, and this file polls them all
  * the same way. The constructor only keeps the arguments (checked
  * against every precondition of the GIO call, so that the call, made
@@ -94,17 +94,17 @@
 
 G_DEFINE_BOXED_TYPE (WsIoOp, ws_io_op, ws_io_op_ref, ws_io_op_unref)
 
-/* A new operation of the kind @klass on @source, its priv part zeroed;
+/* A new operation of the kind @vtable on @source, its priv part zeroed;
  * the constructor fills in the rest. */
 WsIoOp *
-ws_io_op_new (const WsIoOpClass *klass,
-              gpointer           source)
+ws_io_op_new (const WsIoOpVTable *vtable,
+              gpointer            source)
 {
-  WsIoOp *self = g_malloc0 (sizeof (WsIoOp) + klass->priv_size);
+  WsIoOp *self = g_malloc0 (sizeof (WsIoOp) + vtable->priv_size);
 
   g_atomic_ref_count_init (&self->ref_count);
   atomic_init (&self->done, FALSE);
-  self->klass = klass;
+  self->vtable = vtable;
   self->source = g_object_ref (source);
   return self;
 }
@@ -146,8 +146,8 @@ ws_io_op_unref (WsIoOp *self)
 
   /* The step in flight first: its unref cancels the GIO call. */
   g_clear_pointer (&self->op, ws_async_op_unref);
-  if (self->klass->clear != NULL)
-    self->klass->clear (self);
+  if (self->vtable->clear != NULL)
+    self->vtable->clear (self);
   g_clear_object (&self->source);
   g_clear_pointer (&self->input, g_bytes_unref);
   g_clear_pointer (&self->attributes, g_free);
@@ -179,7 +179,7 @@ start_step (WsIoOp    *self,
 
   self->op = ws_async_op_new ();
   data = ws_async_op_start (self->op, context);
-  self->klass->start (self, ws_async_op_get_cancellable (self->op), data);
+  self->vtable->start (self, ws_async_op_get_cancellable (self->op), data);
 }
 
 /* Takes the result of the step whose callback came: the row's
@@ -190,7 +190,7 @@ finish_step (WsIoOp *self)
 {
   g_autoptr(WsAsyncOp) op = g_steal_pointer (&self->op);
 
-  return self->klass->finish_step (self, ws_async_op_get_result (op));
+  return self->vtable->finish_step (self, ws_async_op_get_result (op));
 }
 
 /**
@@ -260,12 +260,12 @@ ws_io_op_check_finish (WsIoOp      *self,
       g_return_if_fail_warning (G_LOG_DOMAIN, function, "self != NULL");
       return FALSE;
     }
-  if (!any_kind && !g_str_equal (self->klass->finish, function))
+  if (!any_kind && !g_str_equal (self->vtable->finish, function))
     {
       g_autofree char *expression = NULL;
 
       expression = g_strdup_printf ("an operation made by %s() is finished with %s()",
-                                    self->klass->constructor, self->klass->finish);
+                                    self->vtable->constructor, self->vtable->finish);
 
       g_return_if_fail_warning (G_LOG_DOMAIN, function, expression);
       return FALSE;
@@ -355,9 +355,9 @@ spawn_io_func (WsContext *cx,
       ws_context_return_error (cx, g_error_copy (self->error));
       return WS_POLL_READY;
     }
-  if (self->klass->value_type == NULL)
+  if (self->vtable->value_type == NULL)
     return WS_POLL_READY;
-  g_value_init (&value, self->klass->value_type ());
+  g_value_init (&value, self->vtable->value_type ());
   if (G_VALUE_HOLDS_VARIANT (&value))
     g_value_set_variant (&value, self->result);
   else if (G_VALUE_HOLDS_OBJECT (&value))

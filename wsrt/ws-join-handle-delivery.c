@@ -69,7 +69,7 @@ completion_discard (WsDeliveryItem *item)
   g_main_context_unref (context);
 }
 
-static const WsDeliveryItemClass completion_item_class = {
+static const WsDeliveryItemVTable completion_item_vtable = {
   completion_deliver,
   completion_discard,
 };
@@ -109,7 +109,7 @@ ws_join_handle_deliver (WsRawTask        *task,
   Completion *self = ws_raw_task_get_tail (task);
 
   self->waker.vtable = &completion_waker_vtable;
-  self->item.klass = &completion_item_class;
+  self->item.vtable = &completion_item_vtable;
   self->item.next = NULL;
   self->callback = callback;
   self->user_data = user_data;

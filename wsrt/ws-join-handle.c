@@ -22,6 +22,7 @@
 #include "ws-error.h"
 #include "ws-core-private.h"
 #include "ws-context-private.h"
+#include "ws-refuse-private.h"
 #include "ws-task-private.h"
 #include "ws-fiber-private.h"
 
@@ -99,15 +100,16 @@ ws_context_spawn (WsContext      *context,
 {
   WsRuntimeCore *core = ws_runtime_core_get_current ();
 
-  if G_UNLIKELY (context == NULL || context->task == NULL || func == NULL || core == NULL)
+  if G_UNLIKELY (context == NULL || context->task == NULL)
     {
-      /* A refused call still frees what it was given. */
+      /* A refused call still frees what it was given (ws-refuse-private.h);
+       * the misuse message is the context's own. */
       if (destroy != NULL)
         destroy (user_data);
       ws_context_return_val_if_not_in_poll (context, NULL);
-      g_return_val_if_fail (func != NULL, NULL);
-      g_return_val_if_fail (core != NULL, NULL);
     }
+  ws_return_val_if_fail_free (func != NULL, destroy, user_data, NULL);
+  ws_return_val_if_fail_free (core != NULL, destroy, user_data, NULL);
 
   return (WsJoinHandle *) ws_runtime_core_spawn (core, func, user_data, destroy, TRUE);
 }

@@ -46,6 +46,7 @@
 #include "ws-core-private.h"
 #include "ws-context-private.h"
 #include "ws-completion-private.h"
+#include "ws-refuse-private.h"
 
 typedef enum
 {
@@ -791,8 +792,8 @@ gated_free (gpointer user_data)
   g_free (g);
 }
 
-/* A refused call still frees what it was given (doc/architecture.md,
- * "Rules: errors"). */
+/* A refused call still frees what it was given (ws-refuse-private.h),
+ * naming the caller in its critical. */
 static gboolean
 refuse_spawn (WsLimiter      *self,
               WsRuntime      *runtime,
@@ -804,14 +805,10 @@ refuse_spawn (WsLimiter      *self,
   if G_LIKELY (self != NULL && WS_IS_RUNTIME (runtime) && func != NULL)
     return FALSE;
 
-  if (destroy != NULL)
-    destroy (user_data);
-  if (self == NULL)
-    g_return_if_fail_warning (G_LOG_DOMAIN, strfunc, "self != NULL");
-  else if (!WS_IS_RUNTIME (runtime))
-    g_return_if_fail_warning (G_LOG_DOMAIN, strfunc, "WS_IS_RUNTIME (runtime)");
-  else
-    g_return_if_fail_warning (G_LOG_DOMAIN, strfunc, "func != NULL");
+  ws_refused_free (destroy, user_data, strfunc,
+                   self == NULL ? "self != NULL"
+                   : !WS_IS_RUNTIME (runtime) ? "WS_IS_RUNTIME (runtime)"
+                   : "func != NULL");
   return TRUE;
 }
 

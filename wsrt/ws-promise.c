@@ -44,6 +44,7 @@
 #include "ws-context.h"
 #include "ws-error.h"
 #include "ws-core-private.h"
+#include "ws-refuse-private.h"
 
 typedef enum
 {
@@ -496,14 +497,8 @@ ws_runtime_spawn_promise (WsRuntime      *self,
 {
   PromiseTask *pt;
 
-  if (!WS_IS_RUNTIME (self) || start == NULL)
-    {
-      /* A refused call still frees what it was given. */
-      if (destroy != NULL)
-        destroy (user_data);
-      g_return_val_if_fail (WS_IS_RUNTIME (self), NULL);
-      g_return_val_if_fail (start != NULL, NULL);
-    }
+  ws_return_val_if_fail_free (WS_IS_RUNTIME (self), destroy, user_data, NULL);
+  ws_return_val_if_fail_free (start != NULL, destroy, user_data, NULL);
 
   pt = g_new0 (PromiseTask, 1);
   pt->start = start;

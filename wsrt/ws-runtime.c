@@ -17,6 +17,7 @@
 #include "ws-task-private.h"
 #include "ws-join-handle-delivery-private.h"
 #include "ws-runtime-private.h"
+#include "ws-refuse-private.h"
 
 /**
  * WsRuntime:
@@ -357,8 +358,9 @@ ws_runtime_get_property (GObject    *object,
   switch (prop_id)
     {
     case PROP_N_WORKERS:
-      g_value_set_uint (value, self->core != NULL ? self->core->config.n_workers
-                                                   : self->config.n_workers);
+      g_value_set_uint (value, self->core != NULL
+                               ? ws_runtime_core_get_config (self->core)->n_workers
+                               : self->config.n_workers);
       break;
     case PROP_THREAD_NAME_PREFIX:
       g_value_set_string (value, self->config.thread_name_prefix);
@@ -388,8 +390,9 @@ ws_runtime_get_property (GObject    *object,
       g_value_set_uint (value, self->config.fiber_stack_size);
       break;
     case PROP_MAX_FIBER_STACKS:
-      g_value_set_uint (value, self->core != NULL ? self->core->config.max_fiber_stacks
-                                                   : self->config.max_fiber_stacks);
+      g_value_set_uint (value, self->core != NULL
+                               ? ws_runtime_core_get_config (self->core)->max_fiber_stacks
+                               : self->config.max_fiber_stacks);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -681,6 +684,8 @@ ws_runtime_get_default (void)
   return default_runtime;
 }
 
+/* A refused call still frees what it was given (ws-refuse-private.h),
+ * naming the caller in its critical. */
 static gboolean
 refuse_spawn (WsRuntime      *self,
               WsTaskFunc      func,
@@ -691,14 +696,8 @@ refuse_spawn (WsRuntime      *self,
   if G_LIKELY (WS_IS_RUNTIME (self) && func != NULL)
     return FALSE;
 
-  /* A refused call still frees what it was given (doc/architecture.md,
-   * "Rules: errors"). */
-  if (destroy != NULL)
-    destroy (user_data);
-  if (!WS_IS_RUNTIME (self))
-    g_return_if_fail_warning (G_LOG_DOMAIN, strfunc, "WS_IS_RUNTIME (self)");
-  else
-    g_return_if_fail_warning (G_LOG_DOMAIN, strfunc, "func != NULL");
+  ws_refused_free (destroy, user_data, strfunc,
+                   !WS_IS_RUNTIME (self) ? "WS_IS_RUNTIME (self)" : "func != NULL");
   return TRUE;
 }
 
@@ -820,13 +819,7 @@ ws_runtime_spawn_with_callback (WsRuntime        *self,
   WsRawTask *raw;
   gboolean refused;
 
-  if G_UNLIKELY (callback == NULL)
-    {
-      /* A refused call still frees what it was given. */
-      if (destroy != NULL)
-        destroy (user_data);
-      g_return_val_if_fail (callback != NULL, FALSE);
-    }
+  ws_return_val_if_fail_free (callback != NULL, destroy, user_data, FALSE);
   if (refuse_spawn (self, func, user_data, destroy, G_STRFUNC))
     return FALSE;
 
@@ -1059,7 +1052,7 @@ ws_runtime_get_n_workers (WsRuntime *self)
 {
   g_return_val_if_fail (WS_IS_RUNTIME (self), 0);
 
-  return ensure_core (self)->config.n_workers;
+  return ws_runtime_core_get_config (ensure_core (self))->n_workers;
 }
 
 /**

@@ -217,7 +217,7 @@ own_wait_discard (WsDeliveryItem *item)
   g_object_unref (self);
 }
 
-static const WsDeliveryItemClass own_wait_class = {
+static const WsDeliveryItemVTable own_wait_vtable = {
   own_wait_deliver,
   own_wait_discard,
 };
@@ -661,7 +661,7 @@ ws_task_wait_async (WsTask              *self,
           self->own_wait_callback = callback;
           self->own_wait_user_data = user_data;
           self->own_wait_context = context;
-          ws_completion_init_custom (&self->own_wait, delivery, &own_wait_class);
+          ws_completion_init_custom (&self->own_wait, delivery, &own_wait_vtable);
           finish_locked (self);
           if (!self->finished)
             register_locked (self);

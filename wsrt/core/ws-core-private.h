@@ -12,7 +12,9 @@
  *    awaitables (ws-waker-private.h), the cooperative budget
  *    (ws-context-budget-private.h), the locks (ws-lock-private.h), the
  *    chaos points of the face's own lock-free code (ws-chaos-private.h);
- *  - one runtime (ws-runtime-core-private.h: spawn, hooks, shutdown);
+ *  - one runtime, opaque (ws-runtime-core-private.h: spawn, hooks,
+ *    shutdown, its configuration, fiber stacks and syscall offload,
+ *    ws-offload-private.h, whose WsOffload is opaque too);
  *  - timers (ws-timer-driver-private.h, ws-time-private.h) and the
  *    GIO completions a runtime thread is owed (ws-owed-private.h);
  *  - the frame budget of a dispatch on an application's context
@@ -25,8 +27,13 @@
  *    reads, so that the face never walks a worker, a pool or an executor.
  *
  * The hosts' own headers (ws-worker-private.h, ws-blocking-pool-private.h,
- * ws-local-executor-private.h, ...) stay behind this door: a face file
- * that needs more of them asks for a function here instead.
+ * ws-local-executor-private.h, ...), their queues and sets, and the
+ * struct of the runtime (ws-runtime-core-struct-private.h) stay behind
+ * this door, as GLib's glib-private.h lets three private headers through
+ * and GMainContext stays opaque in gmain.c: a face file that needs more
+ * of them asks for a function here instead. tools/check-layers fails if
+ * this header reaches, through any chain of includes, a header not in its
+ * DOOR_LETS_THROUGH list.
  */
 
 #pragma once

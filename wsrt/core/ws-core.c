@@ -14,6 +14,7 @@
 
 #include "ws-core-private.h"
 #include "ws-error.h"
+#include "ws-runtime-core-struct-private.h"
 #include "ws-worker-private.h"
 
 WsCoreThread

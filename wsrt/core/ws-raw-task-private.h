@@ -28,7 +28,7 @@
 G_BEGIN_DECLS
 
 typedef struct _WsWorker       WsWorker;
-/* What WS_DEBUG records of a task (ws-raw-task.c, "Diagnostics"). */
+/* What WS_DEBUG records of a task (ws-raw-task.c, above its struct). */
 typedef struct _WsRawTaskDebug WsRawTaskDebug;
 
 typedef enum
@@ -139,6 +139,13 @@ struct _WsContext
    * stack, ws-worker.c). */
   gpointer   fiber;
 };
+
+/* Stores a new reference to the polling task's waker (the task of @cx)
+ * in @slot, under the awaitable's lock, and returns the waker it
+ * replaced, whose reference the caller drops outside the lock
+ * (ws-waker-private.h). */
+WsWaker   *ws_waker_slot_replace            (WsWaker       **slot,
+                                             WsContext      *cx);
 
 void       ws_raw_task_release_zombies      (WsTaskHost     *host);
 WsRawTask *ws_raw_task_new                  (WsTaskHost     *host,

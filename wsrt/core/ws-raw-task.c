@@ -907,22 +907,36 @@ ws_raw_task_run (WsRawTask *task,
 
 /* ---- wake and cancel ------------------------------------------------ */
 
+/* The waker slot's store (ws-waker-private.h): here, since the waker a
+ * poll stands for is its task's own. */
+WsWaker *
+ws_waker_slot_replace (WsWaker  **slot,
+                       WsContext *cx)
+{
+  WsWaker *old = *slot;
+
+  ws_raw_task_ref (cx->task);
+  WS_COUNT_WAKERS (1);
+  *slot = &cx->task->waker;
+  return old;
+}
+
 void
 ws_raw_task_wake_by_ref (WsRawTask *task)
 {
-  if (ws_task_state_transition_to_notified_by_ref (&task->state))
+  if (ws_task_state_transition_to_notified_by_ref (&task->state) == WS_TO_NOTIFIED_SUBMIT)
     schedule (task, FALSE);
 }
 
 void
 ws_raw_task_cancel (WsRawTask *task)
 {
-  gboolean scheduled = ws_task_state_transition_to_notified_and_cancel (&task->state);
+  WsToNotified action = ws_task_state_transition_to_notified_and_cancel (&task->state);
 
   /* Before the schedule gives our reference's worth of the task away:
    * a running poll sees the cancellation now. */
   run_cancel_hook (task);
-  if (scheduled)
+  if (action == WS_TO_NOTIFIED_SUBMIT)
     schedule (task, FALSE);
 }
 
@@ -931,7 +945,7 @@ ws_raw_task_cancel (WsRawTask *task)
 gboolean
 ws_raw_task_shutdown (WsRawTask *task)
 {
-  if (!ws_task_state_transition_to_shutdown (&task->state))
+  if (ws_task_state_transition_to_shutdown (&task->state) == WS_TO_SHUTDOWN_MARKED)
     {
       /* Running (or ended): its poll sees the cancellation now. */
       run_cancel_hook (task);
@@ -947,7 +961,7 @@ ws_raw_task_shutdown (WsRawTask *task)
 gboolean
 ws_raw_task_shutdown_idle (WsRawTask *task)
 {
-  if (!ws_task_state_transition_to_shutdown_idle (&task->state))
+  if (ws_task_state_transition_to_shutdown_idle (&task->state) == WS_TO_SHUTDOWN_MARKED)
     {
       run_cancel_hook (task);
       return FALSE;
@@ -983,7 +997,7 @@ set_join_waker (WsRawTask *task,
   waker->vtable->ref (waker);
   task->join_waker = waker;
 
-  if (ws_task_state_set_join_waker (&task->state))
+  if (ws_task_state_set_join_waker (&task->state) == WS_JOIN_WAKER_OK)
     return TRUE;
   task->join_waker = NULL;
   waker->vtable->unref (waker);
@@ -1049,7 +1063,7 @@ ws_raw_task_try_read_output_full (WsRawTask *task,
            * then a completer may be taking it. */
           WsWaker *old;
 
-          if (!ws_task_state_unset_join_waker (&task->state))
+          if (ws_task_state_unset_join_waker (&task->state) == WS_JOIN_WAKER_COMPLETE)
             goto read;
           old = g_steal_pointer (&task->join_waker);
           if G_UNLIKELY (replaced_other != NULL && is_other_live_task (old, waker))

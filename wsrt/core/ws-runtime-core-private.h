@@ -7,58 +7,26 @@
  * The top of the core, and the only module the GObject face calls for
  * spawn and shutdown (WsRuntime owns one). See ws-runtime-core.c for the
  * order in which shutdown stops the three parts.
+ *
+ * A WsRuntimeCore is opaque here, as GMainContext is outside gmain.c: the
+ * struct is in ws-runtime-core-struct-private.h, which only the core
+ * includes, so that the face (which reaches this header through its door,
+ * ws-core-private.h) cannot walk into the pools. tools/check-layers fails
+ * if the door reaches a host's header.
  */
 
 #pragma once
 
 #include <glib.h>
 
-#include "ws-blocking-pool-private.h"
 #include "ws-config-private.h"
 #include "ws-fiber-stack-private.h"
-#include "ws-local-executor-private.h"
 #include "ws-offload-private.h"
-#include "ws-runtime-ref-private.h"
-#include "ws-worker-pool-private.h"
+#include "ws-raw-task-private.h"
 
 G_BEGIN_DECLS
 
 typedef struct _WsRuntimeCore WsRuntimeCore;
-
-struct _WsRuntimeCore
-{
-  /* Every task holds it (through its host), so it is written on every
-   * spawn and every free: on a cache line of its own, away from the
-   * pointers every worker reads. */
-  _Alignas (64) WsRuntimeRef ref;
-  _Alignas (64) WsConfig     config;
-  WsWorkerPool      *pool;
-  WsBlockingPool    *blocking;
-  WsLocalExecutors  *locals;
-  /* The stacks of this runtime's fibers (ws-fiber-stack.c, "The pool"),
-   * emptied at the last unref. */
-  WsFiberStackPool  *fiber_stacks;
-  /* The fibers' syscall offload (ws-offload.c), made at its first call
-   * and freed at the last unref. */
-  _Atomic (WsOffload *) offload;
-
-  _Atomic gboolean   finished;        /* a shutdown call saw every task end */
-  WsLock             lock;            /* guards what follows */
-  WsCond             cond;
-  gboolean           shutdown_begun;
-  gboolean           closing_done;    /* step 1 of shutdown is over */
-
-  /* Sysprof's counters (ws-trace-private.h): the sampler's id (0 unless
-   * recorded), and what the last sample read, the sampler's alone. */
-  guint              trace_sampler;
-  gint64             trace_busy_usec;
-  gint64             trace_time;
-  /* WS_DEBUG=stuck's thread (ws-runtime-core.c, "The stuck watchdog"),
-   * or NULL; it stops when watchdog_stop is set. */
-  GThread           *watchdog;
-  gboolean           watchdog_stop;
-  WsCond             watchdog_cond;
-};
 
 WsRuntimeCore *ws_runtime_core_new             (const WsConfig *settings);
 WsRuntimeCore *ws_runtime_core_ref             (WsRuntimeCore  *self);
@@ -105,6 +73,12 @@ gboolean       ws_runtime_core_is_finished     (WsRuntimeCore  *self);
 gint64         ws_runtime_core_alive_tasks     (WsRuntimeCore  *self);
 guint64        ws_runtime_core_spawned_tasks   (WsRuntimeCore  *self);
 
+/* The configuration the runtime runs with (n_workers resolved), for as
+ * long as the caller holds the runtime. */
+const WsConfig   *ws_runtime_core_get_config       (WsRuntimeCore *self);
+/* The stacks of this runtime's fibers (ws-fiber-stack.c, "The pool"). */
+WsFiberStackPool *ws_runtime_core_get_fiber_stacks (WsRuntimeCore *self);
+
 /* The runtime whose code runs on this thread (a worker, a blocking
  * thread, a local dispatch), or NULL. */
 WsRuntimeCore *ws_runtime_core_get_current       (void);
@@ -114,5 +88,7 @@ WsRuntimeCore *ws_runtime_core_get_current       (void);
 GMainContext  *ws_runtime_core_get_timer_context (WsRuntimeCore *self);
 /* The runtime's syscall offload, made on first use. */
 WsOffload     *ws_runtime_core_get_offload       (WsRuntimeCore *self);
+/* The offload if a call has made it, else NULL; never makes it. */
+WsOffload     *ws_runtime_core_peek_offload      (WsRuntimeCore *self);
 
 G_END_DECLS

@@ -68,7 +68,7 @@
 
 #include <stddef.h>
 
-#include "ws-runtime-core-private.h"
+#include "ws-runtime-core-struct-private.h"
 #include "ws-time-private.h"
 #include "ws-trace-private.h"
 #include "ws-worker-private.h"
@@ -384,6 +384,25 @@ ws_runtime_core_get_offload (WsRuntimeCore *self)
     }
   ws_lock_unlock (&self->lock);
   return offload;
+}
+
+WsOffload *
+ws_runtime_core_peek_offload (WsRuntimeCore *self)
+{
+  /* Acquire, as ws_runtime_core_get_offload's first load. */
+  return atomic_load_explicit (&self->offload, memory_order_acquire);
+}
+
+const WsConfig *
+ws_runtime_core_get_config (WsRuntimeCore *self)
+{
+  return &self->config;
+}
+
+WsFiberStackPool *
+ws_runtime_core_get_fiber_stacks (WsRuntimeCore *self)
+{
+  return self->fiber_stacks;
 }
 
 GMainContext *

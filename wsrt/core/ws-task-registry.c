@@ -8,7 +8,8 @@
  * that sits in a queue is reached by the queue's drain instead
  * (ws_raw_task_drop_queued), so the worker pool binds a task only when
  * its first poll returns PENDING: the tasks that end in their first poll,
- * most of them, never take a lock here (doc/architecture.md, section 2).
+ * most of them, never take a lock here (doc/architecture.md, "The task
+ * and its state word").
  *
  * A fiber waiting inside its function is such a task: the walk's
  * ws_raw_task_shutdown () destroys its future, which resumes the fiber

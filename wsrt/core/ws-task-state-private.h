@@ -165,7 +165,11 @@ ws_task_state_step_keep (guint action)
  * word with @failure, as a failed CAS reads it: the first load and a
  * retry read the word for the same purpose. @transition is pure and may
  * run more than once; only the action of the step that was written, or
- * of the step that declined to write, is returned. */
+ * of the step that declined to write, is returned. The action is a
+ * guint here only: each transition below returns it as its own enum,
+ * marked G_GNUC_WARN_UNUSED_RESULT (tokio's #[must_use] on
+ * TransitionToRunning, TransitionToIdle, ...), so that a caller names
+ * every case it acts on and cannot drop one. */
 G_ALWAYS_INLINE static inline guint
 ws_task_state_fetch_update_action (WsTaskState      *state,
                                    WsTaskStateStep (*transition) (guint64 cur),
@@ -243,7 +247,7 @@ ws_task_state_ref_inc (WsTaskState *state)
 
 /* Drops @n references; TRUE if they were the last (the caller frees the
  * task: tokio's transition_to_terminal when it follows completion). */
-static inline gboolean
+G_GNUC_WARN_UNUSED_RESULT static inline gboolean
 ws_task_state_ref_dec (WsTaskState *state,
                        guint        n)
 {
@@ -294,7 +298,7 @@ ws_task_state_to_running_step (guint64 cur)
                                    next);
 }
 
-static inline WsToRunning
+G_GNUC_WARN_UNUSED_RESULT static inline WsToRunning
 ws_task_state_transition_to_running (WsTaskState *state)
 {
   /* Acquire: we must see everything the previous poller did to the
@@ -337,7 +341,7 @@ ws_task_state_to_idle_step (guint64 cur)
                                    next);
 }
 
-static inline WsToIdle
+G_GNUC_WARN_UNUSED_RESULT static inline WsToIdle
 ws_task_state_transition_to_idle (WsTaskState *state)
 {
   /* Release: the next poller (on any thread) acquires in
@@ -349,25 +353,30 @@ ws_task_state_transition_to_idle (WsTaskState *state)
 
 /* ---- wake and cancel ------------------------------------------------ */
 
+typedef enum
+{
+  WS_TO_NOTIFIED_DO_NOTHING,  /* running (its poller re-queues it), queued or ended */
+  WS_TO_NOTIFIED_SUBMIT,      /* was idle: queue it, with the reference taken for it */
+} WsToNotified;
+
 /* Invariant: a task is queued at most once per wake cycle, and never
  * after it ended. Idle: set NOTIFIED and take a reference for the queued
- * instance; the caller queues it (TRUE). Running: set NOTIFIED only, the
- * poller re-queues it. NOTIFIED or COMPLETE already: nothing to do. */
+ * instance; the caller queues it (SUBMIT). Running: set NOTIFIED only,
+ * the poller re-queues it. NOTIFIED or COMPLETE already: nothing to do. */
 static inline WsTaskStateStep
 ws_task_state_to_notified_by_ref_step (guint64 cur)
 {
   if (cur & (WS_STATE_COMPLETE | WS_STATE_NOTIFIED))
-    return ws_task_state_step_keep (FALSE);
+    return ws_task_state_step_keep (WS_TO_NOTIFIED_DO_NOTHING);
 
   if (cur & WS_STATE_RUNNING)
-    return ws_task_state_step_store (FALSE, cur | WS_STATE_NOTIFIED);
+    return ws_task_state_step_store (WS_TO_NOTIFIED_DO_NOTHING, cur | WS_STATE_NOTIFIED);
 
-  return ws_task_state_step_store (TRUE, (cur | WS_STATE_NOTIFIED) + WS_STATE_REF_ONE);
+  return ws_task_state_step_store (WS_TO_NOTIFIED_SUBMIT,
+                                   (cur | WS_STATE_NOTIFIED) + WS_STATE_REF_ONE);
 }
 
-/* Returns TRUE if the caller must queue the task (with the reference
- * this transition added). */
-static inline gboolean
+G_GNUC_WARN_UNUSED_RESULT static inline WsToNotified
 ws_task_state_transition_to_notified_by_ref (WsTaskState *state)
 {
   /* Release: whatever the waker wrote before waking (a channel slot, a
@@ -383,24 +392,24 @@ ws_task_state_transition_to_notified_by_ref (WsTaskState *state)
 /* Invariant: cancel never destroys a future during a poll; it only sets
  * bits. Running or queued: set CANCELLED (and NOTIFIED), and whoever next
  * holds RUNNING ends the task. Idle: also take a reference and have the
- * caller queue it (TRUE), so that the task's own executor destroys the
- * future (on the owner thread for local tasks). Complete or cancelled
- * already: nothing. */
+ * caller queue it (WS_TO_NOTIFIED_SUBMIT), so that the task's own
+ * executor destroys the future (on the owner thread for local tasks).
+ * Complete or cancelled already: nothing. */
 static inline WsTaskStateStep
 ws_task_state_to_notified_and_cancel_step (guint64 cur)
 {
   guint64 next = cur | WS_STATE_CANCELLED | WS_STATE_NOTIFIED;
 
   if (cur & (WS_STATE_COMPLETE | WS_STATE_CANCELLED))
-    return ws_task_state_step_keep (FALSE);
+    return ws_task_state_step_keep (WS_TO_NOTIFIED_DO_NOTHING);
 
   if (cur & (WS_STATE_RUNNING | WS_STATE_NOTIFIED))
-    return ws_task_state_step_store (FALSE, next);
+    return ws_task_state_step_store (WS_TO_NOTIFIED_DO_NOTHING, next);
 
-  return ws_task_state_step_store (TRUE, next + WS_STATE_REF_ONE);
+  return ws_task_state_step_store (WS_TO_NOTIFIED_SUBMIT, next + WS_STATE_REF_ONE);
 }
 
-static inline gboolean
+G_GNUC_WARN_UNUSED_RESULT static inline WsToNotified
 ws_task_state_transition_to_notified_and_cancel (WsTaskState *state)
 {
   /* AcqRel for the same reasons as a wake. */
@@ -409,22 +418,28 @@ ws_task_state_transition_to_notified_and_cancel (WsTaskState *state)
                                             memory_order_relaxed);
 }
 
+typedef enum
+{
+  WS_TO_SHUTDOWN_MARKED,      /* CANCELLED set: its poller, its queued instance or nobody ends it */
+  WS_TO_SHUTDOWN_RUNNING,     /* RUNNING is ours: end the task here */
+} WsToShutdown;
+
 /* Invariant: shutdown ends a task only by holding RUNNING. Sets
  * CANCELLED; if the task is idle (neither running nor complete) it also
- * takes RUNNING, and the caller ends it here (TRUE). Otherwise the
- * poller, or nobody (it has ended), sees CANCELLED. */
+ * takes RUNNING, and the caller ends it here (WS_TO_SHUTDOWN_RUNNING).
+ * Otherwise the poller, or nobody (it has ended), sees CANCELLED. */
 static inline WsTaskStateStep
 ws_task_state_to_shutdown_step (guint64 cur)
 {
   guint64 next = cur | WS_STATE_CANCELLED;
 
   if (cur & (WS_STATE_RUNNING | WS_STATE_COMPLETE))
-    return ws_task_state_step_store (FALSE, next);
+    return ws_task_state_step_store (WS_TO_SHUTDOWN_MARKED, next);
 
-  return ws_task_state_step_store (TRUE, next | WS_STATE_RUNNING);
+  return ws_task_state_step_store (WS_TO_SHUTDOWN_RUNNING, next | WS_STATE_RUNNING);
 }
 
-static inline gboolean
+G_GNUC_WARN_UNUSED_RESULT static inline WsToShutdown
 ws_task_state_transition_to_shutdown (WsTaskState *state)
 {
   /* Acquire: if we take RUNNING we own the future and must see the last
@@ -435,8 +450,8 @@ ws_task_state_transition_to_shutdown (WsTaskState *state)
 }
 
 /* Invariant: a walk of the worker pool's registry ends only tasks that
- * no queued instance stands for. Sets CANCELLED; takes RUNNING (TRUE)
- * only if the task is idle and not NOTIFIED. A NOTIFIED task has a
+ * no queued instance stands for. Sets CANCELLED; takes RUNNING
+ * (WS_TO_SHUTDOWN_RUNNING) only if the task is idle and not NOTIFIED. A NOTIFIED task has a
  * queued instance in a queue or in the hands of a waker between its CAS
  * and its push; that instance's holder ends it (a drain's
  * ws_raw_task_drop_queued, or the poller that finds CANCELLED), so a
@@ -448,12 +463,12 @@ ws_task_state_to_shutdown_idle_step (guint64 cur)
   guint64 next = cur | WS_STATE_CANCELLED;
 
   if (cur & (WS_STATE_RUNNING | WS_STATE_COMPLETE | WS_STATE_NOTIFIED))
-    return ws_task_state_step_store (FALSE, next);
+    return ws_task_state_step_store (WS_TO_SHUTDOWN_MARKED, next);
 
-  return ws_task_state_step_store (TRUE, next | WS_STATE_RUNNING);
+  return ws_task_state_step_store (WS_TO_SHUTDOWN_RUNNING, next | WS_STATE_RUNNING);
 }
 
-static inline gboolean
+G_GNUC_WARN_UNUSED_RESULT static inline WsToShutdown
 ws_task_state_transition_to_shutdown_idle (WsTaskState *state)
 {
   /* AcqRel, as transition_to_shutdown. */
@@ -469,7 +484,7 @@ ws_task_state_transition_to_shutdown_idle (WsTaskState *state)
  * shutdown would take the task) or both. Returns the word it replaced:
  * its JOIN_INTEREST and JOIN_WAKER say who gets the outcome and whether
  * the join waker is the completer's to wake. */
-static inline guint64
+G_GNUC_WARN_UNUSED_RESULT static inline guint64
 ws_task_state_transition_to_complete (WsTaskState *state)
 {
   /* AcqRel: release publishes the stage (outcome) and the removal from
@@ -487,19 +502,25 @@ ws_task_state_transition_to_complete (WsTaskState *state)
 
 /* ---- the join side -------------------------------------------------- */
 
+typedef enum
+{
+  WS_JOIN_WAKER_COMPLETE,     /* completed: join_waker stays the handle's; read the outcome */
+  WS_JOIN_WAKER_OK,           /* JOIN_WAKER changed (set: the field is the completer's) */
+} WsJoinWaker;
+
 /* Invariant: the handle may own join_waker only while JOIN_WAKER is
  * clear, the completer only after it replaced a word with it set. Set
- * the bit unless the task completed (then FALSE: the handle keeps the
- * field and reads the outcome). */
+ * the bit unless the task completed (then WS_JOIN_WAKER_COMPLETE: the
+ * handle keeps the field and reads the outcome). */
 static inline WsTaskStateStep
 ws_task_state_set_join_waker_step (guint64 cur)
 {
   if (cur & WS_STATE_COMPLETE)
-    return ws_task_state_step_keep (FALSE);
-  return ws_task_state_step_store (TRUE, cur | WS_STATE_JOIN_WAKER);
+    return ws_task_state_step_keep (WS_JOIN_WAKER_COMPLETE);
+  return ws_task_state_step_store (WS_JOIN_WAKER_OK, cur | WS_STATE_JOIN_WAKER);
 }
 
-static inline gboolean
+G_GNUC_WARN_UNUSED_RESULT static inline WsJoinWaker
 ws_task_state_set_join_waker (WsTaskState *state)
 {
   /* Release: the completer reads join_waker after an acquire that sees
@@ -510,16 +531,17 @@ ws_task_state_set_join_waker (WsTaskState *state)
 }
 
 /* Takes JOIN_WAKER back so the handle may rewrite join_waker; fails
- * (FALSE) once the task is complete: then the completer owns the field. */
+ * (WS_JOIN_WAKER_COMPLETE) once the task is complete: then the completer
+ * owns the field. */
 static inline WsTaskStateStep
 ws_task_state_unset_join_waker_step (guint64 cur)
 {
   if (cur & WS_STATE_COMPLETE)
-    return ws_task_state_step_keep (FALSE);
-  return ws_task_state_step_store (TRUE, cur & ~WS_STATE_JOIN_WAKER);
+    return ws_task_state_step_keep (WS_JOIN_WAKER_COMPLETE);
+  return ws_task_state_step_store (WS_JOIN_WAKER_OK, cur & ~WS_STATE_JOIN_WAKER);
 }
 
-static inline gboolean
+G_GNUC_WARN_UNUSED_RESULT static inline WsJoinWaker
 ws_task_state_unset_join_waker (WsTaskState *state)
 {
   /* Acquire: we are about to rewrite the field the completer may have
@@ -553,7 +575,7 @@ ws_task_state_unset_join_interest_step (guint64 cur)
                                    cur & ~(WS_STATE_JOIN_INTEREST | WS_STATE_JOIN_WAKER));
 }
 
-static inline WsUnsetJoinInterest
+G_GNUC_WARN_UNUSED_RESULT static inline WsUnsetJoinInterest
 ws_task_state_unset_join_interest (WsTaskState *state)
 {
   /* AcqRel: release so that the completer (acquire) sees we no longer

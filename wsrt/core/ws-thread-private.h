@@ -11,7 +11,27 @@
  *
  * This header sits at the bottom of the core: it names the types of the
  * modules above it only through incomplete struct declarations, and
- * includes nothing of theirs.
+ * includes nothing of theirs. *
+ * What a thread must give back when it exits is not here but in the
+ * module that owns it, each with a GPrivate key of its own whose
+ * destructor gives it back: the task allocator's magazines
+ * (ws-task-allocator.c), the registry's counter slot
+ * (ws-task-registry.c), the fiber-stack cache (ws-fiber-stack.c), the
+ * owed-completions source cache (ws-owed.c) and the face's delivery
+ * source cache (ws-delivery.c). Why not one destructor here:
+ *
+ *  - C11 _Thread_local has no destructor, and GPrivate's is the thread
+ *    exit hook GLib gives (on a thread GLib did not start too);
+ *  - this module would have to call into every one of them, which sit
+ *    above it (and ws-delivery.c in the GObject face, which the core may
+ *    not call): an include cycle that tools/check-layers refuses;
+ *  - a key is set only by a thread that first used the module, so a
+ *    thread that never did pays nothing at its exit.
+ *
+ * The destructors run in no fixed order, so each gives back only its
+ * own module's state, and a module that another destructor may still use
+ * says what happens then (a task freed by a later destructor goes
+ * straight back to malloc: exit_state in ws-task-allocator.c).
  */
 
 #pragma once
@@ -100,10 +120,5 @@ typedef struct
 } WsThread;
 
 extern _Thread_local WsThread ws_thread WS_TLS_INITIAL_EXEC;
-
-/* Iterates the adopted context until GIO owes it nothing (ws-owed.c),
- * then lets it go (a thread that left ws_block_in_place () and is not
- * kept). */
-void ws_thread_drop_adopted_context (void);
 
 G_END_DECLS

@@ -71,10 +71,11 @@ extern _Atomic gint64 ws_waker_n_live;
 /* ---- one waker ------------------------------------------------------ */
 
 /* Awaitables that keep one waker keep it in a slot. Register the polling
- * task's waker there (under the awaitable's lock) and unref the one
- * returned outside it; wake a taken waker with ws_waker_take_and_wake (). */
-WsWaker   *ws_waker_slot_replace         (WsWaker       **slot,
-                                          WsContext      *cx);
+ * task's waker there (under the awaitable's lock) with
+ * ws_waker_slot_replace (), which is the task's (ws-raw-task-private.h:
+ * only the task knows which waker a context's poll stands for), and
+ * unref the one returned outside it; wake a taken waker with
+ * ws_waker_take_and_wake (). */
 
 /* Wakes @waker, if any, and drops the reference its taker held. */
 static inline void

@@ -1,4 +1,4 @@
-/* ws-waker.c: the waker slot, the waker list and the waker leak counter
+/* ws-waker.c: the waker list and the waker leak counter
  *
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -11,12 +11,15 @@
  * tasks waiting on one awaitable at one time) and emptied whole, so a
  * linear scan for duplicates costs less than any index would, and taking
  * the list out under the lock is a copy of three words.
+ *
+ * The slot's store, ws_waker_slot_replace (), is the task's
+ * (ws-raw-task.c): the waker a poll stands for is its task's own, and
+ * this module includes nothing of the task, which includes it.
  */
 
 #include "config.h"
 
 #include "ws-waker-private.h"
-#include "ws-raw-task-private.h"
 
 #ifdef WS_ENABLE_LEAK_COUNTERS
 _Atomic gint64 ws_waker_n_live;
@@ -30,21 +33,6 @@ ws_waker_get_n_live (void)
 #else
   return -1;
 #endif
-}
-
-/* Stores a new reference to the polling task's waker in @slot and returns
- * the waker it replaced, whose reference is the caller's to drop outside
- * the lock. */
-WsWaker *
-ws_waker_slot_replace (WsWaker  **slot,
-                       WsContext *cx)
-{
-  WsWaker *old = *slot;
-
-  ws_raw_task_ref (cx->task);
-  WS_COUNT_WAKERS (1);
-  *slot = &cx->task->waker;
-  return old;
 }
 
 /* Under the owner's lock. Adds a new reference to @waker, unless @waker is

@@ -49,6 +49,7 @@
 #include "ws-trace-private.h"
 #include "ws-error.h"
 #include "ws-fiber-stack-private.h"
+#include "ws-owed-private.h"
 
 static inline guint32
 next_random (WsWorker *w,
@@ -673,6 +674,23 @@ attach_core (WsWorker  *w,
   w->in_poll = in_poll;
 }
 
+/* A thread that left ws_block_in_place () and is not kept: iterates the
+ * context it adopted until GIO owes it nothing (ws-owed.c), then lets it
+ * go. */
+static void
+drop_adopted_context (void)
+{
+  GMainContext *context = g_steal_pointer (&ws_thread.adopted_context);
+
+  if (context == NULL)
+    return;
+  /* GIO calls made in the rest of the poll complete here: this thread
+   * stays until they have (ws-owed.c). */
+  (void) ws_owed_drain (context, -1);
+  g_main_context_pop_thread_default (context);
+  g_main_context_unref (context);
+}
+
 gpointer
 ws_worker_thread_main (gpointer data)
 {
@@ -711,7 +729,7 @@ ws_worker_thread_main (gpointer data)
   adopted = !kept_core && s->hand_off.adopt (s->hand_off.data);
   if (!adopted)
     {
-      ws_thread_drop_adopted_context ();
+      drop_adopted_context ();
       ws_hook_run (&s->config->hooks[WS_HOOK_THREAD_STOP]);
     }
 
