@@ -7,9 +7,8 @@
  * exactly once, never from inside the call, also when cancelled
  * (doc/architecture.md, "Rules: main contexts").
  * Completions bound for one context are batched through one GSource per
- * context (found with g_main_context_find_source_by_funcs_user_data, so
- * the context owns it and nothing else keeps the context alive), not one
- * idle source per operation.
+ * context (ws-context-source-private.h: the context owns it and nothing
+ * else keeps the context alive), not one idle source per operation.
  *
  * The source queues plain items (WsDeliveryItem: a link and a vtable with
  * deliver and discard), embedded in what is delivered: no GObject per
@@ -45,13 +44,10 @@
  * is: taking the queue there could take an item whose pusher has not yet
  * armed the source.
  *
- * Finding the source: a per-thread cache of the last context looked up
- * and its source (holding a reference on the source, not the context).
- * A hit needs the same context pointer and a source not destroyed: a
- * context's finalize destroys its sources before its memory can be reused
- * by another context at the same address, so a live cached source means
- * a live, identical context. A miss takes the registry lock and GLib's
- * lookup, which walks the context's sources.
+ * Finding the source: through the calling thread's cache of the last
+ * context it looked up (ws-context-source-private.h says when a hit is
+ * right); a miss takes the lock and GLib's lookup, which walks the
+ * context's sources.
  */
 
 #include "config.h"
@@ -72,9 +68,6 @@ struct _WsDelivery
   WsDeliveryItem *batch;
   gboolean        backlogged;     /* the dispatching thread's, as batch */
 };
-
-/* Serialises finding-or-creating the delivery source of a context. */
-static WsLock registry_lock = WS_LOCK_INIT;
 
 /* Recursion: the source can recurse (g_source_set_can_recurse), so a
  * callback that runs a nested main loop on this context still gets the
@@ -177,82 +170,23 @@ static GSourceFuncs delivery_funcs = {
   delivery_prepare, delivery_check, delivery_dispatch, delivery_finalize, NULL, NULL,
 };
 
-static gboolean
-delivery_no_callback (gpointer data)
-{
-  return G_SOURCE_CONTINUE;
-}
-
-/* A new reference to the delivery source of @context, made if needed. */
-static GSource *
-lookup_delivery_source (GMainContext *context)
-{
-  GSource *source;
-
-  ws_lock_lock (&registry_lock);
-  source = g_main_context_find_source_by_funcs_user_data (context, &delivery_funcs, NULL);
-  if (source != NULL)
-    g_source_ref (source);
-  else
-    {
-      WsDelivery *self;
-
-      source = g_source_new (&delivery_funcs, sizeof (WsDelivery));
-      self = (WsDelivery *) source;
-      ws_lock_init (&self->lock);
-      /* find_source_by_funcs_user_data() matches on callback data. */
-      g_source_set_callback (source, delivery_no_callback, NULL, NULL);
-      g_source_set_static_name (source, "[wsrt] completions");
-      g_source_set_priority (source, WS_FRAME_PRIORITY);
-      g_source_set_can_recurse (source, TRUE);
-      g_source_attach (source, context);
-    }
-  ws_lock_unlock (&registry_lock);
-
-  return source;
-}
-
-typedef struct
-{
-  GMainContext *context;      /* not a reference: compared only */
-  GSource      *source;       /* a reference */
-} DeliveryCache;
-
 static void
-delivery_cache_free (gpointer data)
+delivery_setup (GSource *source)
 {
-  DeliveryCache *cache = data;
-
-  g_clear_pointer (&cache->source, g_source_unref);
-  g_free (cache);
+  ws_lock_init (&((WsDelivery *) source)->lock);
+  g_source_set_static_name (source, "[wsrt] completions");
+  g_source_set_priority (source, WS_FRAME_PRIORITY);
+  g_source_set_can_recurse (source, TRUE);
 }
 
-static GPrivate delivery_cache = G_PRIVATE_INIT (delivery_cache_free);
+/* The completions' sources, one per context. */
+static WsContextSourceKind delivery_kind =
+  WS_CONTEXT_SOURCE_KIND_INIT (&delivery_funcs, sizeof (WsDelivery), delivery_setup);
 
 WsDelivery *
 ws_delivery_get (GMainContext *context)
 {
-  DeliveryCache *cache = g_private_get (&delivery_cache);
-  GSource *old;
-
-  /* The argument for a hit is at the top of this file. */
-  if G_LIKELY (cache != NULL && cache->context == context
-               && !g_source_is_destroyed (cache->source))
-    return (WsDelivery *) cache->source;
-
-  if (cache == NULL)
-    {
-      cache = g_new0 (DeliveryCache, 1);
-      g_private_set (&delivery_cache, cache);
-    }
-  old = cache->source;
-  cache->source = lookup_delivery_source (context);
-  cache->context = context;
-  /* Last: this may finalize a source of a context that is gone. */
-  if (old != NULL)
-    g_source_unref (old);
-
-  return (WsDelivery *) cache->source;
+  return (WsDelivery *) ws_context_source_get_cached (&delivery_kind, context);
 }
 
 void

@@ -19,7 +19,8 @@
  *    GIO completions a runtime thread is owed (ws-owed-private.h);
  *  - the frame budget of a dispatch on an application's context
  *    (ws-frame-slice-private.h), which the completions' source shares
- *    with the local executors;
+ *    with the local executors, and the one-source-per-context lookup
+ *    (ws-context-source-private.h) that finds that source;
  *  - Sysprof's marks (ws-trace-private.h), for the completions' slices,
  *    ws_block_in_place and fibers;
  *  - below, what the calling thread is, block_in_place's policy, the
@@ -42,6 +43,7 @@
 
 #include "ws-chaos-private.h"
 #include "ws-context-budget-private.h"
+#include "ws-context-source-private.h"
 #include "ws-fiber-stack-private.h"
 #include "ws-fiber-switch-private.h"
 #include "ws-frame-slice-private.h"

@@ -15,8 +15,9 @@
  * WsIoOp on top of it) acquires the count of its context before the GIO
  * call and releases it once the completion has been delivered (or
  * discarded). The count lives in a small GSource attached to the
- * context, found like the timer driver (one per context, never ready),
- * so the context owns it and nothing keeps the context alive.
+ * context, never ready, one per context (ws-context-source-private.h:
+ * the context owns it and nothing keeps the context alive; a thread's
+ * acquire finds it through its per-thread cache).
  *
  * Draining: before a runtime thread lets go of a context it owns (a
  * blocking thread that retires, a thread that left ws_block_in_place ()
@@ -71,17 +72,14 @@
 #include <stdatomic.h>
 
 #include "ws-owed-private.h"
-#include "ws-lock-private.h"
 #include "ws-chaos-private.h"
+#include "ws-context-source-private.h"
 
 struct _WsOwed
 {
   GSource       source;
   _Atomic gint  count;
 };
-
-/* Serialises finding and making the count of a context. */
-static WsLock owed_lock = WS_LOCK_INIT;
 
 static gboolean
 owed_dispatch (GSource     *source,
@@ -101,92 +99,27 @@ static GSourceFuncs deadline_funcs = {
   NULL, NULL, owed_dispatch, NULL, NULL, NULL,
 };
 
-static gboolean
-owed_marker (gpointer data)
-{
-  return G_SOURCE_CONTINUE;
-}
-
-/* The count of @context, made if @create; a new reference, or NULL. */
-static WsOwed *
-ref_for_context (GMainContext *context,
-                 gboolean      create)
-{
-  GSource *source;
-
-  ws_lock_lock (&owed_lock);
-  source = g_main_context_find_source_by_funcs_user_data (context, &owed_funcs, &owed_funcs);
-  if (source != NULL)
-    g_source_ref (source);
-  else if (create)
-    {
-      source = g_source_new (&owed_funcs, sizeof (WsOwed));
-      atomic_init (&((WsOwed *) source)->count, 0);
-      g_source_set_callback (source, owed_marker, &owed_funcs, NULL);
-      g_source_set_static_name (source, "[wsrt] owed completions");
-      g_source_attach (source, context);
-    }
-  ws_lock_unlock (&owed_lock);
-  return (WsOwed *) source;
-}
-
-/* The last context a thread acquired a count on, and its count (a
- * reference on the source, not the context): a GIO call per file must
- * not walk the context's sources under a global lock each time. A hit
- * needs the same context and a source not destroyed: a context's
- * finalize destroys its sources before its address can be reused, so a
- * live cached source means a live, identical context (as the delivery
- * source's cache in ws-delivery.c). */
-typedef struct
-{
-  GMainContext *context;      /* compared only */
-  WsOwed       *owed;         /* a reference */
-} OwedCache;
-
 static void
-owed_cache_free (gpointer data)
+owed_setup (GSource *source)
 {
-  OwedCache *cache = data;
-
-  if (cache->owed != NULL)
-    g_source_unref (&cache->owed->source);
-  g_free (cache);
+  atomic_init (&((WsOwed *) source)->count, 0);
+  g_source_set_static_name (source, "[wsrt] owed completions");
 }
 
-static GPrivate owed_cache = G_PRIVATE_INIT (owed_cache_free);
-
-static WsOwed *
-ref_cached (GMainContext *context)
-{
-  OwedCache *cache = g_private_get (&owed_cache);
-  WsOwed *old;
-
-  if G_LIKELY (cache != NULL && cache->context == context
-               && !g_source_is_destroyed (&cache->owed->source))
-    {
-      g_source_ref (&cache->owed->source);
-      return cache->owed;
-    }
-  if (cache == NULL)
-    {
-      cache = g_new0 (OwedCache, 1);
-      g_private_set (&owed_cache, cache);
-    }
-  old = cache->owed;
-  cache->owed = ref_for_context (context, TRUE);
-  cache->context = context;
-  /* Last: this may finalize a source of a context that is gone. */
-  if (old != NULL)
-    g_source_unref (&old->source);
-  g_source_ref (&cache->owed->source);
-  return cache->owed;
-}
+/* The counts, one per context. */
+static WsContextSourceKind owed_kind =
+  WS_CONTEXT_SOURCE_KIND_INIT (&owed_funcs, sizeof (WsOwed), owed_setup);
 
 /* One more completion owed to @context. Returns what to release. */
 WsOwed *
 ws_owed_acquire (GMainContext *context)
 {
-  WsOwed *self = ref_cached (context);
+  WsOwed *self;
+
+  /* Through the thread's cache: a GIO call per file must not walk the
+   * context's sources under a global lock each time. */
+  self = (WsOwed *) ws_context_source_get_cached (&owed_kind, context);
+  g_source_ref (&self->source);
 
   /* Relaxed: a count; the drain reads it after the completion's own
    * synchronisation (the context's lock) or after a wakeup. */
@@ -255,7 +188,7 @@ gboolean
 ws_owed_drain (GMainContext *context,
                gint64        deadline)
 {
-  WsOwed *self = ref_for_context (context, FALSE);
+  WsOwed *self = (WsOwed *) ws_context_source_find (&owed_kind, context);
   GSource *timeout = NULL;
   gboolean done;
 

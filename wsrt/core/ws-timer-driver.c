@@ -3,7 +3,8 @@
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * A driver is one GSource on a GMainContext that holds all the timers
+ * A driver is one GSource on a GMainContext (one per context, owned by
+ * the context: ws-context-source-private.h) that holds all the timers
  * armed through it in a hierarchical wheel (ws-timer-wheel.c) with 1 ms
  * ticks counted from the driver's creation. GLib walks every source of a
  * context on each iteration; with one source per context instead of one
@@ -112,6 +113,7 @@
 #include "config.h"
 
 #include "ws-timer-driver-private.h"
+#include "ws-context-source-private.h"
 #include "ws-lock-private.h"
 #include "ws-waker-private.h"
 #include "ws-worker-private.h"
@@ -135,10 +137,6 @@ struct _WsTimerDriver
   guint         batch_next;
   guint         batch_len;
 };
-
-/* Serialises finding and making the driver of a context, so a context
- * gets one. */
-static WsLock drivers_lock = WS_LOCK_INIT;
 
 static inline WsTimer *
 timer_of_entry (WsTimerEntry *entry)
@@ -315,14 +313,22 @@ static GSourceFuncs driver_funcs = {
   driver_prepare, driver_check, driver_dispatch, driver_finalize, NULL, NULL,
 };
 
-/* A callback that is never called: it only marks the source, so that
- * g_main_context_find_source_by_funcs_user_data () finds it. */
-static gboolean
-driver_marker (gpointer data)
+static void
+driver_setup (GSource *source)
 {
-  g_assert_not_reached ();
-  return G_SOURCE_CONTINUE;
+  WsTimerDriver *self = (WsTimerDriver *) source;
+
+  self->origin = g_get_monotonic_time ();
+  ws_lock_init (&self->lock);
+  self->armed = G_MAXUINT64;
+  ws_timer_wheel_init (&self->wheel, 0);
+  g_source_set_static_name (source, "[wsrt] timers");
+  g_source_set_can_recurse (source, TRUE);
 }
+
+/* The drivers, one per context (ws-context-source-private.h). */
+static WsContextSourceKind driver_kind =
+  WS_CONTEXT_SOURCE_KIND_INIT (&driver_funcs, sizeof (WsTimerDriver), driver_setup);
 
 /**
  * ws_timer_driver_ref_for_context:
@@ -335,30 +341,7 @@ driver_marker (gpointer data)
 WsTimerDriver *
 ws_timer_driver_ref_for_context (GMainContext *context)
 {
-  GSource *source;
-
-  ws_lock_lock (&drivers_lock);
-  source = g_main_context_find_source_by_funcs_user_data (context, &driver_funcs,
-                                                          &driver_funcs);
-  if (source != NULL)
-    g_source_ref (source);
-  else
-    {
-      WsTimerDriver *self;
-
-      source = g_source_new (&driver_funcs, sizeof (WsTimerDriver));
-      self = (WsTimerDriver *) source;
-      self->origin = g_get_monotonic_time ();
-      ws_lock_init (&self->lock);
-      self->armed = G_MAXUINT64;
-      ws_timer_wheel_init (&self->wheel, 0);
-      g_source_set_callback (source, driver_marker, &driver_funcs, NULL);
-      g_source_set_static_name (source, "[wsrt] timers");
-      g_source_set_can_recurse (source, TRUE);
-      g_source_attach (source, context);
-    }
-  ws_lock_unlock (&drivers_lock);
-  return (WsTimerDriver *) source;
+  return (WsTimerDriver *) ws_context_source_ref (&driver_kind, context);
 }
 
 /**
