@@ -58,6 +58,8 @@ struct _WsContextSourceKind
   GPrivate      cache;                    /* the per-thread cache */
 };
 
+/* The cache's destructor, run at a thread's exit; public only for the
+ * initializer below. */
 void ws_context_source_cache_free (gpointer data);
 
 /* A static WsContextSourceKind of sources made by g_source_new (@funcs,
