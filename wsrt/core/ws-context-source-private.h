@@ -5,10 +5,13 @@
  *
  * The timer driver (ws-timer-driver.c), the completions' source
  * (ws-delivery.c) and the count of owed completions (ws-owed.c) each
- * keep one GSource per context, as GIO's gcontextspecificgroup.c keeps
- * one per context for its signal groups. A kind is a static
- * WsContextSourceKind; this module finds a context's source of that kind,
- * and makes and attaches it if there is none.
+ * keep one GSource per context. A kind is a static WsContextSourceKind,
+ * as a GContextSpecificGroup is GIO's (gio/gcontextspecificgroup.c: one
+ * object of a type per context, under the group's lock); this module
+ * finds a context's source of that kind, and makes and attaches it if
+ * there is none. Unlike GIO's group it keeps no table: the context's own
+ * list of sources is the table, so a finalized context leaves nothing to
+ * remove.
  *
  * One per context: finding and making are done under the kind's lock, so
  * two threads that look up the same context concurrently get the same
