@@ -95,11 +95,12 @@ read_file_fiber (WsContext *cx,
   for (gsize i = n_chunks; i-- > 0;)
     {
       gsize offset = i * READ_CHUNK;
-      gssize n = ws_fiber_pread (cx, fd, r->got + offset, READ_CHUNK, offset, &r->error);
+      gsize count = MIN (READ_CHUNK, size - offset);  /* the buffer's room */
+      gssize n = ws_fiber_pread (cx, fd, r->got + offset, count, offset, &r->error);
 
       if (n < 0)
         break;
-      g_assert_cmpint (n, ==, MIN (READ_CHUNK, size - offset));
+      g_assert_cmpint (n, ==, count);
     }
   /* At the end: 0. */
   if (r->error == NULL)

@@ -17,7 +17,10 @@
  *    that overflow the CQ (IORING_FEAT_NODROP), reads at the file
  *    position (IORING_FEAT_RW_CUR_POS) and has every opcode used here;
  *    WS_IO_URING=0 in the environment, or ws_offload_set_force_threads (),
- *    chooses the threads instead. The workers never enter the kernel to
+ *    chooses the threads instead, and so does running under valgrind
+ *    (under_valgrind ()): valgrind runs one thread at a time and does not
+ *    let go of its lock while the reaper waits in io_uring_enter (), so
+ *    every other thread of the process would stop with it. The workers never enter the kernel to
  *    wait: the reaper does, and the kernel runs a call that would block
  *    on its own io-wq threads.
  *  - Threads: a few threads of the offload's own (not the blocking pool's:
@@ -76,6 +79,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <unistd.h>
 
 #ifdef HAVE_LIBURING
@@ -622,6 +626,20 @@ uring_reaper_main (gpointer data)
 
 /* ---- the offload --------------------------------------------------- */
 
+#ifdef HAVE_LIBURING
+/* Whether the process runs under valgrind, which preloads its
+ * vgpreload_*.so into every program it runs (valgrind.h's
+ * RUNNING_ON_VALGRIND needs a header Debian ships only in valgrind's
+ * -dev package). */
+static gboolean
+under_valgrind (void)
+{
+  const char *preload = g_getenv ("LD_PRELOAD");
+
+  return preload != NULL && strstr (preload, "vgpreload_") != NULL;
+}
+#endif
+
 WsOffload *
 ws_offload_new (guint max_threads)
 {
@@ -636,6 +654,7 @@ ws_offload_new (guint max_threads)
 #ifdef HAVE_LIBURING
   if (!atomic_load_explicit (&force_threads, memory_order_relaxed)
       && g_strcmp0 (env, "0") != 0
+      && !under_valgrind ()
       && uring_try_init (self))
     {
       g_autoptr(GError) error = NULL;
