@@ -56,7 +56,8 @@ free_port ()
 start_server ()
 {
   port=$(free_port)
-  "$1" "$port" > "$work/server.out" 2>&1 &
+  : > "$work/server.out"
+  "$1" "$port" >> "$work/server.out" 2>&1 &
   server_pid=$!
   i=0
   until grep -q "^Listening on 127.0.0.1:$port" "$work/server.out"; do

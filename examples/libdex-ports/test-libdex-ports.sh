@@ -115,12 +115,15 @@ fi
 [ $status -ne 0 ] || echo "cat: 5 copies identical"
 
 # 3. tcp-echo: the server prints its port first; wait up to 10 s for it.
-timeout 60 "$echo_port" 0 > "$work/server.out" 2>&1 &
+# The file exists before the server starts: the background job opens its
+# redirection only after the fork, so the first look may come first.
+: > "$work/server.out"
+timeout 60 "$echo_port" 0 >> "$work/server.out" 2>&1 &
 server_pid=$!
 port=
 i=0
 while [ -z "$port" ] && [ $i -lt 100 ] && kill -0 "$server_pid" 2>/dev/null; do
-  port=$(sed -n 's/^Listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$work/server.out")
+  port=$(sed -n 's/^Listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$work/server.out") || port=
   [ -n "$port" ] || sleep 0.1
   i=$((i + 1))
 done
