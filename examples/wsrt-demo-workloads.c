@@ -19,8 +19,8 @@
  *    going to the back of their worker's queue each time, collected in
  *    order by a root task.
  *  - remote: tasks spawned from the main thread, a batch per main loop
- *    tick, each awaited with ws_task_wait_async(), which calls back on the
- *    main loop.
+ *    tick, each with ws_runtime_spawn_with_callback(), which calls back on
+ *    the main loop with the task's join handle: no GObject per task.
  *
  * Every task counts itself in finished_tasks as it ends, for a progress
  * display; every result is checked against a serial computation.
@@ -404,22 +404,19 @@ remote_poll (WsContext *cx,
   return return_uint64 (cx, work->demo, demo_remote_work (work->index));
 }
 
-/* On the main loop: one remote task has ended. */
+/* On the main loop: one remote task has ended. The callback owns @handle;
+ * taking its result frees it. */
 static void
-on_remote_done (GObject      *source,
-                GAsyncResult *result,
+on_remote_done (WsJoinHandle *handle,
                 gpointer      user_data)
 {
   Remote *remote = user_data;
   DemoJob *job = &remote->demo->jobs[DEMO_REMOTE];
-  WsTask *task = WS_TASK (source);
   g_autoptr(GError) error = NULL;
   guint64 value;
 
-  if (!ws_task_wait_finish (task, result, &error))
+  if (!ws_join_handle_finish_uint64 (handle, &value, &error))
     g_prefix_error (&error, "a remote task: ");
-  else if (!get_uint64 (task, &value))
-    error = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_FAILED, "a remote task has no result");
   else
     job->result += value;
 
@@ -442,13 +439,14 @@ spawn_remote_batch (gpointer user_data)
   for (; remote->n_spawned < end; remote->n_spawned++)
     {
       RemoteWork *work = g_new (RemoteWork, 1);
-      g_autoptr(WsTask) task = NULL;
 
       work->demo = remote->demo;
       work->index = remote->n_spawned;
-      task = ws_runtime_spawn (remote->runtime, remote_poll, work, g_free);
-      /* The wait holds a reference to the task until it calls back. */
-      ws_task_wait_async (task, NULL, on_remote_done, remote);
+      /* The callback runs on this thread's default main context, the
+       * loop this function runs on; a refused spawn (the runtime shut
+       * down) still calls it, with an error. */
+      ws_runtime_spawn_with_callback (remote->runtime, remote_poll, work, g_free,
+                                      on_remote_done, remote);
     }
 
   return remote->n_spawned < remote->demo->n_remote ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
