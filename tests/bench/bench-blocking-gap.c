@@ -19,12 +19,19 @@
  *  - GThreadPool: g_thread_pool_push () to a pool of at most 512 threads,
  *    no completion (the pool alone, as a floor).
  * Workloads:
- *  - spin: 50 us of CPU per job;
+ *  - spin: 50 us of CPU per job, spinning on the monotonic clock, so a
+ *    job preempted in its spin counts the time it waited for a CPU as
+ *    work done (a pool with more threads than CPUs gains by it);
+ *  - cpu: 50 us of the job thread's own CPU time, which no preemption
+ *    shortens;
  *  - hash: the per-file hasher: N files of 4 KiB (made once, in a
  *    temporary directory, before the rounds), each job reads one and
  *    returns its SHA-256 as a string, which the completion frees.
  *
- *   bench-blocking-gap [ROUNDS [N_JOBS [spin|hash]]]   (3, 10000, spin)
+ *   bench-blocking-gap [ROUNDS [N_JOBS [spin|cpu|hash [CONTENDER]]]]   (3, 10000, spin, all)
+ *
+ * CONTENDER (wsrt, GTask or GThreadPool) runs that one alone, for a
+ * profiler.
  *
  * Medians over the rounds are printed at the end.
  */
@@ -66,6 +73,7 @@ typedef struct
 
 static guint n_jobs = 10000;
 static gboolean hash_mode;
+static gboolean cpu_mode;
 static char **paths;
 
 static GMainLoop *loop;
@@ -97,6 +105,26 @@ sample_threads (void)
   peak_threads = MAX (peak_threads, count_threads ());
 }
 
+/* 50 us of this thread's CPU time. A spin on the wall clock would count
+ * the time the job spends preempted, waiting for a CPU, as work done, and
+ * so reward a pool that runs more threads than there are CPUs: a job
+ * preempted mid-spin ends as soon as it runs again. */
+static void
+spin_cpu_ns (guint64 ns)
+{
+  struct timespec ts;
+  guint64 start, now;
+
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  start = (guint64) ts.tv_sec * 1000000000u + (guint64) ts.tv_nsec;
+  do
+    {
+      clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+      now = (guint64) ts.tv_sec * 1000000000u + (guint64) ts.tv_nsec;
+    }
+  while (now - start < ns);
+}
+
 /* The job: 50 us of CPU, or one file hashed. */
 static gchar *
 job_body (guint index)
@@ -106,7 +134,10 @@ job_body (guint index)
 
   if (!hash_mode)
     {
-      bench_spin_ns (JOB_NS);
+      if (cpu_mode)
+        spin_cpu_ns (JOB_NS);
+      else
+        bench_spin_ns (JOB_NS);
       return NULL;
     }
   if (!g_file_get_contents (paths[index], &contents, &length, NULL))
@@ -343,10 +374,13 @@ main (int   argc,
   guint n_rounds = argc > 1 ? (guint) g_ascii_strtoull (argv[1], NULL, 10) : 3;
   Round *rounds[N_CONTENDERS];
   gchar *dir = NULL;
+  const char *only;
 
   if (argc > 2)
     n_jobs = MAX ((guint) g_ascii_strtoull (argv[2], NULL, 10), 1);
   hash_mode = argc > 3 && g_str_equal (argv[3], "hash");
+  cpu_mode = argc > 3 && g_str_equal (argv[3], "cpu");
+  only = argc > 4 ? argv[4] : NULL;
   n_rounds = MAX (n_rounds, 1);
   if (hash_mode)
     dir = make_files ();
@@ -354,18 +388,31 @@ main (int   argc,
   printf ("%u blocking jobs (%s) spawned from one main-loop callback, completions on "
           "that loop, a 1 ms timer on it; %u rounds, each contender in turn, each "
           "round in a fresh process\n",
-          n_jobs, hash_mode ? "hash a 4 KiB file" : "50 us of CPU", n_rounds);
+          n_jobs,
+          hash_mode ? "hash a 4 KiB file"
+          : cpu_mode ? "50 us of the thread's CPU time" : "50 us of CPU, on the wall clock",
+          n_rounds);
   for (guint c = 0; c < N_CONTENDERS; c++)
     rounds[c] = g_new (Round, n_rounds);
   for (guint i = 0; i < n_rounds; i++)
     for (guint c = 0; c < N_CONTENDERS; c++)
       {
+        if (only != NULL && g_ascii_strcasecmp (only, contender_names[c]) != 0)
+          {
+            rounds[c][i] = (Round) { 0, };
+            continue;
+          }
         rounds[c][i] = run_round_in_child (c);
         print_round (contender_names[c], &rounds[c][i]);
       }
   printf ("medians:\n");
   for (guint c = 0; c < N_CONTENDERS; c++)
     {
+      if (only != NULL && g_ascii_strcasecmp (only, contender_names[c]) != 0)
+        {
+          g_free (rounds[c]);
+          continue;
+        }
       print_medians (contender_names[c], rounds[c], n_rounds);
       g_free (rounds[c]);
     }
