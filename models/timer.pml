@@ -18,7 +18,12 @@
  *    next expiration and the poll timeout from it; poll returns when the
  *    source is ready or the timeout passes (the clock then jumps to it);
  *    dispatch clears the ready time, expires what is due, and wakes
- *    outside the lock.
+ *    outside the lock;
+ *  - ws_timer_driver_disarm (D10): the poll that finds the sleep ready
+ *    and the last unref disarm, without the lock when the waker slot is
+ *    empty; the last unref then frees the sleep. The task and the
+ *    resetter each hold a reference; the task may drop its own while
+ *    pending (cancelled), so the task ends either way.
  *
  * Assumption: the context is iterated for as long as the timer is armed
  * (the model's context never stops). That holds because a timer is bound
@@ -40,7 +45,13 @@
  *                         lost, the task sleeps for the hour;
  *  -DBROKEN_NO_READY      lowering `armed` does not make the source ready
  *                         (D3): the context sleeps in poll with the timeout
- *                         it computed before the timer moved.
+ *                         it computed before the timer moved;
+ *  -DBROKEN_EMPTY_FIRST   the dispatch empties the waker slot before it
+ *                         unlinks the entry (D10 needs the slot written
+ *                         last): a disarm that finds the slot empty frees
+ *                         the sleep while the dispatch still writes it.
+ *
+ * Also: no process touches the sleep's timer after it was freed.
  *
  * Two more models share this file, each with its own header below:
  * -DASYNC_WAIT (an async wait's waker, cancelled and replaced) and
@@ -71,8 +82,41 @@ bool ready = false;          /* the GSource's ready time is 0 */
 bool notified = false;
 bool task_done = false;
 
+/* The sleep's references (the task's and the resetter's) and its end. */
+byte refs = 2;
+bool freed = false;
+/* Chosen at the start: whether this run's task may be dropped pending
+ * (the runs where it may not check that it is always woken). */
+bool may_drop = false;
+
 inline acquire () { atomic { !lock -> lock = true } }
 inline release () { lock = false }
+
+/* ws_timer_driver_disarm: D10's unlocked look at the slot, else the
+ * locked unlink. */
+inline disarm ()
+{
+  if
+  :: bound && waker ->
+     acquire ();
+     assert (!freed);
+     linked = false;
+     waker = false;
+     release ()
+  :: else -> skip
+  fi
+}
+
+/* ws_sleep_unref: the last reference disarms and frees. */
+inline unref ()
+{
+  if
+  :: atomic { refs == 1 -> refs = 0 } ->
+     disarm ();
+     freed = true
+  :: atomic { refs > 1 -> refs-- }
+  fi
+}
 
 #if !defined (ASYNC_WAIT) && !defined (MANY_DUE)
 proctype Task ()
@@ -123,13 +167,21 @@ poll:
   :: else -> skip
   fi;
 
-  /* PENDING until woken. */
-  notified;
-  notified = false;
-  goto poll;
+  /* PENDING until woken, or dropped pending (a cancel, the loser of a
+   * race), which unrefs the sleep at any time, also while a dispatch
+   * expires its timer. */
+  if
+  :: notified ->
+     notified = false;
+     goto poll
+  :: may_drop -> goto dropped
+  fi;
 
 done:
-  task_done = true
+  disarm ();                          /* ws_sleep_poll, found ready */
+dropped:
+  task_done = true;
+  unref ()
 }
 
 proctype Resetter ()
@@ -154,6 +206,7 @@ proctype Resetter ()
 
   /* ws_timer_driver_reset */
   acquire ();
+  assert (!freed);
   if
   :: linked ->
      tick = deadline;
@@ -184,7 +237,7 @@ proctype Resetter ()
   fi;
 #endif
 out:
-  skip
+  unref ()
 }
 
 proctype Context ()
@@ -224,9 +277,17 @@ end_poll:
      acquire ();
      if
      :: linked && when <= clock ->
+#ifdef BROKEN_EMPTY_FIRST
+        wake = waker;
+        waker = false;
+        assert (!freed);
+        linked = false
+#else
+        assert (!freed);
         linked = false;
         wake = waker;
-        waker = false
+        waker = false                 /* the last write of the timer */
+#endif
      :: else -> skip
      fi;
      if
@@ -245,6 +306,10 @@ init
 {
   atomic
   {
+    if
+    :: may_drop = true
+    :: skip
+    fi;
     run Task ();
     run Resetter ();
     run Context ()

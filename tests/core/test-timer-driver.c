@@ -13,7 +13,9 @@
  * arm from another thread wakes the context asleep in its poll (D3); a
  * dispatch past one batch wakes every due timer (D2); a wake that
  * iterates the context again finds the rest of its batch woken by the
- * nested dispatch, each once (D8). The D-numbers are those of
+ * nested dispatch, each once (D8); a timer the dispatch of another
+ * thread expired is disarmed without the lock and freed at once (D10).
+ * The D-numbers are those of
  * ws-timer-driver.c's opening comment.
  *
  * The driver has no fake clock: deadlines are read against the
@@ -402,6 +404,74 @@ test_nested_dispatch (void)
   g_main_context_unref (context);
 }
 
+/* D10: the owner of a timer that a dispatch on another thread expired
+ * finds its waker slot empty, disarms without the lock and frees the
+ * timer at once. The dispatch wrote the timer for the last time when it
+ * emptied the slot; a write after it would be a use after free (ASan)
+ * and a race with the free (TSan). */
+#define N_FREED 200
+
+typedef struct
+{
+  GMainContext  *context;
+  _Atomic gint   stop;
+} Dispatcher;
+
+static gpointer
+dispatch_thread (gpointer data)
+{
+  Dispatcher *d = data;
+
+  while (!atomic_load (&d->stop))
+    g_main_context_iteration (d->context, TRUE);
+  return NULL;
+}
+
+static void
+test_free_after_dispatch (void)
+{
+  GMainContext *context = g_main_context_new ();
+  WsTimerDriver *driver = ws_timer_driver_ref_for_context (context);
+  Dispatcher d = { context, };
+  gint n_armed = 0;
+  Waiter w;
+  GThread *t;
+
+  waiter_init (&w, 0);
+  atomic_init (&d.stop, 0);
+  t = g_thread_new ("dispatch", dispatch_thread, &d);
+  for (guint i = 0; i < N_FREED; i++)
+    {
+      WsTimer *timer = g_new (WsTimer, 1);
+      gint64 now = g_get_monotonic_time ();
+
+      ws_timer_init (timer);
+      atomic_store (&w.deadline, now + 500);
+      /* FALSE only if the dispatching thread's clock passed the tick
+       * already: the slot is then empty too. */
+      if (ws_timer_driver_arm_waker (driver, timer, &w.deadline, now, &w.waker))
+        {
+          n_armed++;
+          /* What a poll woken by something else sees once the timer
+           * fired: the slot emptied by the dispatch. */
+          ws_test_wait_until (atomic_load_explicit (&timer->waker, memory_order_acquire) == NULL);
+        }
+      ws_timer_driver_disarm (driver, timer);
+      g_free (timer);
+    }
+  atomic_store (&d.stop, 1);
+  g_main_context_wakeup (context);
+  g_thread_join (t);
+
+  /* Every armed timer was expired by the dispatch and woke its waiter
+   * once, and the driver dropped every reference it took. */
+  g_assert_cmpint (atomic_load (&w.wakes), ==, n_armed);
+  g_assert_cmpint (atomic_load (&w.refs), ==, 0);
+  g_assert_cmpuint (ws_timer_driver_get_n_timers (driver), ==, 0);
+  ws_timer_driver_unref (driver);
+  g_main_context_unref (context);
+}
+
 WS_TEST_MAIN ({ "/timer-driver/per-context", test_driver_per_context },
               { "/timer-driver/arm-passed", test_arm_passed },
               { "/timer-driver/expire", test_expire },
@@ -409,4 +479,5 @@ WS_TEST_MAIN ({ "/timer-driver/per-context", test_driver_per_context },
               { "/timer-driver/reset", test_reset },
               { "/timer-driver/arm-from-other-thread", test_arm_from_other_thread },
               { "/timer-driver/many-due", test_many_due },
-              { "/timer-driver/nested-dispatch", test_nested_dispatch })
+              { "/timer-driver/nested-dispatch", test_nested_dispatch },
+              { "/timer-driver/free-after-dispatch", test_free_after_dispatch })

@@ -20,20 +20,21 @@ G_BEGIN_DECLS
 typedef struct _WsTimerDriver WsTimerDriver;
 
 /* One timer, embedded in its owner (a WsSleep). Once the owner is bound
- * to a driver, both fields are guarded by the driver's lock, and
+ * to a driver, both fields are written only under the driver's lock, and
  * waker != NULL exactly while the entry is linked. The waker is a polling
- * task's or any other (D7 in ws-timer-driver.c). */
+ * task's or any other (D7 in ws-timer-driver.c); it is an atomic so that
+ * a disarm may find the slot empty without the lock (D10). */
 typedef struct
 {
-  WsTimerEntry  entry;
-  WsWaker      *waker;
+  WsTimerEntry       entry;
+  WsWaker *_Atomic   waker;
 } WsTimer;
 
 static inline void
 ws_timer_init (WsTimer *timer)
 {
   ws_timer_entry_init (&timer->entry);
-  timer->waker = NULL;
+  atomic_init (&timer->waker, NULL);
 }
 
 WsTimerDriver *ws_timer_driver_ref_for_current_thread (void);

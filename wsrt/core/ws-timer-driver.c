@@ -108,6 +108,23 @@
  *     least one per dispatch: a queue kept full by tasks that yield does
  *     not hold timers back for good. Any other thread's dispatch has no
  *     bound (its wakes go to the injection queue anyway).
+ *  D10 A disarm that finds the timer's waker slot empty returns without
+ *     the lock (ws_timer_driver_disarm). The slot is written only under
+ *     the lock, and with release, after the entry's links (D1: empty
+ *     exactly while unlinked); the disarm reads it with acquire. It takes
+ *     effect at that load, as if it had taken the lock there and found
+ *     the timer unlinked: it cannot read an empty slot older than an arm
+ *     its own thread made or was ordered after (coherence), and an arm
+ *     concurrent with it may come before or after it either way. A
+ *     disarm that reads the empty slot a dispatch left (D2) sees every
+ *     write the dispatch made to the timer, and the dispatch never
+ *     touches it again, so the owner may free the timer at once
+ *     (ws_sleep_unref); every other access to a timer (arm, reset,
+ *     conditional disarm) comes from a caller holding a reference on
+ *     the owner, so not concurrent with its last unref. The poll that
+ *     finds a fired sleep ready and the sleep's last unref thus take no
+ *     lock: a timer costs the driver's lock at its arm and at its
+ *     dispatch only.
  */
 
 #include "config.h"
@@ -142,6 +159,33 @@ static inline WsTimer *
 timer_of_entry (WsTimerEntry *entry)
 {
   return (WsTimer *) ((guint8 *) entry - G_STRUCT_OFFSET (WsTimer, entry));
+}
+
+/* The waker slot, with the lock held. Relaxed: the lock orders it with
+ * every other locked access. */
+static inline WsWaker *
+slot_get_locked (WsTimer *timer)
+{
+  return atomic_load_explicit (&timer->waker, memory_order_relaxed);
+}
+
+/* Release: publishes the entry's links, written before under the lock,
+ * to a disarm that reads the slot without it (D10). */
+static inline void
+slot_set_locked (WsTimer *timer,
+                 WsWaker *waker)
+{
+  atomic_store_explicit (&timer->waker, waker, memory_order_release);
+}
+
+static inline WsWaker *
+slot_take_locked (WsTimer *timer)
+{
+  WsWaker *waker = slot_get_locked (timer);
+
+  if (waker != NULL)
+    slot_set_locked (timer, NULL);
+  return waker;
 }
 
 /* The tick of a deadline, rounded up (D4). */
@@ -274,7 +318,7 @@ driver_dispatch (GSource     *source,
       while (n < max && (entry = ws_timer_wheel_poll (&self->wheel, now)) != NULL)
         {
           WsTimer *timer = timer_of_entry (entry);
-          WsWaker *waker = g_steal_pointer (&timer->waker);
+          WsWaker *waker = slot_take_locked (timer);
 
           /* The wake writes the waker's owner (a task's state, in the
            * waker's cache line): start the load now, so that it overlaps
@@ -417,13 +461,18 @@ replace_waker_locked (WsTimer   *timer,
                       WsContext *cx,
                       WsWaker   *waker)
 {
-  WsWaker *old;
+  WsWaker *old = slot_get_locked (timer);
 
   if (waker == NULL)
-    return ws_waker_slot_replace (&timer->waker, cx);
-  old = timer->waker;
+    {
+      WsWaker *slot = old;
+
+      (void) ws_waker_slot_replace (&slot, cx);
+      slot_set_locked (timer, slot);
+      return old;
+    }
   waker->vtable->ref (waker);
-  timer->waker = waker;
+  slot_set_locked (timer, waker);
   return old;
 }
 
@@ -464,7 +513,7 @@ arm (WsTimerDriver         *self,
         }
       else
         {
-          old = g_steal_pointer (&timer->waker);
+          old = slot_take_locked (timer);
           armed = FALSE;
         }
     }
@@ -554,7 +603,7 @@ ws_timer_driver_reset (WsTimerDriver         *self,
       if (ws_timer_wheel_insert (&self->wheel, &timer->entry, tick))
         wake = lower_armed_locked (self, timer->entry.when);
       else
-        expired = g_steal_pointer (&timer->waker);
+        expired = slot_take_locked (timer);
     }
   ws_lock_unlock (&self->lock);
 
@@ -568,7 +617,9 @@ ws_timer_driver_reset (WsTimerDriver         *self,
  * @self: the driver @timer's owner is bound to
  * @timer: the timer
  *
- * Unlinks @timer and drops its waker, if it holds one.
+ * Unlinks @timer and drops its waker, if it holds one. A timer that holds
+ * none is left alone without the lock (D10): the caller may free it
+ * afterwards.
  */
 void
 ws_timer_driver_disarm (WsTimerDriver *self,
@@ -576,10 +627,14 @@ ws_timer_driver_disarm (WsTimerDriver *self,
 {
   WsWaker *old;
 
+  /* Acquire: D10, the writes of the dispatch that emptied the slot. */
+  if (atomic_load_explicit (&timer->waker, memory_order_acquire) == NULL)
+    return;
+
   ws_lock_lock (&self->lock);
   if (ws_timer_entry_is_linked (&timer->entry))
     ws_timer_wheel_remove (&self->wheel, &timer->entry);
-  old = g_steal_pointer (&timer->waker);
+  old = slot_take_locked (timer);
   ws_lock_unlock (&self->lock);
 
   if (old != NULL)
@@ -606,11 +661,11 @@ ws_timer_driver_disarm_waker (WsTimerDriver *self,
   gboolean taken = FALSE;
 
   ws_lock_lock (&self->lock);
-  if (timer->waker == waker)
+  if (slot_get_locked (timer) == waker)
     {
       /* D1: holding a waker, it is linked. */
       ws_timer_wheel_remove (&self->wheel, &timer->entry);
-      timer->waker = NULL;
+      slot_set_locked (timer, NULL);
       taken = TRUE;
     }
   ws_lock_unlock (&self->lock);
