@@ -289,7 +289,7 @@ fiber_destroy (gpointer user_data)
   g_assert (f->stack == NULL);
   if (f->destroy != NULL)
     f->destroy (f->data);
-  g_free (f);
+  ws_task_allocator_free_large (f);
 }
 
 static WsFiber *
@@ -299,8 +299,11 @@ fiber_new (WsRuntimeCore *core,
            gpointer       user_data,
            GDestroyNotify destroy)
 {
-  WsFiber *f = g_new0 (WsFiber, 1);
+  /* From the per-thread caches of task memory: a fiber is freed where its
+   * task ends, often on another worker than its spawner's. */
+  WsFiber *f = ws_task_allocator_alloc0_large (sizeof (WsFiber));
 
+  G_STATIC_ASSERT (sizeof (WsFiber) <= WS_TASK_ALLOCATOR_LARGE);
   f->cx.fiber = f;
   f->core = core;
   f->stacks = ws_runtime_core_get_fiber_stacks (core);

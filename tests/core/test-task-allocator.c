@@ -107,4 +107,44 @@ test_allocator_caches (void)
 #endif
 }
 
-WS_TEST_MAIN ({ "/task-allocator/caches", test_allocator_caches })
+/* Large blocks have caches of their own: a thread's freed large block
+ * comes back to its next large allocation, with the size asked for
+ * zeroed, and never to a task's; a freed task never to a large one. */
+static gpointer
+large_thread (gpointer data)
+{
+  guint8 *a = ws_task_allocator_alloc0_large (WS_TASK_ALLOCATOR_LARGE);
+  guint8 *b = ws_task_allocator_alloc0_large (100);
+  gpointer task = ws_task_allocator_alloc0 (sizeof (WsRawTask));
+  guint8 *again;
+  gpointer task_again;
+
+  for (guint i = 0; i < 100; i++)
+    g_assert_cmpuint (b[i], ==, 0);
+  memset (a, 0xa5, WS_TASK_ALLOCATOR_LARGE);  /* dirty: alloc0 must clear */
+  memset (b, 0x5a, 100);
+  ws_task_allocator_free_large (a);
+  ws_task_allocator_free (task);
+  ws_task_allocator_free_large (b);
+
+  again = ws_task_allocator_alloc0_large (200);
+  task_again = ws_task_allocator_alloc0 (sizeof (WsRawTask));
+#if !defined(__SANITIZE_ADDRESS__)
+  g_assert_true (again == b);
+  g_assert_true (task_again == task);
+#endif
+  for (guint i = 0; i < 200; i++)
+    g_assert_cmpuint (again[i], ==, 0);
+  ws_task_allocator_free_large (again);
+  ws_task_allocator_free (task_again);
+  return NULL;
+}
+
+static void
+test_allocator_large (void)
+{
+  g_thread_join (g_thread_new ("large", large_thread, NULL));
+}
+
+WS_TEST_MAIN ({ "/task-allocator/caches", test_allocator_caches },
+              { "/task-allocator/large", test_allocator_large })

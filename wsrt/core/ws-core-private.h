@@ -51,6 +51,7 @@
 #include "ws-owed-private.h"
 #include "ws-raw-task-private.h"
 #include "ws-runtime-core-private.h"
+#include "ws-task-allocator-private.h"
 #include "ws-time-private.h"
 #include "ws-timer-driver-private.h"
 #include "ws-trace-private.h"

@@ -158,14 +158,18 @@ struct _WsFiberStackPool
   guint          max_mapped;
 };
 
-/* A worker thread's cache, for the pool of that worker's runtime. */
-typedef struct
+/* A worker thread's cache, for the pool of that worker's runtime: in the
+ * thread's WsThread (one load off the thread pointer on every get and
+ * release), with a GPrivate whose destructor unmaps what it holds at
+ * the thread's exit, set at its first use. */
+typedef WsThreadStackCache StackCache;
+
+enum
 {
-  WsFiberStackPool *pool;            /* NULL until the first release */
-  WsFiberStack     *head;
-  guint             n;
-  guint             n_dirty;         /* of these, not trimmed since used */
-} StackCache;
+  NOT_REGISTERED,
+  REGISTERED,                         /* the exit destructor is set */
+  EXITED,                             /* unmapped: no cache any more */
+};
 
 /* Statistics for tests and benchmarks. Relaxed: counters that order
  * nothing; a test reads them after joining what changed them. */
@@ -394,7 +398,9 @@ cache_free (gpointer data)
   for (WsFiberStack *s = cache->head; s != NULL; s = s->next)
     s->pool = NULL;
   free_list (g_steal_pointer (&cache->head));
-  g_free (cache);
+  cache->n = cache->n_dirty = 0;
+  cache->pool = NULL;
+  cache->exit_state = EXITED;
 }
 
 /* The calling thread's cache, for @pool's stacks, or NULL: a thread that
@@ -406,10 +412,12 @@ get_cache (WsFiberStackPool *pool)
 
   if (ws_thread.worker == NULL)
     return NULL;
-  cache = g_private_get (&cache_key);
-  if G_UNLIKELY (cache == NULL)
+  cache = &ws_thread.stack_cache;
+  if G_UNLIKELY (cache->exit_state != REGISTERED)
     {
-      cache = g_new0 (StackCache, 1);
+      if (cache->exit_state == EXITED)
+        return NULL;
+      cache->exit_state = REGISTERED;
       g_private_set (&cache_key, cache);
     }
   if G_UNLIKELY (cache->pool != pool)
@@ -674,9 +682,9 @@ ws_fiber_stack_release (WsFiberStackPool *pool,
 void
 ws_fiber_stack_trim_cache (void)
 {
-  StackCache *cache = g_private_get (&cache_key);
+  StackCache *cache = &ws_thread.stack_cache;
 
-  if (cache == NULL || cache->pool == NULL)
+  if (cache->pool == NULL)
     return;
   if (cache->n > WS_FIBER_STACK_IDLE_KEEP)
     spill (cache, cache->n - WS_FIBER_STACK_IDLE_KEEP);
@@ -697,9 +705,9 @@ ws_fiber_stack_trim_cache (void)
 void
 ws_fiber_stack_flush_cache (void)
 {
-  StackCache *cache = g_private_get (&cache_key);
+  StackCache *cache = &ws_thread.stack_cache;
 
-  if (cache == NULL || cache->pool == NULL)
+  if (cache->pool == NULL)
     return;
   spill (cache, 0);
   cache->pool = NULL;

@@ -5,7 +5,10 @@
  *
  * Blocks of one size, a task's: the allocator knows nothing of a task
  * but that size, which its one caller (ws_raw_task_new) passes, so it
- * sits below ws-raw-task and includes none of it.
+ * sits below ws-raw-task and includes none of it. And large blocks, of
+ * WS_TASK_ALLOCATOR_LARGE bytes, for what the face allocates with each
+ * task of a kind (a fiber, ws-fiber.c): freed with
+ * ws_task_allocator_free_large (), on any thread.
  */
 
 #pragma once
@@ -14,8 +17,14 @@
 
 G_BEGIN_DECLS
 
+/* The size of a large block. */
+#define WS_TASK_ALLOCATOR_LARGE 288
+
 gpointer ws_task_allocator_alloc0       (gsize     size);
 void     ws_task_allocator_free         (gpointer  block);
+/* @size bytes zeroed, at most WS_TASK_ALLOCATOR_LARGE. */
+gpointer ws_task_allocator_alloc0_large (gsize     size);
+void     ws_task_allocator_free_large   (gpointer  block);
 
 /* Test hook: blocks cached by this thread, and in the shared depot. */
 void     ws_task_allocator_get_n_cached (gsize    *n_thread,

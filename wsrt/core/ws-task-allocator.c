@@ -11,7 +11,11 @@
  * magazines (lists of WS_TASK_MAGAZINE_SIZE blocks, linked through the
  * first word of each free block, a WsFreeBlock) and allocates from it.
  * Every call passes the same size, a task's (ws_raw_task_new); a cached
- * block is handed out for it without a look at the size. A thread that frees more than it
+ * block is handed out for it without a look at the size. A second class
+ * of blocks, of WS_TASK_ALLOCATOR_LARGE bytes, has caches and a depot of
+ * its own: the face's fibers (ws-fiber.c), one per fiber task, which
+ * calloc would serve past glibc's per-thread cache and free into its
+ * arena's bins when another worker ends them. A thread that frees more than it
  * allocates hands full magazines to a shared depot; one that allocates
  * more takes them back: one lock per WS_TASK_MAGAZINE_SIZE tasks (the
  * magazine and depot scheme of Bonwick's slab allocator). The depot is
@@ -48,6 +52,19 @@
  * quarter of the size too small: the rest went back to malloc on the
  * workers and came from calloc on the spawner (doc/performance.md). */
 #define WS_TASK_DEPOT_MAX     256
+/* Large blocks: 4 magazines, 4 x 64 x 288 bytes, 72 KiB. The depot
+ * outlives every runtime, and a larger one kept a burst's fibers after
+ * the runtime was gone (bench-memory fiber-burst); the flow between two
+ * workers that spawn and end fibers needs only a few. */
+#define WS_TASK_DEPOT_MAX_LARGE 4
+
+/* The two classes: a task's blocks, and large ones. */
+enum
+{
+  CLASS_TASK,
+  CLASS_LARGE,
+  N_CLASSES,
+};
 
 #if WS_TASK_CACHE
 
@@ -62,10 +79,12 @@ enum
  * exit_state is NOT_REGISTERED, REGISTERED or EXITED. */
 typedef WsThreadTaskCache ThreadCache;
 
-/* Full magazines, linked through the next_magazine of their first block. */
+/* Full magazines of each class, linked through the next_magazine of
+ * their first block. */
 static WsLock       depot_lock = WS_LOCK_INIT;
-static WsFreeBlock *depot;
-static guint        n_depot;
+static WsFreeBlock *depot[N_CLASSES];
+static guint        n_depot[N_CLASSES];
+static const guint  depot_max[N_CLASSES] = { WS_TASK_DEPOT_MAX, WS_TASK_DEPOT_MAX_LARGE };
 
 static void
 free_magazine (WsFreeBlock *magazine)
@@ -81,14 +100,15 @@ free_magazine (WsFreeBlock *magazine)
 
 /* Gives a full magazine to the depot, or back to malloc if it is full. */
 static void
-depot_put (WsFreeBlock *magazine)
+depot_put (guint        klass,
+           WsFreeBlock *magazine)
 {
   ws_lock_lock (&depot_lock);
-  if (n_depot < WS_TASK_DEPOT_MAX)
+  if (n_depot[klass] < depot_max[klass])
     {
-      magazine->next_magazine = depot;
-      depot = magazine;
-      n_depot++;
+      magazine->next_magazine = depot[klass];
+      depot[klass] = magazine;
+      n_depot[klass]++;
       magazine = NULL;
     }
   ws_lock_unlock (&depot_lock);
@@ -97,46 +117,58 @@ depot_put (WsFreeBlock *magazine)
 }
 
 static WsFreeBlock *
-depot_get (void)
+depot_get (guint klass)
 {
   WsFreeBlock *magazine;
 
   ws_lock_lock (&depot_lock);
-  magazine = depot;
+  magazine = depot[klass];
   if (magazine != NULL)
     {
-      depot = magazine->next_magazine;
+      depot[klass] = magazine->next_magazine;
       magazine->next_magazine = NULL;
-      n_depot--;
+      n_depot[klass]--;
     }
   ws_lock_unlock (&depot_lock);
 
   return magazine;
 }
 
-/* Thread exit: the cache goes to the depot. The partial magazine is freed
- * (the depot holds full ones only). A task freed later on this thread, by
- * another destructor, goes straight back to malloc. */
+static void
+flush_class (guint        klass,
+             ThreadCache *cache)
+{
+  free_magazine (cache->current);
+  cache->current = NULL;
+  cache->n_current = 0;
+  if (cache->full != NULL)
+    depot_put (klass, g_steal_pointer (&cache->full));
+}
+
+/* Thread exit: the caches go to the depot. The partial magazines are
+ * freed (the depot holds full ones only). A block freed later on this
+ * thread, by another destructor, goes straight back to malloc. The
+ * key's value is the task class's cache, which holds the exit state of
+ * both. */
 static void
 flush_thread_cache (gpointer data)
 {
   ThreadCache *cache = data;
 
   cache->exit_state = EXITED;
-  free_magazine (cache->current);
-  cache->current = NULL;
-  cache->n_current = 0;
-  if (cache->full != NULL)
-    depot_put (g_steal_pointer (&cache->full));
+  flush_class (CLASS_TASK, cache);
+  flush_class (CLASS_LARGE, &ws_thread.task_cache_large);
 }
 
 static GPrivate cache_key = G_PRIVATE_INIT (flush_thread_cache);
 
-/* Before this thread's cache first holds a task: flush it when the thread
- * exits. FALSE once it has exited (then use malloc directly). */
+/* Before this thread's caches first hold a block: flush them when the
+ * thread exits. FALSE once it has exited (then use malloc directly). */
 static gboolean
-cache_usable (ThreadCache *cache)
+cache_usable (void)
 {
+  ThreadCache *cache = &ws_thread.task_cache;
+
   if G_LIKELY (cache->exit_state == REGISTERED)
     return TRUE;
   if (cache->exit_state == EXITED)
@@ -146,25 +178,29 @@ cache_usable (ThreadCache *cache)
   return TRUE;
 }
 
-gpointer
-ws_task_allocator_alloc0 (gsize size)
+/* A block of @block_size bytes (malloc's, when no magazine has one), of
+ * which the first @size are zeroed. */
+static inline gpointer
+alloc0 (guint        klass,
+        ThreadCache *cache,
+        gsize        block_size,
+        gsize        size)
 {
-  ThreadCache *cache = &ws_thread.task_cache;
   WsFreeBlock *block;
 
   if G_UNLIKELY (cache->current == NULL)
     {
-      if (!cache_usable (cache))
-        return g_malloc0 (size);
+      if (!cache_usable ())
+        return g_malloc0 (block_size);
       if (cache->full != NULL)
         {
           cache->current = g_steal_pointer (&cache->full);
           cache->n_current = WS_TASK_MAGAZINE_SIZE;
         }
-      else if ((cache->current = depot_get ()) != NULL)
+      else if ((cache->current = depot_get (klass)) != NULL)
         cache->n_current = WS_TASK_MAGAZINE_SIZE;
       else
-        return g_malloc0 (size);
+        return g_malloc0 (block_size);
     }
 
   block = cache->current;
@@ -174,13 +210,14 @@ ws_task_allocator_alloc0 (gsize size)
   return block;
 }
 
-void
-ws_task_allocator_free (gpointer data)
+static inline void
+free_block (guint        klass,
+            ThreadCache *cache,
+            gpointer     data)
 {
-  ThreadCache *cache = &ws_thread.task_cache;
   WsFreeBlock *block = data;
 
-  if G_UNLIKELY (!cache_usable (cache))
+  if G_UNLIKELY (!cache_usable ())
     {
       g_free (block);
       return;
@@ -189,7 +226,7 @@ ws_task_allocator_free (gpointer data)
   if G_UNLIKELY (cache->n_current == WS_TASK_MAGAZINE_SIZE)
     {
       if (cache->full != NULL)
-        depot_put (cache->full);
+        depot_put (klass, cache->full);
       cache->full = cache->current;
       cache->current = NULL;
       cache->n_current = 0;
@@ -201,12 +238,41 @@ ws_task_allocator_free (gpointer data)
   cache->n_current++;
 }
 
+gpointer
+ws_task_allocator_alloc0 (gsize size)
+{
+  return alloc0 (CLASS_TASK, &ws_thread.task_cache, size, size);
+}
+
+void
+ws_task_allocator_free (gpointer data)
+{
+  free_block (CLASS_TASK, &ws_thread.task_cache, data);
+}
+
+/* A large block is always allocated whole (malloc's fallback too), so
+ * that any large block may be cached when it is freed; @size bytes of
+ * it are zeroed. */
+gpointer
+ws_task_allocator_alloc0_large (gsize size)
+{
+  g_return_val_if_fail (size <= WS_TASK_ALLOCATOR_LARGE, NULL);
+
+  return alloc0 (CLASS_LARGE, &ws_thread.task_cache_large, WS_TASK_ALLOCATOR_LARGE, size);
+}
+
+void
+ws_task_allocator_free_large (gpointer data)
+{
+  free_block (CLASS_LARGE, &ws_thread.task_cache_large, data);
+}
+
 void
 ws_task_allocator_get_n_cached (gsize *n_thread,
                                 gsize *n_in_depot)
 {
   ws_lock_lock (&depot_lock);
-  *n_in_depot = (gsize) n_depot * WS_TASK_MAGAZINE_SIZE;
+  *n_in_depot = (gsize) n_depot[CLASS_TASK] * WS_TASK_MAGAZINE_SIZE;
   ws_lock_unlock (&depot_lock);
 
   *n_thread = ws_thread.task_cache.n_current
@@ -223,6 +289,20 @@ ws_task_allocator_alloc0 (gsize size)
 
 void
 ws_task_allocator_free (gpointer block)
+{
+  g_free (block);
+}
+
+gpointer
+ws_task_allocator_alloc0_large (gsize size)
+{
+  g_return_val_if_fail (size <= WS_TASK_ALLOCATOR_LARGE, NULL);
+
+  return g_malloc0 (size);
+}
+
+void
+ws_task_allocator_free_large (gpointer block)
 {
   g_free (block);
 }

@@ -51,6 +51,8 @@ struct _WsWorker;
 struct _WsBlockingPool;
 struct _WsRuntimeRef;
 struct _WsFiberCtx;
+struct _WsFiberStack;
+struct _WsFiberStackPool;
 
 /* A block of the task allocator while it is cached: its first words
  * link it (ws-task-allocator.c). */
@@ -70,9 +72,21 @@ typedef struct
   guint8       exit_state;           /* see ws-task-allocator.c */
 } WsThreadTaskCache;
 
+/* A worker thread's cache of fiber stacks (ws-fiber-stack.c). */
+typedef struct
+{
+  struct _WsFiberStackPool   *pool;  /* NULL until the first release */
+  struct _WsFiberStack       *head;
+  guint                       n;
+  guint                       n_dirty; /* of these, not trimmed since used */
+  guint8                      exit_state; /* see ws-fiber-stack.c */
+} WsThreadStackCache;
+
 typedef struct
 {
   WsThreadTaskCache           task_cache;
+  /* Those of its large blocks; exit_state unused (task_cache's holds). */
+  WsThreadTaskCache           task_cache_large;
   /* This thread's slot in the spawn gates (ws-task-registry.c), 1-based;
    * 0 until the first spawn. */
   guint                       registry_slot;
@@ -111,6 +125,8 @@ typedef struct
    * handler reads it in a signal handler (ws-fiber-overflow.c), which the
    * initial-exec model makes one load. */
   const struct _WsFiberCtx   *fiber;
+  /* The fiber stacks this thread keeps for reuse, when it is a worker. */
+  WsThreadStackCache          stack_cache;
   /* This thread's alternate signal stack for that handler, by
    * ws-fiber-overflow.c's enum: 0 until the thread first resumes a fiber. */
   guint8                      altstack;
