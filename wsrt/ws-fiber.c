@@ -172,7 +172,7 @@ struct _WsFiber
 /* The fiber this thread runs now, innermost first ("Children" at the top):
  * kept here, not in the core's WsThread, since only the face's fibers
  * have it. */
-static _Thread_local WsFiber *running_fiber;
+static _Thread_local WsFiber *running_fiber WS_TLS_INITIAL_EXEC;
 
 static void
 fiber_main (gpointer arg)
@@ -183,7 +183,7 @@ fiber_main (gpointer arg)
   /* Its last GIO result, and a call it never awaited (which is cancelled). */
   g_clear_pointer (&f->gio, ws_fiber_gio_free);
   f->state = FIBER_DONE;
-  ws_fiber_ctx_exit (&f->ctx);
+  /* Returning exits the fiber (ws-fiber-switch.c, "Returns"). */
 }
 
 /* Whether @address is on @f's stack. */

@@ -352,7 +352,61 @@ printing (gboolean force_ucontext)
   bare_finish (&b);
 }
 
+/* ---- an entry that returns ---------------------------------------------- */
+
+/* The fiber exits by returning from its entry, after a few switches, with
+ * its own rounding mode set: the poller's resume returns once more, with
+ * the poller's callee-saved registers (its locals live across the
+ * resumes), its rounding mode and its stack as they were. */
+static void
+returning_entry (gpointer arg)
+{
+  Bare *b = arg;
+
+  fesetround (FE_UPWARD);
+  for (guint i = 0; i < 3; i++)
+    {
+      b->to_poller = i + 1;
+      ws_fiber_ctx_suspend (&b->ctx);
+    }
+  if (fegetround () != FE_UPWARD)
+    b->fiber_ok = FALSE;
+  b->done = TRUE;
+}
+
+static void
+entry_returns (gboolean force_ucontext)
+{
+  volatile guint64 canary = 0x0123456789abcdefULL;
+  /* Live across every resume: kept in callee-saved registers or spilled. */
+  guint64 a = g_test_rand_int (), c = g_test_rand_int (), d = g_test_rand_int ();
+  guint64 e = g_test_rand_int (), f = g_test_rand_int (), g = g_test_rand_int ();
+  volatile guint64 sum = a * 3 + c * 5 + d * 7 + e * 11 + f * 13 + g * 17;
+  Bare b;
+
+  if (!use_switch (force_ucontext))
+    return;
+  fesetround (FE_DOWNWARD);
+  bare_start (&b, returning_entry);
+  for (guint i = 0; i < 3; i++)
+    {
+      ws_fiber_ctx_resume (&b.ctx);
+      g_assert_cmpuint (b.to_poller, ==, i + 1);
+      g_assert_false (b.done);
+    }
+  ws_fiber_ctx_resume (&b.ctx);
+  g_assert_true (b.done);
+  g_assert_cmpint (fegetround (), ==, FE_DOWNWARD);
+  fesetround (FE_TONEAREST);
+  g_assert_true (b.fiber_ok);
+  g_assert_cmpuint (canary, ==, 0x0123456789abcdefULL);
+  g_assert_cmpuint (a * 3 + c * 5 + d * 7 + e * 11 + f * 13 + g * 17, ==, sum);
+  bare_finish (&b);
+}
+
 static void test_ping_pong (void) { ping_pong (FALSE); }
+static void test_entry_returns (void) { entry_returns (FALSE); }
+static void test_ucontext_entry_returns (void) { entry_returns (TRUE); }
 static void test_floating_point (void) { floating_point (FALSE); }
 static void test_printing (void) { printing (FALSE); }
 static void test_ucontext_ping_pong (void) { ping_pong (TRUE); }
@@ -362,6 +416,8 @@ static void test_ucontext_printing (void) { printing (TRUE); }
 WS_TEST_MAIN ({ "/fiber-switch/ping-pong", test_ping_pong },
               { "/fiber-switch/floating-point", test_floating_point },
               { "/fiber-switch/snprintf", test_printing },
+              { "/fiber-switch/entry-returns", test_entry_returns },
               { "/fiber-switch/ucontext/ping-pong", test_ucontext_ping_pong },
               { "/fiber-switch/ucontext/floating-point", test_ucontext_floating_point },
-              { "/fiber-switch/ucontext/snprintf", test_ucontext_printing })
+              { "/fiber-switch/ucontext/snprintf", test_ucontext_printing },
+              { "/fiber-switch/ucontext/entry-returns", test_ucontext_entry_returns })

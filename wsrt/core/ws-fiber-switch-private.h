@@ -18,8 +18,8 @@
 
 G_BEGIN_DECLS
 
-/* Runs on the fiber's stack; never returns: it ends with
- * ws_fiber_ctx_exit (). */
+/* Runs on the fiber's stack; the fiber exits when it returns, or when it
+ * calls ws_fiber_ctx_exit (). */
 typedef void (*WsFiberEntry) (gpointer arg);
 
 /* One side of a switch: where its stack pointer was saved, and what the

@@ -60,6 +60,18 @@
  * aarch64's Guarded Control Stack has the same shape; the aarch64 switch
  * does not handle it either, and no toolchain here marks objects for it.
  *
+ * Returns. A switch moves to another stack, and the CPU's return-address
+ * predictor (a stack of the calls made) then holds the other side's
+ * returns: every ret after it is mispredicted until the predictor's
+ * stack is back in step. So the switch itself returns by pop and jump,
+ * which leaves the predictor alone, and a fiber whose entry returns
+ * exits from its trampoline, with its own calls all returned: the
+ * predictor then holds the poller's returns exactly, starting with the
+ * one into ws_fiber_ctx_resume (), so the last switch returns with a
+ * ret, and every ret of the poller after it is predicted. A fiber that
+ * exits with ws_fiber_ctx_exit () from deeper in its stack works too,
+ * with the poller's returns mispredicted for a while.
+ *
  * Thread-local storage across a switch: a suspend may return on another
  * thread, and a compiler may keep the address of a thread-local variable
  * (errno's, through the const __errno_location (), or a __thread
@@ -151,9 +163,10 @@ void *ws_fiber_switch_raw (void  **save,
                            void   *to,
                            void   *arg);
 /* Where a fresh fiber's first switch returns to: calls the function in a
- * callee-saved register with the argument the switch passed, and traps
- * if it returns. Its unwind information marks the return address
- * undefined, so a debugger's backtrace ends there. */
+ * callee-saved register with the argument the switch passed; when it
+ * returns, with the address of the poller's saved stack pointer,
+ * switches there for the last time. Its unwind information marks the
+ * return address undefined, so a debugger's backtrace ends there. */
 void ws_fiber_trampoline (void);
 
 # if defined(__CET__)
@@ -215,7 +228,20 @@ __asm__ (
   WS_ENDBR
   "  xorl %ebp, %ebp\n"
   "  callq *%rbx\n"
-  "  ud2\n"
+  /* The entry returned: %rax is where the poller's stack pointer is
+   * saved. The fiber's last switch, with a ret (see "Returns" at the
+   * top): the poller's side as ws_fiber_switch_raw restores it. */
+  "  movq (%rax), %rsp\n"
+  "  ldmxcsr (%rsp)\n"
+  "  fldcw 4(%rsp)\n"
+  "  addq $8, %rsp\n"
+  "  popq %r15\n"
+  "  popq %r14\n"
+  "  popq %r13\n"
+  "  popq %r12\n"
+  "  popq %rbx\n"
+  "  popq %rbp\n"
+  "  ret\n"
   ".cfi_endproc\n"
   ".size ws_fiber_trampoline, .-ws_fiber_trampoline\n"
 );
@@ -232,13 +258,15 @@ prepare_stack (gpointer top,
    * the trampoline's call leaves it where the ABI expects at a function's
    * entry. */
   guint64 *sp = (guint64 *) top - 2 - FRAME_WORDS;
-  guint32 *csr = (guint32 *) sp;
 
-  memset (sp, 0, (FRAME_WORDS + 2) * sizeof (guint64));
-  csr[0] = 0x1f80;                   /* MXCSR: all exceptions masked */
-  csr[1] = 0x037f;                   /* x87 control word: the default */
+  /* MXCSR 0x1f80 (all exceptions masked) in the low half, the x87
+   * control word's default 0x037f in the high one. */
+  sp[0] = ((guint64) 0x037f << 32) | 0x1f80;
+  sp[1] = sp[2] = sp[3] = sp[4] = 0;         /* r15, r14, r13, r12 */
   sp[5] = (guint64) (guintptr) start;        /* rbx */
+  sp[6] = 0;                                 /* rbp */
   sp[7] = (guint64) (guintptr) ws_fiber_trampoline;
+  sp[8] = sp[9] = 0;
   return sp;
 }
 
@@ -293,7 +321,22 @@ __asm__ (
   ".cfi_undefined x30\n"
   "  mov x29, #0\n"
   "  blr x19\n"
-  "  brk #0\n"
+  /* The entry returned: x0 is where the poller's stack pointer is saved;
+   * the last switch, as ws_fiber_switch_raw restores that side. */
+  "  ldr x9, [x0]\n"
+  "  mov sp, x9\n"
+  "  ldp d8, d9, [sp, #0]\n"
+  "  ldp d10, d11, [sp, #16]\n"
+  "  ldp d12, d13, [sp, #32]\n"
+  "  ldp d14, d15, [sp, #48]\n"
+  "  ldp x19, x20, [sp, #64]\n"
+  "  ldp x21, x22, [sp, #80]\n"
+  "  ldp x23, x24, [sp, #96]\n"
+  "  ldp x25, x26, [sp, #112]\n"
+  "  ldp x27, x28, [sp, #128]\n"
+  "  ldp x29, x30, [sp, #144]\n"
+  "  add sp, sp, #160\n"
+  "  ret\n"
   ".cfi_endproc\n"
   ".size ws_fiber_trampoline, .-ws_fiber_trampoline\n"
 );
@@ -323,15 +366,28 @@ prepare_stack (gpointer top,
 /* ---- the sides ----------------------------------------------------------- */
 
 /* The first code a fiber runs: completes the switch for the sanitizers,
- * then runs the entry, which never returns. */
-static void
+ * then runs the entry. If the entry returns, the fiber exits: from here
+ * through ws_fiber_ctx_exit () under the sanitizers (whose bookkeeping of
+ * the switch must come last on the fiber's side) and with ucontext;
+ * otherwise by returning the address of the poller's saved stack
+ * pointer to the trampoline, which switches there ("Returns" at the
+ * top). */
+static gpointer *
 fiber_start (WsFiberCtx *ctx)
 {
 #ifdef WS_ASAN
   __sanitizer_finish_switch_fiber (NULL, &ctx->poller.stack_bottom, &ctx->poller.stack_size);
 #endif
   ctx->entry (ctx->entry_arg);
-  g_assert_not_reached ();
+#if defined(WS_ASAN) || defined(WS_TSAN) || defined(WS_FIBER_SWITCH_UCONTEXT)
+  ws_fiber_ctx_exit (ctx);
+#else
+# ifdef WS_HAVE_UCONTEXT
+  if (ctx->uc != NULL)
+    ws_fiber_ctx_exit (ctx);
+# endif
+  return &ctx->poller.sp;
+#endif
 }
 
 #ifdef WS_HAVE_UCONTEXT
@@ -344,6 +400,7 @@ ucontext_start (unsigned int hi,
   guintptr p = ((guintptr) hi << 16 << 16) | (guintptr) lo;
 
   fiber_start ((WsFiberCtx *) p);
+  g_assert_not_reached ();
 }
 
 #endif
@@ -447,7 +504,8 @@ ws_fiber_switch_force_ucontext (void)
  * ws_fiber_ctx_init:
  * @ctx: the fiber's switch state
  * @stack: the stack it will run on, owned by the fiber until it exits
- * @entry: what its first resume runs; ends with ws_fiber_ctx_exit ()
+ * @entry: what its first resume runs; the fiber exits when it returns or
+ *   calls ws_fiber_ctx_exit ()
  * @arg: @entry's argument
  */
 void
@@ -456,13 +514,26 @@ ws_fiber_ctx_init (WsFiberCtx   *ctx,
                    WsFiberEntry  entry,
                    gpointer      arg)
 {
-  memset (ctx, 0, sizeof *ctx);
-  ctx->stack = stack;
-  ctx->entry = entry;
-  ctx->entry_arg = arg;
+  /* Every field, one store each: no memset, once per fiber. The poller's
+   * side is written by each resume before it is read. */
+  ctx->fiber.sp = NULL;
+  ctx->fiber.asan_fake_stack = NULL;
   ctx->fiber.stack_bottom = ws_fiber_stack_bottom (stack);
   ctx->fiber.stack_size = (guint8 *) ws_fiber_stack_top (stack)
                           - (guint8 *) ws_fiber_stack_bottom (stack);
+  ctx->fiber.tsan_fiber = NULL;
+  ctx->poller.sp = NULL;
+  ctx->poller.asan_fake_stack = NULL;
+  ctx->poller.stack_bottom = NULL;
+  ctx->poller.stack_size = 0;
+  ctx->poller.tsan_fiber = NULL;
+  ctx->stack = stack;
+  ctx->entry = entry;
+  ctx->entry_arg = arg;
+  ctx->uc = NULL;
+  ctx->outer = NULL;
+  ctx->task = NULL;
+  ctx->func = NULL;
 #ifdef WS_HAVE_UCONTEXT
   if (uses_ucontext ())
     {
