@@ -336,9 +336,55 @@ test_default_cap (void)
     g_assert_cmpuint (max, ==, G_MAXUINT);
 }
 
+/* A running worker's full cache spills a batch to the pool untrimmed
+ * (the pool is under its watermark): no system call on the way from one
+ * worker's cache to another's. A park trims everything: the cache's, the
+ * spilled batch in the pool, and what the park gives the pool. */
+#define N_SPILL 65                   /* one past a full cache */
+
+static gpointer
+spill_thread (gpointer data)
+{
+  WsFiberStackPool *pool = data;
+  WsFiberStack *stacks[N_SPILL];
+  guint64 trims = ws_fiber_stack_get_n_trims ();
+
+  ws_thread.worker = (struct _WsWorker *) pool;  /* only compared with NULL */
+  for (guint i = 0; i < N_SPILL; i++)
+    {
+      stacks[i] = ws_fiber_stack_get (pool, SIZE, NULL);
+      touch_all (stacks[i], 1);
+    }
+  for (guint i = 0; i < N_SPILL; i++)
+    ws_fiber_stack_release (pool, stacks[i]);
+  /* The 65th release spilled half the cache: untrimmed. */
+  g_assert_cmpuint (ws_fiber_stack_get_n_trims (), ==, trims);
+  for (guint i = 0; i < N_SPILL; i++)
+    g_assert_true (stacks[i]->dirty);
+
+  ws_fiber_stack_trim_cache ();
+  g_assert_cmpuint (ws_fiber_stack_get_n_trims (), ==, trims + N_SPILL);
+  for (guint i = 0; i < N_SPILL; i++)
+    g_assert_false (stacks[i]->dirty);
+
+  ws_fiber_stack_flush_cache ();
+  ws_thread.worker = NULL;
+  return NULL;
+}
+
+static void
+test_spill_untrimmed (void)
+{
+  WsFiberStackPool *pool = ws_fiber_stack_pool_new (G_MAXUINT);
+
+  g_thread_join (g_thread_new ("worker", spill_thread, pool));
+  ws_fiber_stack_pool_free (pool);
+}
+
 WS_TEST_MAIN ({ "/fiber-stack/no-pool", test_no_pool },
               { "/fiber-stack/pool-reuse", test_pool_reuse },
               { "/fiber-stack/trim-bound", test_trim_bound },
               { "/fiber-stack/worker-cache", test_worker_cache },
+              { "/fiber-stack/spill-untrimmed", test_spill_untrimmed },
               { "/fiber-stack/cap", test_cap },
               { "/fiber-stack/default-cap", test_default_cap })

@@ -60,20 +60,33 @@
  * so a trimmed stack costs one page until the next fiber touches more. A
  * stack is dirty from its get until it is trimmed. Stacks are trimmed:
  *
- *  - when they go to the pool (spilled by a full cache, flushed, or
- *    released by a thread with no cache), outside the pool's lock: the
- *    pool holds only trimmed stacks, so at most one page each;
+ *  - when they go to the pool flushed, or released by a thread with no
+ *    cache, outside the pool's lock;
+ *  - when a running worker's full cache spills a batch to the pool, only
+ *    past the pool's watermark: the pool takes up to
+ *    WS_FIBER_STACK_POOL_DIRTY_MAX untrimmed stacks (a racy peek at its
+ *    count, so two spills at once may each add a batch past it), and the
+ *    spill trims the rest. Stacks go from one worker's cache to another's
+ *    through the pool whenever fibers end on another worker than the one
+ *    that started them, and a trim there cost a system call, a TLB
+ *    shootdown on the other CPUs running the process, and page faults
+ *    when the next fiber touches the pages again;
  *  - when a worker is about to park (ws_fiber_stack_trim_cache (),
- *    ws-worker.c): its idle cache is trimmed, so after a burst of deep
- *    fibers an idle runtime keeps one page per cached stack. It also
- *    gives all but WS_FIBER_STACK_IDLE_KEEP of them to the pool: a busy
- *    worker that finds the pool empty maps a new stack, though a
- *    sleeping worker's cache may hold dozens.
+ *    ws-worker.c): its idle cache is trimmed, and so is every untrimmed
+ *    stack of the pool, so after a burst of deep fibers an idle runtime
+ *    keeps one page per stack it keeps. Only running workers put
+ *    untrimmed stacks in the pool, and each trims the pool before it
+ *    parks: once every worker is parked the pool holds only trimmed
+ *    stacks. The parking worker also gives all but
+ *    WS_FIBER_STACK_IDLE_KEEP of its stacks to the pool: a busy worker
+ *    that finds the pool empty maps a new stack, though a sleeping
+ *    worker's cache may hold dozens.
  *
- * A running worker's cache is the watermark: at most CACHE_MAX stacks
- * keep the pages their last fibers touched, until the worker parks. The
- * trims cost a system call per dirty stack, on the way to a park or a
- * spill, never on a get or a release that stays in the cache.
+ * The watermark while workers run: at most CACHE_MAX stacks per worker
+ * and about POOL_DIRTY_MAX in the pool keep the pages their last fibers
+ * touched, until the workers park. The trims cost a system call per
+ * dirty stack, on the way to a park or past the watermark, never on a
+ * get or a release that stays in the cache.
  *
  * The cap. Each stack takes two memory mappings (the guard and the
  * stack: the mprotect of the guard splits the one mmap), and the kernel
@@ -144,15 +157,20 @@
 #define WS_FIBER_STACK_BATCH     (WS_FIBER_STACK_CACHE_MAX / 2)
 #define WS_FIBER_STACK_IDLE_KEEP 4
 #define WS_FIBER_STACK_POOL_MAX  1024
+/* Untrimmed stacks the pool takes from running workers' spills before a
+ * spill trims what it gives ("Giving pages back"). */
+#define WS_FIBER_STACK_POOL_DIRTY_MAX WS_FIBER_STACK_CACHE_MAX
 
-/* A runtime's depot of stacks, any size, all trimmed, under its lock. Its
- * count is written under the lock and peeked at without it (relaxed: a
- * hint, see ws_fiber_stack_get), hence atomic. */
+/* A runtime's depot of stacks, any size, under its lock; untrimmed ones
+ * only from running workers' spills, n_dirty of them. Its counts are
+ * written under the lock and peeked at without it (relaxed: hints, see
+ * ws_fiber_stack_get and spill), hence atomic. */
 struct _WsFiberStackPool
 {
   WsLock         lock;
   WsFiberStack  *head;
   _Atomic guint  n;
+  _Atomic guint  n_dirty;
   /* Stacks mapped for it ("The cap"). */
   _Atomic guint  n_mapped;
   guint          max_mapped;
@@ -183,13 +201,19 @@ static void cache_free (gpointer data);
 
 static GPrivate cache_key = G_PRIVATE_INIT (cache_free);
 
+/* Under the pool's lock: one stack, @s, more (@delta 1) or fewer (-1). */
 static inline void
 pool_count (WsFiberStackPool *pool,
+            WsFiberStack     *s,
             gint              delta)
 {
   atomic_store_explicit (&pool->n,
                          atomic_load_explicit (&pool->n, memory_order_relaxed) + delta,
                          memory_order_relaxed);
+  if (s->dirty)
+    atomic_store_explicit (&pool->n_dirty,
+                           atomic_load_explicit (&pool->n_dirty, memory_order_relaxed) + delta,
+                           memory_order_relaxed);
 }
 
 static gsize
@@ -295,8 +319,9 @@ free_list (WsFiberStack *list)
     }
 }
 
-/* Puts a list of trimmed stacks into @pool; what it has no room for is
- * unmapped, outside the lock. */
+/* Puts a list of stacks into @pool (untrimmed ones only from a running
+ * worker: see "Giving pages back"); what it has no room for is unmapped,
+ * outside the lock. */
 static void
 pool_put_list (WsFiberStackPool *pool,
                WsFiberStack     *list)
@@ -313,7 +338,7 @@ pool_put_list (WsFiberStackPool *pool,
         {
           s->next = pool->head;
           pool->head = s;
-          pool_count (pool, 1);
+          pool_count (pool, s, 1);
         }
       else
         {
@@ -339,6 +364,7 @@ ws_fiber_stack_pool_new (guint max_mapped)
 
   ws_lock_init (&pool->lock);
   atomic_init (&pool->n, 0);
+  atomic_init (&pool->n_dirty, 0);
   atomic_init (&pool->n_mapped, 0);
   pool->max_mapped = max_mapped;
   return pool;
@@ -440,7 +466,7 @@ pool_take_any (WsFiberStackPool *pool)
   if (s != NULL)
     {
       pool->head = s->next;
-      pool_count (pool, -1);
+      pool_count (pool, s, -1);
       s->next = NULL;
     }
   ws_lock_unlock (&pool->lock);
@@ -531,7 +557,7 @@ refill (WsFiberStackPool *pool,
           continue;
         }
       *link = s->next;
-      pool_count (pool, -1);
+      pool_count (pool, s, -1);
       max--;
       if (taken == NULL)
         {
@@ -542,6 +568,8 @@ refill (WsFiberStackPool *pool,
       s->next = cache->head;
       cache->head = s;
       cache->n++;
+      if (s->dirty)
+        cache->n_dirty++;
     }
   ws_lock_unlock (&pool->lock);
   return taken;
@@ -607,12 +635,19 @@ ws_fiber_stack_get (WsFiberStackPool  *pool,
   return s;
 }
 
-/* Moves @n stacks of @cache (all if @n is 0) to its pool, trimmed. */
+/* Moves @n stacks of @cache (all if @n is 0) to its pool: trimmed with
+ * @trim_all, else untrimmed while the pool holds fewer than
+ * WS_FIBER_STACK_POOL_DIRTY_MAX untrimmed ones (a racy peek: two spills at
+ * once may each add a batch past it). */
 static void
 spill (StackCache *cache,
-       guint       n)
+       guint       n,
+       gboolean    trim_all)
 {
+  WsFiberStackPool *pool = cache->pool;
   WsFiberStack *list = NULL;
+  guint n_dirty = trim_all ? G_MAXUINT
+                           : atomic_load_explicit (&pool->n_dirty, memory_order_relaxed);
 
   for (guint i = 0; (n == 0 || i < n) && cache->head != NULL; i++)
     {
@@ -621,12 +656,47 @@ spill (StackCache *cache,
       cache->head = s->next;
       cache->n--;
       if (s->dirty)
-        cache->n_dirty--;
-      trim (s);
+        {
+          cache->n_dirty--;
+          if (n_dirty >= WS_FIBER_STACK_POOL_DIRTY_MAX)
+            trim (s);
+          else
+            n_dirty++;
+        }
       s->next = list;
       list = s;
     }
-  pool_put_list (cache->pool, list);
+  pool_put_list (pool, list);
+}
+
+/* Trims the untrimmed stacks of @pool: takes them out under the lock,
+ * trims them outside it, and puts them back. */
+static void
+trim_pool (WsFiberStackPool *pool)
+{
+  WsFiberStack *list = NULL;
+
+  if (atomic_load_explicit (&pool->n_dirty, memory_order_relaxed) == 0)
+    return;
+  ws_lock_lock (&pool->lock);
+  for (WsFiberStack **link = &pool->head; *link != NULL;)
+    {
+      WsFiberStack *s = *link;
+
+      if (!s->dirty)
+        {
+          link = &s->next;
+          continue;
+        }
+      *link = s->next;
+      pool_count (pool, s, -1);
+      s->next = list;
+      list = s;
+    }
+  ws_lock_unlock (&pool->lock);
+  for (WsFiberStack *s = list; s != NULL; s = s->next)
+    trim (s);
+  pool_put_list (pool, list);
 }
 
 /**
@@ -663,7 +733,7 @@ ws_fiber_stack_release (WsFiberStackPool *pool,
       return;
     }
   if G_UNLIKELY (cache->n >= WS_FIBER_STACK_CACHE_MAX)
-    spill (cache, WS_FIBER_STACK_BATCH);
+    spill (cache, WS_FIBER_STACK_BATCH, FALSE);
   stack->next = cache->head;
   cache->head = stack;
   cache->n++;
@@ -687,7 +757,8 @@ ws_fiber_stack_trim_cache (void)
   if (cache->pool == NULL)
     return;
   if (cache->n > WS_FIBER_STACK_IDLE_KEEP)
-    spill (cache, cache->n - WS_FIBER_STACK_IDLE_KEEP);
+    spill (cache, cache->n - WS_FIBER_STACK_IDLE_KEEP, TRUE);
+  trim_pool (cache->pool);
   if (cache->n_dirty == 0)
     return;
   for (WsFiberStack *s = cache->head; s != NULL; s = s->next)
@@ -709,7 +780,7 @@ ws_fiber_stack_flush_cache (void)
 
   if (cache->pool == NULL)
     return;
-  spill (cache, 0);
+  spill (cache, 0, TRUE);
   cache->pool = NULL;
 }
 
