@@ -492,6 +492,22 @@ complete (WsRawTask *task)
   if (host->vtable->release (host, task))
     n_unref++;
 
+  /* Where nothing is left to do between COMPLETE and the unref (no join
+   * waker to wake, no zombie to note), both in one CAS; see
+   * ws_task_state_transition_to_complete_and_unref. */
+  switch (ws_task_state_transition_to_complete_and_unref (&task->state, n_unref))
+    {
+    case WS_TO_COMPLETE_HANDLE:
+      return;
+    case WS_TO_COMPLETE_DEALLOC:
+      drop_stage (task);
+      dealloc (task);
+      return;
+    case WS_TO_COMPLETE_SPLIT:
+    default:
+      break;
+    }
+
   prev = ws_task_state_transition_to_complete (&task->state);
 
   if (!(prev & WS_STATE_JOIN_INTEREST))

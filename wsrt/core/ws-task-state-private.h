@@ -500,6 +500,61 @@ ws_task_state_transition_to_complete (WsTaskState *state)
   return prev;
 }
 
+typedef enum
+{
+  WS_TO_COMPLETE_SPLIT,    /* not done: complete as two steps (transition_to_complete, then the unref) */
+  WS_TO_COMPLETE_HANDLE,   /* done; the join handle's is the one reference left: hands off */
+  WS_TO_COMPLETE_DEALLOC,  /* done; no reference left: drop the stage and free the task */
+} WsToComplete;
+
+/* The completion and the completer's unref of @n references in one CAS,
+ * where nothing of the completer's is left to do between them. That is
+ * so when the word it replaces has no JOIN_WAKER (the join waker, the
+ * completer's to wake after COMPLETE, would be read from a task whose
+ * last reference the handle may already have dropped) and holds no
+ * reference beyond the @n and the join handle's (any other is a waker
+ * held somewhere: the task becomes a zombie before its unref, which
+ * touches it). Then after the CAS either the handle's reference alone
+ * is left, and the completer never touches the task again, or none is,
+ * and the completer is the task's only owner: it drops the stage
+ * (nobody wants the outcome) and frees it. Otherwise nothing is written
+ * (WS_TO_COMPLETE_SPLIT). Called by the holder of RUNNING with the
+ * outcome stored. */
+G_GNUC_WARN_UNUSED_RESULT static inline WsToComplete
+ws_task_state_transition_to_complete_and_unref (WsTaskState *state,
+                                                guint        n)
+{
+  /* Acquire on the first load and on a failed CAS: the word decides
+   * whether the completer may skip its second step, as the acquire of
+   * transition_to_complete does. */
+  guint64 cur = atomic_load_explicit (state, memory_order_acquire);
+
+  WS_CHAOS_POINT ();
+
+  for (;;)
+    {
+      guint64 handle = (cur & WS_STATE_JOIN_INTEREST) ? 1 : 0;
+      guint64 next;
+
+      WS_STATE_INVARIANT (cur & WS_STATE_RUNNING);
+      WS_STATE_INVARIANT (!(cur & WS_STATE_COMPLETE));
+      if ((cur & WS_STATE_JOIN_WAKER)
+          || ws_task_state_ref_count (cur) != n + handle)
+        return WS_TO_COMPLETE_SPLIT;
+      next = (cur ^ (WS_STATE_RUNNING | WS_STATE_COMPLETE))
+             - (guint64) n * WS_STATE_REF_ONE;
+      /* AcqRel, as transition_to_complete and ws_task_state_ref_dec:
+       * release publishes the stage and the registry removal to the
+       * handle and our writes to whoever frees the task; acquire pairs
+       * with the handle's release when it dropped JOIN_INTEREST, and,
+       * on the last reference, with every other holder's release. */
+      if (atomic_compare_exchange_weak_explicit (state, &cur, next,
+                                                 memory_order_acq_rel,
+                                                 memory_order_acquire))
+        return handle ? WS_TO_COMPLETE_HANDLE : WS_TO_COMPLETE_DEALLOC;
+    }
+}
+
 /* ---- the join side -------------------------------------------------- */
 
 typedef enum
