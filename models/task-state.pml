@@ -36,8 +36,11 @@
  * (transition_to_idle ignores NOTIFIED) and pan reports the lost wake;
  * -DBROKEN_ALIVE (complete() leaves the task registry after publishing
  * COMPLETE) and pan reports a handle that saw the end while the task was
- * still counted alive (tests: model-task-broken-*, which must find a
- * counterexample).
+ * still counted alive; -DBROKEN_FUSED_WAKER (complete() drops its
+ * references in the CAS that publishes COMPLETE even when a join waker
+ * is left to wake after it) and pan reports the completer reading
+ * join_waker from a task the handle has freed (tests:
+ * model-task-state-broken-*, which must find a counterexample).
  */
 
 #define NONE      0
@@ -110,7 +113,7 @@ inline drop_stage ()
  * RUNNING|COMPLETE, hand the outcome to the handle or drop it. */
 inline complete_task ()
 {
-  bool prev_interest, prev_waker;
+  bool prev_interest, prev_waker, fused = false, last = false;
   byte n_unref;
 
   n_unref = 1;
@@ -124,6 +127,9 @@ inline complete_task ()
     fi
   }
 #endif
+  /* ws_task_state_transition_to_complete_and_unref: COMPLETE and the
+   * unref in one step where nothing is left between them (no join waker,
+   * no reference but ours and the handle's); else the XOR alone. */
   atomic {
     check_alive ();
     assert (running && !complete);
@@ -131,8 +137,37 @@ inline complete_task ()
     complete = true;
     completions++;
     prev_interest = join_interest;
-    prev_waker = join_waker
+    prev_waker = join_waker;
+#ifdef BROKEN_FUSED_WAKER
+    /* fused even with a join waker to wake after it */
+    if
+    :: refs == n_unref + (join_interest -> 1 : 0) -> fused = true
+    :: else -> skip
+    fi;
+#else
+    if
+    :: !join_waker && refs == n_unref + (join_interest -> 1 : 0) -> fused = true
+    :: else -> skip
+    fi;
+#endif
+    if
+    :: fused -> refs = refs - n_unref; last = (refs == 0)
+    :: else -> skip
+    fi
   }
+  if
+  :: fused && prev_waker ->
+     atomic { check_alive (); handle_woken = true }   /* reads join_waker */
+  :: fused && !prev_waker && last ->
+     /* ours alone: drop the stage, then dealloc */
+     atomic { check_alive (); drop_stage (); freed = true }
+  :: fused && !prev_waker && !last -> skip    /* the handle's now */
+  :: !fused -> skip
+  fi;
+  if
+  :: fused -> goto completed
+  :: else -> skip
+  fi;
 #ifdef BROKEN_ALIVE
   /* the order before the fix: the set is left after COMPLETE is out */
   atomic {
@@ -144,10 +179,13 @@ inline complete_task ()
 #endif
   if
   :: !prev_interest -> drop_stage ()
-  :: prev_interest && prev_waker -> handle_woken = true   /* wake join_waker */
+  :: prev_interest && prev_waker ->
+     atomic { check_alive (); handle_woken = true }   /* wake join_waker */
   :: else -> skip
   fi;
-  unref (n_unref)
+  unref (n_unref);
+completed:
+  skip
 }
 
 /* store_result + complete, after drop_stage: cancel_task and READY. */
@@ -377,7 +415,9 @@ proctype handle ()
       * has left the task registry (ws_metrics_get_alive_tasks). */
      assert (!complete || !registry_linked);
      if
-     :: registered -> handle_woken   /* blocks until the completer wakes it */
+     /* blocks until the completer wakes it, or until another poll of
+      * the handle (its owner woken for something else) sees COMPLETE */
+     :: registered -> (handle_woken || complete)
      :: else -> skip
      fi;
      atomic {

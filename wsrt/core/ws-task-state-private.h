@@ -502,7 +502,7 @@ ws_task_state_transition_to_complete (WsTaskState *state)
 
 typedef enum
 {
-  WS_TO_COMPLETE_SPLIT,    /* not done: complete as two steps (transition_to_complete, then the unref) */
+  WS_TO_COMPLETE_SPLIT,    /* nothing written: transition_to_complete, then the unref */
   WS_TO_COMPLETE_HANDLE,   /* done; the join handle's is the one reference left: hands off */
   WS_TO_COMPLETE_DEALLOC,  /* done; no reference left: drop the stage and free the task */
 } WsToComplete;
