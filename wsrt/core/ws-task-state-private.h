@@ -57,6 +57,8 @@
  *     RUNNING                 leave the registry, then       -1 poller,
  *                             XOR RUNNING|COMPLETE           -1 registry
  *                                                            if linked
+ *     RUNNING, no JOIN_WAKER, the same XOR and the unref in  as above, in
+ *     no other reference      one CAS (_and_unref)           the same CAS
  *   transition_to_shutdown (ws_raw_task_shutdown)
  *     not RUNNING/COMPLETE    +CANCELLED +RUNNING,           the registry
  *                             cancel_task                    ref plays the
@@ -87,6 +89,9 @@
  *  - The reference count never goes below zero; the transition that
  *    drops the last reference reports it (a DEALLOC action, or TRUE from
  *    ws_task_state_ref_dec) and nobody touches the task after it.
+ *  - A transition that drops references the caller still needs to act
+ *    on the task is not made: the fused completion declines (SPLIT) when
+ *    the completer would read join_waker after it, or note a zombie.
  *
  * The memory orders are those of doc/architecture.md, "Why each memory
  * order is what it is"; each transition states its own. They are
