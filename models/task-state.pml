@@ -39,7 +39,10 @@
  * still counted alive; -DBROKEN_FUSED_WAKER (complete() drops its
  * references in the CAS that publishes COMPLETE even when a join waker
  * is left to wake after it) and pan reports the completer reading
- * join_waker from a task the handle has freed (tests:
+ * join_waker from a task the handle has freed; -DBROKEN_UNIQUE_ON_COMPLETE
+ * (the handle frees the task without an RMW once it sees COMPLETE, its
+ * reference not being known to be the last) and pan reports the same
+ * (tests:
  * model-task-state-broken-*, which must find a counterexample).
  */
 
@@ -400,7 +403,7 @@ proctype canceller ()
  * (ws_raw_task_drop_join_handle). */
 proctype handle ()
 {
-  bool registered;
+  bool registered, unique;
 
   if
   :: /* wait and take the outcome */
@@ -441,7 +444,22 @@ proctype handle ()
        fi
      }
   fi;
-  unref (1);
+  /* ws_raw_task_drop_join_handle: a COMPLETE task whose last reference
+   * is the handle's is the handle's alone; freed without an RMW. */
+  atomic {
+    check_alive ();
+#ifdef BROKEN_UNIQUE_ON_COMPLETE
+    /* COMPLETE taken to mean the completer is done with the task */
+    unique = complete
+#else
+    unique = complete && refs == 1
+#endif
+  }
+  if
+  :: unique ->
+     atomic { check_alive (); drop_stage (); refs = refs - 1; freed = true }
+  :: else -> unref (1)
+  fi;
   handle_done = true
 }
 

@@ -1140,6 +1140,19 @@ ws_raw_task_has_join_handle (WsRawTask *task)
 void
 ws_raw_task_drop_join_handle (WsRawTask *task)
 {
+  /* The handle's reference is the last one: nobody can take another
+   * (only a holder of one can, and no transition queues a COMPLETE task),
+   * so the handle owns the task and frees it without an RMW. The acquire
+   * load pairs with the release of every decrement before it (all of them
+   * RMWs on the word, one release sequence). */
+  if (ws_task_state_is_last_after_complete (&task->state))
+    {
+      if (task->stage == WS_STAGE_FINISHED)
+        drop_stage (task);
+      dealloc (task);
+      return;
+    }
+
   switch (ws_task_state_unset_join_interest (&task->state))
     {
     case WS_UNSET_JOIN_INTEREST_COMPLETE:

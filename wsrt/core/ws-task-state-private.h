@@ -268,6 +268,23 @@ ws_task_state_ref_dec (WsTaskState *state,
   return refs == n;
 }
 
+/* TRUE if the task is COMPLETE and the caller's reference is the only
+ * one left: then the caller owns the task, as after a ref_dec that
+ * returned TRUE, and frees it without writing the word. No reference can
+ * appear after that: taking one needs one, and no transition queues a
+ * COMPLETE task. Without COMPLETE the answer would not do: the poller
+ * may still be on its way to drop its own reference. Acquire: pairs
+ * with the release of each earlier decrement (every write to the word
+ * after creation is an RMW, so one release sequence), so the caller sees
+ * every other holder's writes before the free. */
+static inline gboolean
+ws_task_state_is_last_after_complete (WsTaskState *state)
+{
+  guint64 cur = atomic_load_explicit (state, memory_order_acquire);
+
+  return (cur & WS_STATE_COMPLETE) && ws_task_state_ref_count (cur) == 1;
+}
+
 /* ---- polling -------------------------------------------------------- */
 
 typedef enum
