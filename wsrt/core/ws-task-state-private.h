@@ -323,6 +323,22 @@ ws_task_state_to_running_step (guint64 cur)
 G_GNUC_WARN_UNUSED_RESULT static inline WsToRunning
 ws_task_state_transition_to_running (WsTaskState *state)
 {
+  /* A word of NOTIFIED and one reference, no other bit: a task never
+   * shared, whose one reference is the queued instance the caller holds
+   * (a detached task before its first poll: no handle, not in the task
+   * registry, no waker yet). Nobody else can reach the word, so a store
+   * takes RUNNING; the same word seen later in the modification order
+   * would still be ours alone, as taking a reference needs one. Acquire
+   * on the load, as below. Relaxed store: the wakers the poll makes
+   * reach other threads through their own release. */
+  if (atomic_load_explicit (state, memory_order_acquire)
+      == (WS_STATE_NOTIFIED | WS_STATE_REF_ONE))
+    {
+      atomic_store_explicit (state, WS_STATE_RUNNING | WS_STATE_REF_ONE,
+                             memory_order_relaxed);
+      return WS_TO_RUNNING_SUCCESS;
+    }
+
   /* Acquire: we must see everything the previous poller did to the
    * future (it released in transition_to_idle) and whatever the waker
    * published before its release in the wake. */
@@ -550,6 +566,17 @@ ws_task_state_transition_to_complete_and_unref (WsTaskState *state,
    * whether the completer may skip its second step, as the acquire of
    * transition_to_complete does. */
   guint64 cur = atomic_load_explicit (state, memory_order_acquire);
+
+  /* No handle, no join waker and no reference but the @n: the caller
+   * owns the task alone from this word on (taking a reference needs
+   * one), and nobody will read the word again: nothing to write. The
+   * acquire pairs with the release of every earlier decrement. */
+  if (!(cur & (WS_STATE_JOIN_INTEREST | WS_STATE_JOIN_WAKER))
+      && ws_task_state_ref_count (cur) == n)
+    {
+      WS_STATE_INVARIANT (cur & WS_STATE_RUNNING);
+      return WS_TO_COMPLETE_DEALLOC;
+    }
 
   WS_CHAOS_POINT ();
 
