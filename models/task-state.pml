@@ -41,8 +41,14 @@
  * is left to wake after it) and pan reports the completer reading
  * join_waker from a task the handle has freed; -DBROKEN_UNIQUE_ON_COMPLETE
  * (the handle frees the task without an RMW once it sees COMPLETE, its
- * reference not being known to be the last) and pan reports the same
- * (tests:
+ * reference not being known to be the last) and pan reports the same;
+ * -DBROKEN_SOLE_COUNTS_HANDLE (the completer takes the task as its own
+ * alone when the references left are its and the handle's) and pan
+ * reports the handle reading a freed task. -DDETACHED models a task with
+ * no handle whose waker comes from its first poll, where the first poll
+ * takes RUNNING by a store; with -DBROKEN_UNIQUE_STORE (that store made
+ * on a fresh-looking word whatever its reference count) pan reports the
+ * count going wrong (tests:
  * model-task-state-broken-*, which must find a counterexample).
  */
 
@@ -56,9 +62,17 @@ bool running = false;
 bool complete = false;
 bool notified = true;        /* ws_raw_task_new: NOTIFIED */
 bool cancelled = false;
-bool join_interest = true;   /* spawned with a handle */
 bool join_waker = false;
+#ifdef DETACHED
+/* A detached task: no handle, no canceller; the waker gets its
+ * reference from the first poll, as a future's registration does. */
+bool join_interest = false;
+byte refs = 1;               /* queued */
+#else
+bool join_interest = true;   /* spawned with a handle */
 byte refs = 3;               /* queued + handle + the waker's */
+#endif
+bool waker_given = false;    /* DETACHED: the first poll cloned the waker */
 
 byte stage = FUTURE;
 /* The worker pool binds a task to its task registry when the first poll
@@ -116,7 +130,7 @@ inline drop_stage ()
  * RUNNING|COMPLETE, hand the outcome to the handle or drop it. */
 inline complete_task ()
 {
-  bool prev_interest, prev_waker, fused = false, last = false;
+  bool prev_interest, prev_waker, fused = false, last = false, sole;
   byte n_unref;
 
   n_unref = 1;
@@ -130,9 +144,37 @@ inline complete_task ()
     fi
   }
 #endif
-  /* ws_task_state_transition_to_complete_and_unref: COMPLETE and the
-   * unref in one step where nothing is left between them (no join waker,
-   * no reference but ours and the handle's); else the XOR alone. */
+  /* ws_task_state_transition_to_complete_and_unref, first its load: no
+   * handle, no join waker, no reference but ours: the task is ours
+   * alone, freed without writing the word (COMPLETE below is a ghost
+   * for the monitor). */
+  atomic {
+    check_alive ();
+    assert (running && !complete);
+#ifdef BROKEN_SOLE_COUNTS_HANDLE
+    /* the handle's reference taken for one of ours */
+    sole = !join_waker && refs == n_unref + (join_interest -> 1 : 0)
+#else
+    sole = !join_interest && !join_waker && refs == n_unref
+#endif
+  }
+  if
+  :: sole ->
+     atomic {
+       check_alive ();
+       running = false;
+       complete = true;
+       completions++;
+       drop_stage ();
+       refs = refs - n_unref;
+       freed = true
+     };
+     goto completed
+  :: else -> skip
+  fi;
+  /* ... then COMPLETE and the unref in one CAS where nothing is left
+   * between them (no join waker, no reference but ours and the
+   * handle's); else the XOR alone. */
   atomic {
     check_alive ();
     assert (running && !complete);
@@ -279,6 +321,7 @@ proctype worker ()
   byte action;
   bool is_ready;
   bool bind_failed;
+  bool unique;
 
 end:
   do
@@ -286,6 +329,30 @@ end:
    if
    :: closed -> drop_queued ()
    :: true ->
+     /* transition_to_running, first its load: NOTIFIED and one reference,
+      * no other bit, is a task never shared: RUNNING by a store, a step
+      * of its own after the load. */
+     atomic {
+       check_alive ();
+#ifdef BROKEN_UNIQUE_STORE
+       /* a fresh-looking word taken as ours whatever its count */
+       unique = (notified && !running && !complete && !cancelled &&
+                 !join_interest && !join_waker)
+#else
+       unique = (notified && !running && !complete && !cancelled &&
+                 !join_interest && !join_waker && refs == 1)
+#endif
+     }
+     if
+     :: unique ->
+        atomic {
+          check_alive ();
+          running = true; notified = false; refs = 1; cancelled = false;
+          action = 0
+        }
+        goto polled
+     :: else -> skip
+     fi;
      /* transition_to_running: 0 success, 1 cancelled, 2 failed, 3 dealloc */
      atomic {
        check_alive ();
@@ -307,6 +374,7 @@ end:
           fi
        fi
      }
+polled:
      if
      :: action == 2 || action == 3 -> skip
      :: action == 1 -> finish_task ()        /* cancel_task */
@@ -319,6 +387,15 @@ end:
           polls_in_progress++
         }
         is_ready = ready;
+#ifdef DETACHED
+        /* the first poll registers a clone of its waker */
+        atomic {
+          if
+          :: !waker_given -> check_alive (); refs++; waker_given = true
+          :: else -> skip
+          fi
+        }
+#endif
         polls_in_progress--;
         /* The first PENDING binds the task (still RUNNING); a closed set
          * refuses it and the poller cancels the task. */
@@ -377,6 +454,13 @@ end:
  * drops its waker reference. */
 proctype waker ()
 {
+#ifdef DETACHED
+  /* no poll registered a waker if the task ended first (shutdown) */
+  if
+  :: waker_given -> skip
+  :: complete && !waker_given -> goto no_waker
+  fi;
+#endif
   ready = true;
   wake_by_ref ();
   if
@@ -384,6 +468,9 @@ proctype waker ()
   :: skip
   fi;
   unref (1);
+#ifdef DETACHED
+no_waker:
+#endif
   waker_done = true
 }
 
@@ -517,8 +604,13 @@ init
     run worker ();
     run worker ();
     run waker ();
+#ifdef DETACHED
+    canceller_done = true;
+    handle_done = true;
+#else
     run canceller ();
     run handle ();
+#endif
     run shutdown ();
     run monitor ()
   }

@@ -46,6 +46,7 @@
  *     NOTIFIED, not RUNNING/COMPLETE  +RUNNING -NOTIFIED     the queued
  *                                                            ref becomes
  *                                                            the poller's
+ *     NOTIFIED and one ref only       the same, by a store   as above
  *     RUNNING or COMPLETE     unchanged                      -1 (a stale
  *                                                            queued copy)
  *   transition_to_idle
@@ -59,6 +60,8 @@
  *                                                            if linked
  *     RUNNING, no JOIN_WAKER, the same XOR and the unref in  as above, in
  *     no other reference      one CAS (_and_unref)           the same CAS
+ *     RUNNING, no handle, no  nothing written: the task is   all; freed
+ *     ref but the completer's the completer's alone
  *   transition_to_shutdown (ws_raw_task_shutdown)
  *     not RUNNING/COMPLETE    +CANCELLED +RUNNING,           the registry
  *                             cancel_task                    ref plays the
