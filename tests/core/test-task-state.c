@@ -738,6 +738,87 @@ test_transitions (WsTestCoreFixture *f)
     }
 }
 
+/* The words on which a transition takes a path that writes less because
+ * the caller's references are the only ones (ws-task-state-private.h):
+ * it takes it there, and only there. */
+static void
+test_sole_owner_words (WsTestCoreFixture *f)
+{
+  WsTaskState st;
+
+  /* A detached task before its first poll: RUNNING by a store. */
+  atomic_init (&st, WS_STATE_NOTIFIED | R (1));
+  g_assert_cmpint (ws_task_state_transition_to_running (&st), ==, WS_TO_RUNNING_SUCCESS);
+  g_assert_cmphex (atomic_load (&st), ==, WS_STATE_RUNNING | R (1));
+  /* With a handle, or cancelled, the CAS path, with the same result. */
+  atomic_init (&st, WS_STATE_NOTIFIED | WS_STATE_JOIN_INTEREST | R (2));
+  g_assert_cmpint (ws_task_state_transition_to_running (&st), ==, WS_TO_RUNNING_SUCCESS);
+  g_assert_cmphex (atomic_load (&st), ==, WS_STATE_RUNNING | WS_STATE_JOIN_INTEREST | R (2));
+  atomic_init (&st, WS_STATE_NOTIFIED | WS_STATE_CANCELLED | R (1));
+  g_assert_cmpint (ws_task_state_transition_to_running (&st), ==, WS_TO_RUNNING_CANCELLED);
+
+  /* The completer alone with the task: nothing written, DEALLOC. */
+  atomic_init (&st, WS_STATE_RUNNING | R (2));
+  g_assert_cmpint (ws_task_state_transition_to_complete_and_unref (&st, 2), ==,
+                   WS_TO_COMPLETE_DEALLOC);
+  g_assert_cmphex (atomic_load (&st), ==, WS_STATE_RUNNING | R (2));
+  /* The handle's reference left: COMPLETE and the unref in one write. */
+  atomic_init (&st, WS_STATE_RUNNING | WS_STATE_JOIN_INTEREST | R (2));
+  g_assert_cmpint (ws_task_state_transition_to_complete_and_unref (&st, 1), ==,
+                   WS_TO_COMPLETE_HANDLE);
+  g_assert_cmphex (atomic_load (&st), ==, WS_STATE_COMPLETE | WS_STATE_JOIN_INTEREST | R (1));
+  /* A join waker to wake after COMPLETE, or a waker held elsewhere
+   * (with or without a handle): nothing written, two steps. */
+  atomic_init (&st, WS_STATE_RUNNING | WS_STATE_JOIN_INTEREST | WS_STATE_JOIN_WAKER | R (2));
+  g_assert_cmpint (ws_task_state_transition_to_complete_and_unref (&st, 1), ==,
+                   WS_TO_COMPLETE_SPLIT);
+  g_assert_cmphex (atomic_load (&st), ==,
+                   WS_STATE_RUNNING | WS_STATE_JOIN_INTEREST | WS_STATE_JOIN_WAKER | R (2));
+  atomic_init (&st, WS_STATE_RUNNING | WS_STATE_JOIN_INTEREST | R (3));
+  g_assert_cmpint (ws_task_state_transition_to_complete_and_unref (&st, 1), ==,
+                   WS_TO_COMPLETE_SPLIT);
+  atomic_init (&st, WS_STATE_RUNNING | R (2));
+  g_assert_cmpint (ws_task_state_transition_to_complete_and_unref (&st, 1), ==,
+                   WS_TO_COMPLETE_SPLIT);
+  g_assert_cmphex (atomic_load (&st), ==, WS_STATE_RUNNING | R (2));
+
+  /* The handle's reference is the last only with COMPLETE and one
+   * reference. */
+  atomic_init (&st, WS_STATE_COMPLETE | WS_STATE_JOIN_INTEREST | R (1));
+  g_assert_true (ws_task_state_is_last_after_complete (&st));
+  atomic_init (&st, WS_STATE_COMPLETE | WS_STATE_JOIN_INTEREST | R (2));
+  g_assert_false (ws_task_state_is_last_after_complete (&st));
+  atomic_init (&st, WS_STATE_RUNNING | WS_STATE_JOIN_INTEREST | R (1));
+  g_assert_false (ws_task_state_is_last_after_complete (&st));
+}
+
+/* A handle dropped after the end while a waker of the task is still held
+ * elsewhere: the handle's reference is not the last, so the task stays
+ * until the waker goes. */
+static void
+test_handle_outlived_by_waker (WsTestCoreFixture *f)
+{
+  gint64 live = ws_raw_task_get_n_live ();
+  WsRawTask *task = ws_test_probe_task (&f->p, &f->host, keep_waker_then_ready, TRUE);
+
+  ws_test_task_run (task);
+  wake_kept_waker (&f->p);
+  g_assert_true (ws_test_host_run_next (&f->host));
+  ws_test_probe_assert (&f->p, 2, 1);
+  /* The handle's and the kept waker's. */
+  assert_word (task, WS_STATE_COMPLETE | WS_STATE_JOIN_INTEREST, 2);
+
+  g_assert_true (ws_raw_task_try_read_output (task, NULL, &f->out));
+  ws_result_clear (&f->out);
+  ws_raw_task_drop_join_handle (task);
+  ws_test_assert_n_live (live + 1);
+  /* After the end the handle leaves JOIN_INTEREST as it is. */
+  assert_word (task, WS_STATE_COMPLETE | WS_STATE_JOIN_INTEREST, 1);
+
+  drop_kept_waker (&f->p);
+  ws_test_assert_n_live (live);
+}
+
 WS_TEST_CORE_MAIN ({ "/task-state/ready-completes", test_ready_completes },
                    { "/task-state/pending-then-wake", test_pending_then_wake },
                    { "/task-state/wake-while-running", test_wake_while_running },
@@ -751,4 +832,6 @@ WS_TEST_CORE_MAIN ({ "/task-state/ready-completes", test_ready_completes },
                    { "/task-state/shutdown", test_shutdown },
                    { "/task-state/bind-on-pending", test_bind_on_pending },
                    { "/task-state/wakes-from-another-thread", test_wakes_from_another_thread },
-                   { "/task-state/transitions", test_transitions })
+                   { "/task-state/transitions", test_transitions },
+                   { "/task-state/sole-owner-words", test_sole_owner_words },
+                   { "/task-state/handle-outlived-by-waker", test_handle_outlived_by_waker })
