@@ -347,6 +347,10 @@ end:
      :: unique ->
         atomic {
           check_alive ();
+          /* The plain store loses no update: the word is still the one
+           * the load read (no reference taken, no CANCELLED set since). */
+          assert (notified && !running && !complete && !cancelled &&
+                  !join_interest && !join_waker && refs == 1);
           running = true; notified = false; refs = 1; cancelled = false;
           action = 0
         }
