@@ -276,10 +276,14 @@ ws_task_state_ref_dec (WsTaskState *state,
  * returned TRUE, and frees it without writing the word. No reference can
  * appear after that: taking one needs one, and no transition queues a
  * COMPLETE task. Without COMPLETE the answer would not do: the poller
- * may still be on its way to drop its own reference. Acquire: pairs
- * with the release of each earlier decrement (every write to the word
- * after creation is an RMW, so one release sequence), so the caller sees
- * every other holder's writes before the free. */
+ * may still be on its way to drop its own reference. Acquire: the word
+ * read is the last write of a chain in which each writer saw every
+ * release before it: an RMW continues the release sequence, and the one
+ * plain store (a sole owner's first poll, transition_to_running) is made
+ * by a thread that acquired every earlier release and passes them on by
+ * its own later release RMWs. So the caller sees every other holder's
+ * writes before the free. A task with a handle never takes that store
+ * (it needs JOIN_INTEREST clear). */
 static inline gboolean
 ws_task_state_is_last_after_complete (WsTaskState *state)
 {
@@ -573,7 +577,10 @@ ws_task_state_transition_to_complete_and_unref (WsTaskState *state,
   /* No handle, no join waker and no reference but the @n: the caller
    * owns the task alone from this word on (taking a reference needs
    * one), and nobody will read the word again: nothing to write. The
-   * acquire pairs with the release of every earlier decrement. */
+   * acquire sees every earlier holder's writes: each decrement is a
+   * release RMW, and the first poll's plain store, if any, came from this
+   * thread or from one that acquired them and released again after it
+   * (see ws_task_state_is_last_after_complete). */
   if (!(cur & (WS_STATE_JOIN_INTEREST | WS_STATE_JOIN_WAKER))
       && ws_task_state_ref_count (cur) == n)
     {
