@@ -91,6 +91,8 @@ struct _WsOneshot
   WsWaker         *waker;        /* owned as the top of this file says */
 };
 
+G_STATIC_ASSERT (sizeof (WsOneshot) <= WS_TASK_ALLOCATOR_SMALL);
+
 /* The outcome of a complete oneshot (@s has COMPLETE): TRUE with the
  * item for the one receiver that takes it, FALSE for a close and for
  * every receiver after that one. */
@@ -257,7 +259,10 @@ G_DEFINE_BOXED_TYPE (WsOneshot, ws_oneshot, ws_oneshot_ref, ws_oneshot_unref)
 WsOneshot *
 ws_oneshot_new (GDestroyNotify item_destroy)
 {
-  WsOneshot *self = g_new (WsOneshot, 1);
+  /* From the task allocator's small blocks: a oneshot is made on one
+   * worker and often freed on another, which costs malloc a lock in the
+   * first thread's arena (ws-task-allocator.c). */
+  WsOneshot *self = ws_task_allocator_alloc0_small (sizeof (WsOneshot));
 
   g_atomic_ref_count_init (&self->ref_count);
   atomic_init (&self->state, 0);
@@ -305,7 +310,7 @@ ws_oneshot_unref (WsOneshot *self)
   if ((s & VALUE) != 0 && (s & TAKEN) == 0 && self->item_destroy != NULL)
     self->item_destroy (self->item);
   g_clear_pointer (&self->waker, ws_waker_unref);
-  g_free (self);
+  ws_task_allocator_free_small (self);
 }
 
 /**

@@ -146,5 +146,72 @@ test_allocator_large (void)
   g_thread_join (g_thread_new ("large", large_thread, NULL));
 }
 
+/* Small blocks likewise: a freed small block comes back to the next
+ * small allocation, zeroed to the size asked for, never to a large one
+ * or a task's; and one freed on another thread is cached there, for
+ * that thread's next small allocation. */
+typedef struct
+{
+  guint8 *block;
+  guint8 *again;
+} Handed;
+
+static gpointer
+small_free_elsewhere_thread (gpointer data)
+{
+  Handed *h = data;
+
+  memset (h->block, 0x33, 48);
+  ws_task_allocator_free_small (h->block);
+  h->again = ws_task_allocator_alloc0_small (WS_TASK_ALLOCATOR_SMALL);
+  for (guint i = 0; i < WS_TASK_ALLOCATOR_SMALL; i++)
+    g_assert_cmpuint (h->again[i], ==, 0);
+  ws_task_allocator_free_small (h->again);
+  return NULL;
+}
+
+static gpointer
+small_thread (gpointer data)
+{
+  guint8 *a = ws_task_allocator_alloc0_small (WS_TASK_ALLOCATOR_SMALL);
+  guint8 *b = ws_task_allocator_alloc0_small (40);
+  guint8 *large = ws_task_allocator_alloc0_large (WS_TASK_ALLOCATOR_LARGE);
+  guint8 *again, *large_again;
+  Handed handed;
+
+  for (guint i = 0; i < 40; i++)
+    g_assert_cmpuint (b[i], ==, 0);
+  memset (a, 0xa5, WS_TASK_ALLOCATOR_SMALL);  /* dirty: alloc0 must clear */
+  memset (b, 0x5a, 40);
+  ws_task_allocator_free_small (a);
+  ws_task_allocator_free_large (large);
+  ws_task_allocator_free_small (b);
+
+  again = ws_task_allocator_alloc0_small (48);
+  large_again = ws_task_allocator_alloc0_large (WS_TASK_ALLOCATOR_LARGE);
+#if !defined(__SANITIZE_ADDRESS__)
+  g_assert_true (again == b);
+  g_assert_true (large_again == large);
+#endif
+  for (guint i = 0; i < 48; i++)
+    g_assert_cmpuint (again[i], ==, 0);
+  ws_task_allocator_free_large (large_again);
+
+  handed.block = again;
+  g_thread_join (g_thread_new ("small-elsewhere", small_free_elsewhere_thread, &handed));
+#if !defined(__SANITIZE_ADDRESS__)
+  g_assert_true (handed.again == handed.block);
+#endif
+  ws_task_allocator_free_small (ws_task_allocator_alloc0_small (1));
+  return NULL;
+}
+
+static void
+test_allocator_small (void)
+{
+  g_thread_join (g_thread_new ("small", small_thread, NULL));
+}
+
 WS_TEST_MAIN ({ "/task-allocator/caches", test_allocator_caches },
-              { "/task-allocator/large", test_allocator_large })
+              { "/task-allocator/large", test_allocator_large },
+              { "/task-allocator/small", test_allocator_small })

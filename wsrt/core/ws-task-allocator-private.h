@@ -8,7 +8,10 @@
  * sits below ws-raw-task and includes none of it. And large blocks, of
  * WS_TASK_ALLOCATOR_LARGE bytes, for what the face allocates with each
  * task of a kind (a fiber, ws-fiber.c): freed with
- * ws_task_allocator_free_large (), on any thread.
+ * ws_task_allocator_free_large (), on any thread. And small blocks, of
+ * WS_TASK_ALLOCATOR_SMALL bytes, for the face's small objects that come
+ * and go with tasks (a WsOneshot, ws-oneshot.c): freed with
+ * ws_task_allocator_free_small (), on any thread.
  */
 
 #pragma once
@@ -17,14 +20,18 @@
 
 G_BEGIN_DECLS
 
-/* The size of a large block. */
+/* The size of a large block, and of a small one. */
 #define WS_TASK_ALLOCATOR_LARGE 288
+#define WS_TASK_ALLOCATOR_SMALL 64
 
 gpointer ws_task_allocator_alloc0       (gsize     size);
 void     ws_task_allocator_free         (gpointer  block);
 /* @size bytes zeroed, at most WS_TASK_ALLOCATOR_LARGE. */
 gpointer ws_task_allocator_alloc0_large (gsize     size);
 void     ws_task_allocator_free_large   (gpointer  block);
+/* @size bytes zeroed, at most WS_TASK_ALLOCATOR_SMALL. */
+gpointer ws_task_allocator_alloc0_small (gsize     size);
+void     ws_task_allocator_free_small   (gpointer  block);
 
 /* Test hook: blocks cached by this thread, and in the shared depot. */
 void     ws_task_allocator_get_n_cached (gsize    *n_thread,

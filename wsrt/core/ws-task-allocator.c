@@ -15,7 +15,11 @@
  * of blocks, of WS_TASK_ALLOCATOR_LARGE bytes, has caches and a depot of
  * its own: the face's fibers (ws-fiber.c), one per fiber task, which
  * calloc would serve past glibc's per-thread cache and free into its
- * arena's bins when another worker ends them. A thread that frees more than it
+ * arena's bins when another worker ends them. A third class, of
+ * WS_TASK_ALLOCATOR_SMALL bytes, serves the face's small objects that
+ * are made and dropped with tasks, on whichever threads run them (a
+ * WsOneshot, ws-oneshot.c): there too malloc's cross-thread frees were
+ * a fifth of ping_pong's time (doc/performance.md). A thread that frees more than it
  * allocates hands full magazines to a shared depot; one that allocates
  * more takes them back: one lock per WS_TASK_MAGAZINE_SIZE tasks (the
  * magazine and depot scheme of Bonwick's slab allocator). The depot is
@@ -57,12 +61,16 @@
  * the runtime was gone (bench-memory fiber-burst); the flow between two
  * workers that spawn and end fibers needs only a few. */
 #define WS_TASK_DEPOT_MAX_LARGE 4
+/* Small blocks: 16 magazines, 16 x 64 x 64 bytes, 64 KiB, for the same
+ * reason: a flow between threads, not a store. */
+#define WS_TASK_DEPOT_MAX_SMALL 16
 
-/* The two classes: a task's blocks, and large ones. */
+/* The classes: a task's blocks, large ones and small ones. */
 enum
 {
   CLASS_TASK,
   CLASS_LARGE,
+  CLASS_SMALL,
   N_CLASSES,
 };
 
@@ -84,7 +92,9 @@ typedef WsThreadTaskCache ThreadCache;
 static WsLock       depot_lock = WS_LOCK_INIT;
 static WsFreeBlock *depot[N_CLASSES];
 static guint        n_depot[N_CLASSES];
-static const guint  depot_max[N_CLASSES] = { WS_TASK_DEPOT_MAX, WS_TASK_DEPOT_MAX_LARGE };
+static const guint  depot_max[N_CLASSES] = {
+  WS_TASK_DEPOT_MAX, WS_TASK_DEPOT_MAX_LARGE, WS_TASK_DEPOT_MAX_SMALL
+};
 
 static void
 free_magazine (WsFreeBlock *magazine)
@@ -149,7 +159,7 @@ flush_class (guint        klass,
  * freed (the depot holds full ones only). A block freed later on this
  * thread, by another destructor, goes straight back to malloc. The
  * key's value is the task class's cache, which holds the exit state of
- * both. */
+ * all three. */
 static void
 flush_thread_cache (gpointer data)
 {
@@ -158,6 +168,7 @@ flush_thread_cache (gpointer data)
   cache->exit_state = EXITED;
   flush_class (CLASS_TASK, cache);
   flush_class (CLASS_LARGE, &ws_thread.task_cache_large);
+  flush_class (CLASS_SMALL, &ws_thread.task_cache_small);
 }
 
 static GPrivate cache_key = G_PRIVATE_INIT (flush_thread_cache);
@@ -267,6 +278,21 @@ ws_task_allocator_free_large (gpointer data)
   free_block (CLASS_LARGE, &ws_thread.task_cache_large, data);
 }
 
+/* As large blocks, small ones are allocated whole. */
+gpointer
+ws_task_allocator_alloc0_small (gsize size)
+{
+  g_return_val_if_fail (size <= WS_TASK_ALLOCATOR_SMALL, NULL);
+
+  return alloc0 (CLASS_SMALL, &ws_thread.task_cache_small, WS_TASK_ALLOCATOR_SMALL, size);
+}
+
+void
+ws_task_allocator_free_small (gpointer data)
+{
+  free_block (CLASS_SMALL, &ws_thread.task_cache_small, data);
+}
+
 void
 ws_task_allocator_get_n_cached (gsize *n_thread,
                                 gsize *n_in_depot)
@@ -303,6 +329,20 @@ ws_task_allocator_alloc0_large (gsize size)
 
 void
 ws_task_allocator_free_large (gpointer block)
+{
+  g_free (block);
+}
+
+gpointer
+ws_task_allocator_alloc0_small (gsize size)
+{
+  g_return_val_if_fail (size <= WS_TASK_ALLOCATOR_SMALL, NULL);
+
+  return g_malloc0 (size);
+}
+
+void
+ws_task_allocator_free_small (gpointer block)
 {
   g_free (block);
 }

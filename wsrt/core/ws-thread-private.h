@@ -87,6 +87,8 @@ typedef struct
   WsThreadTaskCache           task_cache;
   /* Those of its large blocks; exit_state unused (task_cache's holds). */
   WsThreadTaskCache           task_cache_large;
+  /* And of its small blocks; exit_state unused too. */
+  WsThreadTaskCache           task_cache_small;
   /* This thread's slot in the spawn gates (ws-task-registry.c), 1-based;
    * 0 until the first spawn. */
   guint                       registry_slot;
