@@ -17,7 +17,12 @@
  *    injection queue (ws_inject_queue_push_batch, seq_cst store of len)
  *    and calls ws_worker_pool_notify_parked (seq_cst fence, load of state);
  *  - a task running on a worker spawns a child into the worker's local
- *    queue and notifies (ws_worker_schedule_local, the run-queue path).
+ *    queue and notifies (ws_worker_schedule_local, the run-queue path),
+ *    then blocks its worker until another worker took the child, as a
+ *    task that busy-waits for its child does
+ *    (/scheduling/blocked-worker-child-stolen);
+ *  - -DBLOCKER (by hand, with three workers): one more task, taken from
+ *    the injection queue, blocks its worker until every task ran.
  *
  * Spin's interleaving semantics are sequentially consistent, which is what
  * the seq_cst operations of the Dekker check provide in C: the producer
@@ -26,39 +31,38 @@
  * (ws_local_queue_steal_into); the injection pop takes one task.
  *
  * Properties (assertions):
- *  - no lost wake: when nothing can move any more (every worker asleep),
- *    no task is left in the injection queue or in any local queue, and
- *    every task ran (monitor, on `timeout`);
+ *  - no lost wake: when nothing can move any more (every worker asleep or
+ *    blocked), no task is left in the injection queue or in any local
+ *    queue, and every task ran (monitor, on `timeout`);
  *  - the counts stay within bounds: searching <= unparked <= NW, and a
  *    worker is asleep exactly when it is on the sleeper stack.
  *
- * Build with -DBROKEN_RECHECK (no parker re-checks the queues after
- * announcing its park, i.e. the parker's half of the Dekker check is
- * gone) and pan finds a remote task stranded while every worker sleeps
- * (test: model-park-broken-recheck).
+ * Broken variants, each a test that expects pan to find a stranded task:
+ *  - -DBROKEN_RECHECK: no parker re-checks the queues after announcing
+ *    its park (the parker's half of the Dekker check is gone): a remote
+ *    task is stranded while every worker sleeps
+ *    (model-park-broken-recheck);
+ *  - -DBROKEN_NONLAST_INJECT_ONLY: a parker that is not the last searcher
+ *    re-checks the injection queue only: the child is stranded behind its
+ *    blocked owner while the other worker sleeps
+ *    (model-park-broken-nonlast-inject-only);
+ *  - -DBROKEN_SEARCH_EXIT_OWN_ONLY -DBLOCKER -DNW=3 -DNREMOTE=2 (by hand,
+ *    3.2 million states to the error): the last searcher that stops
+ *    searching looks at its own queue and the injection queue only: the
+ *    child is left while the searcher runs the blocking task and the
+ *    third worker sleeps.
  *
- * What the model also says (checked by hand with NW=2, not in CI): with
- * -DBROKEN_NONLAST_RECHECK (only the last searcher re-checks) or
- * -DBROKEN_SEARCH_NOTIFY (the last searcher that finds work wakes nobody)
- * no task is stranded either (complete searches, 1.7 to 2 million states,
- * no error): the last worker to park is the last searcher or is woken by
- * the producer's notify, so those two steps serve parallelism (waking
- * more workers sooner), not the absence of lost wakes. The C code makes
- * that notify only when more work is in sight (the searcher's own queue
- * or the injection queue not empty), as modelled here.
- *
- * Three workers: -DNW=3 -DNREMOTE=1 -DNCHILD=1 is a complete search of
- * 65,480,863 states without an error (96 s and 3.7 GB with pan compiled
- * with -DCOLLAPSE), too big for CI. With the default 2 remote spawns it is
- * beyond a complete search here (135 million states without an error
- * before 6 GB ran out, with hash compaction).
+ * Size. CI runs the default (2 workers, 1 remote spawn, 404,239 states)
+ * and -DNREMOTE=2 (2,498,290 states). By hand, -DBLOCKER -DNW=3
+ * -DNREMOTE=2 found no error in 204 million states before 12 GB ran out
+ * (pan with -DCOLLAPSE): not a complete search.
  */
 
 #ifndef NW
 #define NW 2
 #endif
 #ifndef NREMOTE
-#define NREMOTE 2            /* remote spawns */
+#define NREMOTE 1            /* remote spawns */
 #endif
 #ifndef NCHILD
 #define NCHILD 1             /* spawns from inside tasks */
@@ -83,6 +87,7 @@ byte inject = 0;             /* WsInjectQueue.len */
 byte lq[NW];              /* local run queue lengths */
 byte ran = 0;                /* tasks polled */
 byte children_left = NCHILD;
+byte blockers_left = 1;      /* -DBLOCKER: a remote task that blocks */
 
 inline lock ()
 {
@@ -126,6 +131,19 @@ inline notify_parked ()
   :: else -> skip
   fi;
   w = 0
+}
+
+inline any_work_pending (result)
+{
+  byte u;
+
+  result = inject > 0;
+  u = 0;
+  do
+  :: u < NW -> result = result || lq[u] > 0; u++
+  :: else -> break
+  od;
+  u = 0
 }
 
 proctype producer ()
@@ -217,25 +235,51 @@ proctype worker (byte me)
         :: is_searching ->
            is_searching = false;
            atomic { last = (searching == 1); searching-- };
-#ifndef BROKEN_SEARCH_NOTIFY
-           /* only if more work is in sight (hint loads) */
+           /* only if more work is in sight, in any queue (seq_cst
+            * fence, hint loads) */
+#ifndef BROKEN_SEARCH_EXIT_OWN_ONLY
+           any_work_pending (pending);
+#else
+           pending = inject > 0 || lq[me] > 0;
+#endif
            if
-           :: last && (inject > 0 || lq[me] > 0) -> notify_parked ()
+           :: last && pending -> notify_parked ()
            :: else -> skip
            fi
-#endif
         :: else -> skip
         fi;
         ran++;
+        /* A child spawned into our run queue (ws_worker_schedule_local)
+         * and its notify; then the task blocks this worker until another
+         * took the child. */
         atomic {
+          found = children_left > 0;
           if
-          :: children_left > 0 -> children_left--; lq[me]++; found = false
+          :: found -> children_left--; lq[me]++
           :: else -> skip
           fi
         };
         if
-        :: !found -> notify_parked ()             /* a child was queued */
-        :: else -> skip
+        :: found ->
+           notify_parked ();
+           (lq[me] == 0)
+        :: else ->
+#ifdef BLOCKER
+           /* Another task that blocks its worker, until every task ran. */
+           atomic {
+             found = blockers_left > 0;
+             if
+             :: found -> blockers_left--
+             :: else -> skip
+             fi
+           };
+           if
+           :: found -> (ran == NREMOTE + NCHILD)
+           :: else -> skip
+           fi
+#else
+           skip
+#endif
         fi
      :: else ->
         /* park (): never with work in our own queue */
@@ -257,22 +301,16 @@ proctype worker (byte me)
            unlock ();
            is_searching = false;
 
-           /* the re-check (seq_cst loads) */
-           if
-           :: last ->
-              pending = inject > 0;
-              v = 0;
-              do
-              :: v < NW -> pending = pending || lq[v] > 0; v++
-              :: else -> break
-              od
-           :: else ->
-#ifndef BROKEN_NONLAST_RECHECK
-              pending = inject > 0
+           /* the re-check (seq_cst fence, then the queues): every
+            * parker looks at every queue */
+#ifndef BROKEN_NONLAST_INJECT_ONLY
+           any_work_pending (pending);
 #else
-              pending = false
-#endif
+           if
+           :: last -> any_work_pending (pending)
+           :: else -> pending = inject > 0
            fi;
+#endif
 #ifdef BROKEN_RECHECK
            pending = false;
 #endif

@@ -4,7 +4,8 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Through the public API: a yield lets other tasks run, a blocked
- * worker's queue is stolen, tasks that respawn themselves for ever do not
+ * worker's queue is stolen (at any moment of the other worker's park),
+ * tasks that respawn themselves for ever do not
  * starve remote spawns (nor hold them back for long), a worker that never
  * runs out of work still
  * dispatches its GMainContext, and the cooperative budget makes a greedy
@@ -108,6 +109,79 @@ test_blocked_worker_child_stolen (void)
 
   g_assert_true (ws_runtime_shutdown (rt, -1));
   ws_test_gate_clear (&b.child_done);
+}
+
+/* The same, round after round, at every moment of the other worker's
+ * search and park, and with the LIFO slot on: the parent spawns two
+ * children, the second pushes the first from the slot into the stealable
+ * queue, and the parent blocks until the first has run. A round whose
+ * child nobody takes hangs (the watchdog fails the test): the push's
+ * notify may see the other worker still unparked, and then that worker's
+ * look before it sleeps must find the child, whether or not it was the
+ * last searcher (ws-sleepers.c, "Searchers"). In the chaos build, a
+ * parker that looks only at the injection queue hangs here (17 of 40
+ * runs). */
+#define BLOCKED_ROUNDS 400
+
+typedef struct
+{
+  _Atomic gboolean first_ran;
+  guint            delay_us;
+} BlockedRound;
+
+static WsPoll
+mark_first_ran (WsContext *cx,
+                gpointer   data)
+{
+  BlockedRound *r = data;
+
+  atomic_store (&r->first_ran, TRUE);
+  return WS_POLL_READY;
+}
+
+static WsPoll
+nothing_poll (WsContext *cx,
+              gpointer   data)
+{
+  return WS_POLL_READY;
+}
+
+static WsPoll
+blocking_parent_of_two (WsContext *cx,
+                        gpointer   data)
+{
+  BlockedRound *r = data;
+  gint64 until = g_get_monotonic_time () + r->delay_us;
+
+  /* Let the other worker get to any point of its search or park. */
+  while (g_get_monotonic_time () < until)
+    ;
+  ws_join_handle_free (ws_context_spawn (cx, mark_first_ran, r, NULL));
+  ws_join_handle_free (ws_context_spawn (cx, nothing_poll, NULL, NULL));
+  while (!atomic_load (&r->first_ran))
+    g_thread_yield ();
+  return WS_POLL_READY;
+}
+
+static void
+test_blocked_worker_child_stolen_rounds (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+
+  for (guint i = 0; i < BLOCKED_ROUNDS; i++)
+    {
+      BlockedRound r = { FALSE, (guint) g_test_rand_int_range (0, 300) };
+      WsJoinHandle *h = ws_runtime_spawn_joinable (rt, blocking_parent_of_two, &r, NULL);
+
+      g_assert_true (ws_join_handle_wait (h, NULL));
+      g_assert_true (ws_join_handle_finish_uint64 (h, NULL, NULL));
+      g_assert_true (atomic_load (&r.first_ran));
+      /* Sometimes the other worker has parked for long before the next
+       * round; sometimes it is still on its way there. */
+      if (i % 4 == 0)
+        g_usleep (g_test_rand_int_range (0, 3000));
+    }
+  g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
 /* Chains that respawn themselves from a worker for ever must not starve
@@ -333,6 +407,8 @@ test_budget_forces_yield (void)
 
 WS_TEST_MAIN ({ "/scheduling/yield-loop", test_yield_loop },
               { "/scheduling/blocked-worker-child-stolen", test_blocked_worker_child_stolen },
+              { "/scheduling/blocked-worker-child-stolen/rounds",
+                test_blocked_worker_child_stolen_rounds },
               { "/scheduling/respawning-chains-do-not-starve", test_respawning_chains_do_not_starve },
               { "/scheduling/remote-spawn-not-held-back-by-chain",
                 test_remote_spawn_not_held_back_by_chain },

@@ -14,13 +14,36 @@
  *  - a new task wakes a parked worker only when nobody searches: a
  *    searcher will find it; the woken worker starts as a searcher;
  *  - a searcher that finds work and stops searching wakes the next one if
- *    it was the last, so wakes chain one at a time;
- *  - the last searcher to park re-checks every queue first.
+ *    it was the last and more work is in sight in any queue, so wakes
+ *    chain one at a time;
+ *  - every worker that parks looks at every queue first.
  *
  * The lost-wake argument is a Dekker pattern: a producer stores the task
  * (seq_cst) and then reads this state (seq_cst); a parker updates this
  * state (seq_cst RMW) and then reads the queues (seq_cst). One of the two
  * sees the other.
+ *
+ * Searchers. The pattern must hold for a task in a run queue too, not
+ * only for the injection queue: a running worker that pushes to its own
+ * queue (ws_worker_schedule_local) runs the task when its poll returns,
+ * but that poll may block (a task that busy-waits for its child, which
+ * /scheduling/blocked-worker-child-stolen expects another worker to
+ * take). So each way a producer's look can leave the task to others is
+ * paired with a look at every run queue:
+ *  - the look sees a worker unparked: that worker's park is later in the
+ *    seq_cst order, and its look at every queue (park, ws-worker.c) sees
+ *    the task. A parker that looked at the injection queue only would
+ *    strand it;
+ *  - the look sees a worker searching: that searcher's RMW when it stops
+ *    searching is later, and its look at every queue after a fence
+ *    (transition_from_searching, ws-worker.c) sees the task and wakes a
+ *    sleeper if one is needed; or it parks, and looks as above. Looking
+ *    at its own queue and the injection queue only would leave the task
+ *    if the searcher's own task then blocks too.
+ * models/park.pml checks both with a spawner that blocks until its child
+ * was taken (-DBROKEN_NONLAST_INJECT_ONLY strands the child; with three
+ * workers and a second blocking task, so does
+ * -DBROKEN_SEARCH_EXIT_OWN_ONLY).
  */
 
 #include "config.h"

@@ -309,6 +309,21 @@ poll_task (WsWorker  *w,
   return TRUE;
 }
 
+/* Whether the injection queue or any run queue holds a task (hint loads:
+ * acquire, as every queue-length read; the callers fence first where a
+ * Dekker pair needs it). LIFO slots are not looked at: only their owner
+ * runs them. */
+static gboolean
+any_work_pending (WsWorkerPool *s)
+{
+  if (!ws_inject_queue_is_empty (&s->inject))
+    return TRUE;
+  for (guint i = 0; i < s->n_workers; i++)
+    if (ws_local_queue_has_tasks (&s->workers[i]->core.queue))
+      return TRUE;
+  return FALSE;
+}
+
 static void
 transition_from_searching (WsWorker *w)
 {
@@ -316,17 +331,21 @@ transition_from_searching (WsWorker *w)
     return;
   w->core.is_searching = FALSE;
   /* The last searcher to find work wakes another one if more work is in
-   * sight: the rest of what it stole or took from the injection queue, or
-   * more in that queue. Not otherwise: the wake is a syscall (an IPI to
-   * an idle CPU, about 20 us in a VM) on the way to the task just found,
-   * and the sleeper it wakes would find nothing. Nothing is lost either
-   * way: a push notifies when nobody searches (ws-worker-pool.c), and
-   * models/park.pml finds no stranded task even without this notify. The
-   * loads are hints (acquire, as every queue-length read). */
-  if (ws_sleepers_transition_from_searching (&w->pool->sleepers)
-      && (ws_local_queue_has_tasks (&w->core.queue)
-          || !ws_inject_queue_is_empty (&w->pool->inject)))
-    ws_worker_pool_notify_parked (w->pool);
+   * sight in any queue: the rest of what it stole or took from the
+   * injection queue, more in that queue, or a task that a running worker
+   * pushed to its own run queue after this searcher had looked there, and
+   * left to the searchers (its notify saw one: ws-sleepers.c,
+   * "Searchers"). Not otherwise: the wake is a syscall (an IPI to an idle
+   * CPU) on the way to the task just found, and the sleeper it wakes
+   * would find nothing. The fence makes the seq_cst RMW above and the
+   * queues' acquire loads this searcher's half of the Dekker pair with
+   * that push's notify. */
+  if (ws_sleepers_transition_from_searching (&w->pool->sleepers))
+    {
+      atomic_thread_fence (memory_order_seq_cst);
+      if (any_work_pending (w->pool))
+        ws_worker_pool_notify_parked (w->pool);
+    }
 }
 
 /* Puts @task at the back of the run queue; if tasks scheduled from
@@ -422,17 +441,6 @@ steal_work (WsWorker *w)
   return pop_injected (w);
 }
 
-static gboolean
-any_work_pending (WsWorkerPool *s)
-{
-  if (!ws_inject_queue_is_empty (&s->inject))
-    return TRUE;
-  for (guint i = 0; i < s->n_workers; i++)
-    if (ws_local_queue_has_tasks (&s->workers[i]->core.queue))
-      return TRUE;
-  return FALSE;
-}
-
 static void
 maintenance (WsWorker *w)
 {
@@ -456,7 +464,6 @@ static void
 park (WsWorker *w)
 {
   WsWorkerPool *s = w->pool;
-  gboolean is_last_searcher;
   gint64 trace_begin;
   gint64 now;
 
@@ -480,8 +487,9 @@ park (WsWorker *w)
    * announced, so that a wake is not answered late. */
   ws_fiber_stack_trim_cache ();
 
-  is_last_searcher = ws_sleepers_transition_to_parked (&s->sleepers, w->index,
-                                                       w->core.is_searching);
+  /* Whether we were the last searcher does not matter here: every
+   * parker looks at every queue below. */
+  (void) ws_sleepers_transition_to_parked (&s->sleepers, w->index, w->core.is_searching);
   w->core.is_searching = FALSE;
 
   /* Between announcing the park and the re-check (the Dekker window). */
@@ -494,10 +502,12 @@ park (WsWorker *w)
    * pairs with the producer's fence in ws_sleepers_worker_to_notify (). */
   atomic_thread_fence (memory_order_seq_cst);
 
-  /* The last searcher re-checks every queue before it sleeps; everyone
-   * re-checks the injection queue, whose producers may have seen us still
-   * unparked a moment ago. */
-  if (is_last_searcher ? any_work_pending (s) : !ws_inject_queue_is_empty (&s->inject))
+  /* Every parker looks at every queue before it sleeps: a producer may
+   * have seen it still unparked a moment ago, and left its task to the
+   * workers awake; if that task is in a run queue whose owner's poll then
+   * blocks, and the other workers are busy or asleep, nobody else would
+   * look (ws-sleepers.c, "Searchers"). */
+  if (any_work_pending (s))
     ws_worker_pool_notify_parked (s);
 
   now = g_get_monotonic_time ();
