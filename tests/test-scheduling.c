@@ -119,8 +119,7 @@ test_blocked_worker_child_stolen (void)
  * notify may see the other worker still unparked, and then that worker's
  * look before it sleeps must find the child, whether or not it was the
  * last searcher (ws-sleepers.c, "Searchers"). In the chaos build, a
- * parker that looks only at the injection queue hangs here (17 of 40
- * runs). */
+ * parker that looks only at the injection queue hangs here. */
 #define BLOCKED_ROUNDS 400
 
 typedef struct
@@ -178,6 +177,59 @@ test_blocked_worker_child_stolen_rounds (void)
       g_assert_true (atomic_load (&r.first_ran));
       /* Sometimes the other worker has parked for long before the next
        * round; sometimes it is still on its way there. */
+      if (i % 4 == 0)
+        g_usleep (g_test_rand_int_range (0, 3000));
+    }
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* Two remote spawns, the first blocking its worker until the second has
+ * run: a worker may take both from the injection queue in one batch, run
+ * the first and keep the second in its run queue, so the other worker
+ * must learn of it from that batch (take_injected notifies for it), not
+ * from the spawns' notifies, which may have found it awake. A round whose
+ * second task nobody takes hangs (the watchdog fails the test). */
+typedef struct
+{
+  _Atomic gboolean second_ran;
+} BatchRound;
+
+static WsPoll
+mark_second_ran (WsContext *cx,
+                 gpointer   data)
+{
+  BatchRound *r = data;
+
+  atomic_store (&r->second_ran, TRUE);
+  return WS_POLL_READY;
+}
+
+static WsPoll
+wait_for_second (WsContext *cx,
+                 gpointer   data)
+{
+  BatchRound *r = data;
+
+  while (!atomic_load (&r->second_ran))
+    g_thread_yield ();
+  return WS_POLL_READY;
+}
+
+static void
+test_blocked_worker_batch_stolen_rounds (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+
+  for (guint i = 0; i < BLOCKED_ROUNDS; i++)
+    {
+      BatchRound r = { FALSE };
+      WsJoinHandle *first = ws_runtime_spawn_joinable (rt, wait_for_second, &r, NULL);
+      WsJoinHandle *second = ws_runtime_spawn_joinable (rt, mark_second_ran, &r, NULL);
+
+      g_assert_true (ws_join_handle_wait (second, NULL));
+      g_assert_true (ws_join_handle_finish_uint64 (second, NULL, NULL));
+      g_assert_true (ws_join_handle_wait (first, NULL));
+      g_assert_true (ws_join_handle_finish_uint64 (first, NULL, NULL));
       if (i % 4 == 0)
         g_usleep (g_test_rand_int_range (0, 3000));
     }
@@ -409,6 +461,8 @@ WS_TEST_MAIN ({ "/scheduling/yield-loop", test_yield_loop },
               { "/scheduling/blocked-worker-child-stolen", test_blocked_worker_child_stolen },
               { "/scheduling/blocked-worker-child-stolen/rounds",
                 test_blocked_worker_child_stolen_rounds },
+              { "/scheduling/blocked-worker-batch-stolen/rounds",
+                test_blocked_worker_batch_stolen_rounds },
               { "/scheduling/respawning-chains-do-not-starve", test_respawning_chains_do_not_starve },
               { "/scheduling/remote-spawn-not-held-back-by-chain",
                 test_remote_spawn_not_held_back_by_chain },

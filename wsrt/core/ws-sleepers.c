@@ -19,9 +19,20 @@
  *  - every worker that parks looks at every queue first.
  *
  * The lost-wake argument is a Dekker pattern: a producer stores the task
- * (seq_cst) and then reads this state (seq_cst); a parker updates this
- * state (seq_cst RMW) and then reads the queues (seq_cst). One of the two
- * sees the other.
+ * (a seq_cst store of the injection queue's length, or a release store of
+ * a run queue's tail), makes a seq_cst fence and reads this state; a
+ * parker updates this state (seq_cst RMW), makes a seq_cst fence and
+ * reads the queues. One of the two sees the other. Where the producer
+ * notifies for a task another thread pushed (a parker's or a searcher's
+ * look below), that push happens before its fence through the acquire
+ * read of the queue, which the fence rules of C11 as C++20 states them
+ * (P0668) order as well.
+ *
+ * Tasks that move between queues keep the pair: a worker that takes a
+ * batch from the injection queue into its run queue notifies for them
+ * (take_injected, ws-worker.c), and so does a take-back that lowered a
+ * run queue's tail and put it back (ws_worker_run_awaited); a thief's
+ * tasks are in its own queue before its RMW of this state.
  *
  * Searchers. The pattern must hold for a task in a run queue too, not
  * only for the injection queue: a running worker that pushes to its own
@@ -43,7 +54,8 @@
  * models/park.pml checks both with a spawner that blocks until its child
  * was taken (-DBROKEN_NONLAST_INJECT_ONLY strands the child; with three
  * workers and a second blocking task, so does
- * -DBROKEN_SEARCH_EXIT_OWN_ONLY).
+ * -DBROKEN_SEARCH_EXIT_OWN_ONLY), and the batch from the injection queue
+ * (-DBROKEN_BATCH_NO_NOTIFY strands a task behind a blocking one).
  */
 
 #include "config.h"

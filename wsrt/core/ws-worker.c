@@ -174,6 +174,12 @@ take_injected (WsWorker *w,
 
   for (gsize i = all_queued ? 0 : 1; i < n; i++)
     push_local_or_overflow (w, batch[i]);
+  /* The producers' notifies were paired with looks at the injection
+   * queue, which no longer holds these tasks: a worker that parks now may
+   * see that queue empty, and this worker's poll may block. So notify
+   * for them as for a push (ws-sleepers.c, "Searchers"). */
+  if (n > (all_queued ? 0u : 1u))
+    ws_worker_pool_notify_parked (s);
   return batch[0];
 }
 
@@ -258,7 +264,14 @@ ws_worker_run_awaited (WsContext *cx,
   if (w->core.lifo == task)
     w->core.lifo = NULL;
   else if (!ws_local_queue_take_back (&w->core.queue, task))
-    return FALSE;
+    {
+      /* A take-back that lost to a thief lowered the tail and put it
+       * back: a parker may have looked at the queue in between and seen
+       * it empty. Notify for what is still queued, as for a push. */
+      if (ws_local_queue_has_tasks (&w->core.queue))
+        ws_worker_pool_notify_parked (w->pool);
+      return FALSE;
+    }
 
   if (w->core.lifo != NULL)
     {
@@ -309,10 +322,11 @@ poll_task (WsWorker  *w,
   return TRUE;
 }
 
-/* Whether the injection queue or any run queue holds a task (hint loads:
- * acquire, as every queue-length read; the callers fence first where a
- * Dekker pair needs it). LIFO slots are not looked at: only their owner
- * runs them. */
+/* Whether the injection queue or any run queue holds a task: the reading
+ * half of the Dekker pairs of ws-sleepers.c, after the caller's seq_cst
+ * fence (the injection queue's length is a seq_cst load, a run queue's
+ * head and tail acquire loads). LIFO slots are not looked at: only their
+ * owner runs them. */
 static gboolean
 any_work_pending (WsWorkerPool *s)
 {
@@ -390,11 +404,11 @@ run_task (WsWorker  *w,
           /* A chain of tasks that respawn each other reached the cap: it
            * goes on behind our share of the remote tasks waiting, if any,
            * which it would otherwise hold back until the fairness tick.
-           * No notify, as in tokio: this worker runs them next, and a
-           * sleeper woken for them would find nothing (doc/performance.md,
+           * No notify for it, as in tokio: this worker runs it next, and
+           * a sleeper woken for it would find nothing (doc/performance.md,
            * "What each optimisation bought"); the tasks taken from the
-           * injection queue are stealable in the run queue, and the
-           * injection queue's own producers notified for them. */
+           * injection queue are stealable in the run queue, and
+           * take_injected notifies for them. */
           queue_behind_remote (w, t);
           return TRUE;
         }
