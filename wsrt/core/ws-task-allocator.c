@@ -18,8 +18,8 @@
  * arena's bins when another worker ends them. A third class, of
  * WS_TASK_ALLOCATOR_SMALL bytes, serves the face's small objects that
  * are made and dropped with tasks, on whichever threads run them (a
- * WsOneshot, ws-oneshot.c): there too malloc's cross-thread frees were
- * a fifth of ping_pong's time (doc/performance.md). A thread that frees more than it
+ * WsOneshot, ws-oneshot.c), which malloc would free into the allocating
+ * thread's arena under its lock. A thread that frees more than it
  * allocates hands full magazines to a shared depot; one that allocates
  * more takes them back: one lock per WS_TASK_MAGAZINE_SIZE tasks (the
  * magazine and depot scheme of Bonwick's slab allocator). The depot is
