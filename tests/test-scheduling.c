@@ -122,19 +122,32 @@ test_blocked_worker_child_stolen (void)
  * parker that looks only at the injection queue hangs here. */
 #define BLOCKED_ROUNDS 400
 
+/* What a round's blocking task waits for: a flag that another task sets. */
 typedef struct
 {
-  _Atomic gboolean first_ran;
+  _Atomic gboolean ran;
   guint            delay_us;
 } BlockedRound;
 
 static WsPoll
-mark_first_ran (WsContext *cx,
+mark_ran (WsContext *cx,
+          gpointer   data)
+{
+  BlockedRound *r = data;
+
+  atomic_store (&r->ran, TRUE);
+  return WS_POLL_READY;
+}
+
+/* Blocks its worker: busy-waits, not awaits. */
+static WsPoll
+wait_until_ran (WsContext *cx,
                 gpointer   data)
 {
   BlockedRound *r = data;
 
-  atomic_store (&r->first_ran, TRUE);
+  while (!atomic_load (&r->ran))
+    g_thread_yield ();
   return WS_POLL_READY;
 }
 
@@ -155,11 +168,18 @@ blocking_parent_of_two (WsContext *cx,
   /* Let the other worker get to any point of its search or park. */
   while (g_get_monotonic_time () < until)
     ;
-  ws_join_handle_free (ws_context_spawn (cx, mark_first_ran, r, NULL));
+  ws_join_handle_free (ws_context_spawn (cx, mark_ran, r, NULL));
   ws_join_handle_free (ws_context_spawn (cx, nothing_poll, NULL, NULL));
-  while (!atomic_load (&r->first_ran))
-    g_thread_yield ();
-  return WS_POLL_READY;
+  return wait_until_ran (cx, r);
+}
+
+/* Between rounds: sometimes the other worker has parked for long before
+ * the next round; sometimes it is still on its way there. */
+static void
+pause_between_rounds (guint round)
+{
+  if (round % 4 == 0)
+    g_usleep (g_test_rand_int_range (0, 3000));
 }
 
 static void
@@ -174,11 +194,8 @@ test_blocked_worker_child_stolen_rounds (void)
 
       g_assert_true (ws_join_handle_wait (h, NULL));
       g_assert_true (ws_join_handle_finish_uint64 (h, NULL, NULL));
-      g_assert_true (atomic_load (&r.first_ran));
-      /* Sometimes the other worker has parked for long before the next
-       * round; sometimes it is still on its way there. */
-      if (i % 4 == 0)
-        g_usleep (g_test_rand_int_range (0, 3000));
+      g_assert_true (atomic_load (&r.ran));
+      pause_between_rounds (i);
     }
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
@@ -189,32 +206,6 @@ test_blocked_worker_child_stolen_rounds (void)
  * must learn of it from that batch (take_injected notifies for it), not
  * from the spawns' notifies, which may have found it awake. A round whose
  * second task nobody takes hangs (the watchdog fails the test). */
-typedef struct
-{
-  _Atomic gboolean second_ran;
-} BatchRound;
-
-static WsPoll
-mark_second_ran (WsContext *cx,
-                 gpointer   data)
-{
-  BatchRound *r = data;
-
-  atomic_store (&r->second_ran, TRUE);
-  return WS_POLL_READY;
-}
-
-static WsPoll
-wait_for_second (WsContext *cx,
-                 gpointer   data)
-{
-  BatchRound *r = data;
-
-  while (!atomic_load (&r->second_ran))
-    g_thread_yield ();
-  return WS_POLL_READY;
-}
-
 static void
 test_blocked_worker_batch_stolen_rounds (void)
 {
@@ -222,16 +213,15 @@ test_blocked_worker_batch_stolen_rounds (void)
 
   for (guint i = 0; i < BLOCKED_ROUNDS; i++)
     {
-      BatchRound r = { FALSE };
-      WsJoinHandle *first = ws_runtime_spawn_joinable (rt, wait_for_second, &r, NULL);
-      WsJoinHandle *second = ws_runtime_spawn_joinable (rt, mark_second_ran, &r, NULL);
+      BlockedRound r = { FALSE, 0 };
+      WsJoinHandle *first = ws_runtime_spawn_joinable (rt, wait_until_ran, &r, NULL);
+      WsJoinHandle *second = ws_runtime_spawn_joinable (rt, mark_ran, &r, NULL);
 
       g_assert_true (ws_join_handle_wait (second, NULL));
       g_assert_true (ws_join_handle_finish_uint64 (second, NULL, NULL));
       g_assert_true (ws_join_handle_wait (first, NULL));
       g_assert_true (ws_join_handle_finish_uint64 (first, NULL, NULL));
-      if (i % 4 == 0)
-        g_usleep (g_test_rand_int_range (0, 3000));
+      pause_between_rounds (i);
     }
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
