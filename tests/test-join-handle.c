@@ -832,6 +832,263 @@ test_await_cancelled_child (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* ---- a task's state in the task (spawn_with_state) ------------------- */
+
+/* fib once more, each child's Fib a copy in the child's task. */
+static WsPoll fib_state_poll (WsContext *cx, gpointer data);
+
+static WsJoinHandle *
+fib_state_spawn (WsContext *cx,
+                 guint      n)
+{
+  Fib child = { n, 0, NULL, NULL };
+  WsJoinHandle *h = ws_context_spawn_with_state (cx, fib_state_poll, &child, sizeof child, NULL);
+
+  /* The task has its own copy: what the spawner's does next is its own. */
+  child.n = G_MAXUINT;
+  return h;
+}
+
+static WsPoll
+fib_state_poll (WsContext *cx,
+                gpointer   data)
+{
+  Fib *f = data;
+  guint64 a, b;
+
+  g_assert_cmpuint (GPOINTER_TO_SIZE (f) % 16, ==, 0);
+  if (f->n < FIB_CUTOFF)
+    {
+      ws_context_return_uint64 (cx, fib_serial (f->n));
+      return WS_POLL_READY;
+    }
+  if (f->stage == 0)
+    {
+      f->left = fib_state_spawn (cx, f->n - 1);
+      f->right = fib_state_spawn (cx, f->n - 2);
+      f->stage = 1;
+    }
+  if (ws_join_handle_poll (f->left, cx) == WS_POLL_PENDING
+      || ws_join_handle_poll (f->right, cx) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+
+  g_assert_true (ws_join_handle_finish_uint64 (g_steal_pointer (&f->left), &a, NULL));
+  g_assert_true (ws_join_handle_finish_uint64 (g_steal_pointer (&f->right), &b, NULL));
+  ws_context_return_uint64 (cx, a + b);
+  return WS_POLL_READY;
+}
+
+static WsPoll
+fib_state_root (WsContext *cx,
+                gpointer   data)
+{
+  WsJoinHandle **h = data;
+  guint64 v;
+
+  if (*h == NULL)
+    *h = fib_state_spawn (cx, 22);
+  if (ws_join_handle_poll (*h, cx) == WS_POLL_PENDING)
+    return WS_POLL_PENDING;
+  g_assert_true (ws_join_handle_finish_uint64 (g_steal_pointer (h), &v, NULL));
+  ws_context_return_uint64 (cx, v);
+  return WS_POLL_READY;
+}
+
+/* State kept in the task: every level of fib(22) reads and writes its own
+ * copy, across polls, on two workers. */
+static void
+test_state_fork_join (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  WsJoinHandle *child = NULL;
+  WsJoinHandle *h = ws_runtime_spawn_joinable (rt, fib_state_root, &child, NULL);
+  guint64 v = 0;
+
+  g_assert_true (ws_join_handle_wait (h, NULL));
+  g_assert_true (ws_join_handle_finish_uint64 (h, &v, NULL));
+  g_assert_cmpuint (v, ==, fib_serial (22));
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* A state of @size bytes: a pattern to check, a count of polls kept in
+ * the state, and a string the clear function frees. */
+typedef struct
+{
+  gsize     size;
+  gpointer  seen;        /* the copy the first poll got */
+  guint     polls;
+  gint      n_cleared;   /* atomic */
+  gpointer  cleared;     /* the pointer the clear function got */
+} StateProbe;
+
+typedef struct
+{
+  StateProbe *probe;
+  char       *name;
+  guint       polls;
+  guint8      pattern[];
+} ProbeState;
+
+static void
+probe_state_clear (gpointer data)
+{
+  ProbeState *s = data;
+
+  s->probe->cleared = s;
+  g_clear_pointer (&s->name, g_free);
+  g_atomic_int_inc (&s->probe->n_cleared);
+}
+
+static WsPoll
+probe_state_poll (WsContext *cx,
+                  gpointer   data)
+{
+  ProbeState *s = data;
+  StateProbe *p = s->probe;
+  gsize n = p->size - sizeof (ProbeState);
+
+  g_assert_cmpuint (GPOINTER_TO_SIZE (s) % 16, ==, 0);
+  if (s->polls == 0)
+    p->seen = s;
+  g_assert_true (p->seen == s);
+  g_assert_cmpstr (s->name, ==, "state");
+  for (gsize i = 0; i < n; i++)
+    g_assert_cmpuint (s->pattern[i], ==, (guint8) (i * 7 + 1));
+  /* Three polls: the count lives in the task's copy only. */
+  if (++s->polls < 3)
+    {
+      ws_context_yield (cx);
+      return WS_POLL_PENDING;
+    }
+  p->polls = s->polls;
+  return WS_POLL_READY;
+}
+
+static ProbeState *
+probe_state_new (StateProbe *p,
+                 gsize       size)
+{
+  ProbeState *s = g_malloc0 (size);
+
+  p->size = size;
+  s->probe = p;
+  s->name = g_strdup ("state");
+  for (gsize i = 0; i < size - sizeof (ProbeState); i++)
+    s->pattern[i] = (guint8) (i * 7 + 1);
+  return s;
+}
+
+static WsPoll
+spawn_probe_from_task (WsContext *cx,
+                       gpointer   data)
+{
+  StateProbe *p = data;
+  g_autofree ProbeState *s = probe_state_new (p, p->size);
+  WsJoinHandle *h = ws_context_spawn_with_state (cx, probe_state_poll, s, p->size,
+                                                 probe_state_clear);
+
+  /* The spawner's struct is not the task's: scribble on it. */
+  memset (s, 0xa5, p->size);
+  ws_join_handle_free (h);
+  return WS_POLL_READY;
+}
+
+/* Small states (in the task allocator's tailed blocks) and large ones
+ * (malloc's), through both entry points: the task sees a copy at one
+ * address across its polls, and the clear function runs once, on it. */
+static void
+test_state_sizes (void)
+{
+  static const gsize sizes[] = { sizeof (ProbeState), sizeof (ProbeState) + 1, 64, 65, 4096 };
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+
+  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
+    for (guint from_task = 0; from_task < 2; from_task++)
+      {
+        StateProbe p = { sizes[i], NULL, 0, 0, NULL };
+
+        if (from_task)
+          {
+            WsJoinHandle *h = ws_runtime_spawn_joinable (rt, spawn_probe_from_task, &p, NULL);
+
+            g_assert_true (ws_join_handle_wait (h, NULL));
+            ws_join_handle_free (h);
+          }
+        else
+          {
+            g_autofree ProbeState *s = probe_state_new (&p, sizes[i]);
+
+            ws_runtime_spawn_detached_with_state (rt, probe_state_poll, s, sizes[i],
+                                                  probe_state_clear);
+            memset (s, 0xa5, sizes[i]);
+          }
+        while (g_atomic_int_get (&p.n_cleared) == 0)
+          g_usleep (100);
+        g_assert_cmpuint (p.polls, ==, 3);
+        g_assert_true (p.cleared == p.seen);
+        g_assert_cmpint (g_atomic_int_get (&p.n_cleared), ==, 1);
+      }
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* Refused after shutdown: the clear function has run on the task's copy
+ * when the call returns. The string it freed was handed over with the
+ * state, so freed once, by the task (ASan and valgrind would see a leak
+ * or a double free). */
+static void
+test_state_refused_after_shutdown (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  StateProbe p = { 0 };
+  g_autofree ProbeState *s = probe_state_new (&p, sizeof (ProbeState) + 8);
+
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  ws_runtime_spawn_detached_with_state (rt, probe_state_poll, s, p.size, probe_state_clear);
+  g_assert_cmpint (g_atomic_int_get (&p.n_cleared), ==, 1);
+  g_assert_true (p.cleared != s);
+  g_assert_null (p.seen);
+}
+
+/* Programmer errors: a critical, and the state's members still freed
+ * (through the clear function on the caller's struct) where there is a
+ * state to clear. */
+static void
+test_state_bad_input (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  StateProbe p = { 0 };
+  g_autofree ProbeState *s = probe_state_new (&p, sizeof (ProbeState));
+
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*func != NULL*");
+  ws_runtime_spawn_detached_with_state (rt, NULL, s, sizeof *s, probe_state_clear);
+  g_test_assert_expected_messages ();
+  g_assert_cmpint (g_atomic_int_get (&p.n_cleared), ==, 1);
+  g_assert_true (p.cleared == s);
+  g_assert_null (s->name);
+
+  s->name = g_strdup ("state");
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*state_size > 0*");
+  ws_runtime_spawn_detached_with_state (rt, probe_state_poll, s, 0, probe_state_clear);
+  g_test_assert_expected_messages ();
+  g_assert_cmpint (g_atomic_int_get (&p.n_cleared), ==, 2);
+  g_assert_null (s->name);
+
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*state != NULL*");
+  ws_runtime_spawn_detached_with_state (rt, probe_state_poll, NULL, 8, probe_state_clear);
+  g_test_assert_expected_messages ();
+  g_assert_cmpint (g_atomic_int_get (&p.n_cleared), ==, 2);
+
+  s->name = g_strdup ("state");
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*context != NULL*");
+  g_assert_null (ws_context_spawn_with_state (NULL, probe_state_poll, s, sizeof *s,
+                                              probe_state_clear));
+  g_test_assert_expected_messages ();
+  g_assert_cmpint (g_atomic_int_get (&p.n_cleared), ==, 3);
+  g_assert_null (s->name);
+  g_assert_cmpint (g_atomic_int_get (&p.n_cleared), ==, 3);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 WS_TEST_MAIN ({ "/join-handle/fork-join", test_fork_join },
               { "/join-handle/used-after-end-reported", test_used_after_end_reported },
               { "/join-handle/results", test_results },
@@ -849,4 +1106,8 @@ WS_TEST_MAIN ({ "/join-handle/fork-join", test_fork_join },
               { "/join-handle/await-child-blocks-in-place", test_await_child_blocks_in_place },
               { "/join-handle/await-hand-off-two-levels-down",
                 test_await_hand_off_two_levels_down },
-              { "/join-handle/await-cancelled-child", test_await_cancelled_child })
+              { "/join-handle/await-cancelled-child", test_await_cancelled_child },
+              { "/join-handle/state/fork-join", test_state_fork_join },
+              { "/join-handle/state/sizes", test_state_sizes },
+              { "/join-handle/state/refused-after-shutdown", test_state_refused_after_shutdown },
+              { "/join-handle/state/bad-input", test_state_bad_input })

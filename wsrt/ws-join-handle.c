@@ -115,6 +115,69 @@ ws_context_spawn (WsContext      *context,
 }
 
 /**
+ * ws_context_spawn_with_state: (skip)
+ * @context: the context of the task that spawns
+ * @func: the task; its `user_data` is the task's copy of @state
+ * @state: (not nullable): the task's state, copied into the task
+ * @state_size: the size of @state in bytes, more than 0
+ * @clear_func: (nullable): clears the copy's members after the last poll
+ *
+ * Spawns a task as [method@Ws.Context.spawn] does, with its state kept in
+ * the task's own memory, as a Rust runtime keeps a task's future: the
+ * @state_size bytes at @state are copied into the task when this is
+ * called, and @func gets a pointer to that copy, the same one at every
+ * poll, which the task may change. The copy is aligned for any type and
+ * lives until the task's memory goes; @clear_func runs on it once, after
+ * the last poll, to free what its members own (not the copy itself,
+ * which wsrt frees with the task).
+ *
+ * A task and its state then take one allocation from wsrt's per-thread
+ * caches, where `g_new` and g_free() would take a second from malloc,
+ * often freed on another worker. Up to 64 bytes of state come from
+ * those caches; a larger state is allocated with the task by malloc.
+ *
+ * The members @state hands over belong to the task from this call on: if
+ * the spawn is refused (the runtime is shutting down, or the call is a
+ * programmer error), @clear_func has run on the copy (or on @state) when
+ * this returns.
+ *
+ * |[<!-- language="C" -->
+ * typedef struct { guint n; WsJoinHandle *left, *right; } Fib;
+ *
+ * Fib child = { n - 1, NULL, NULL };
+ * WsJoinHandle *h = ws_context_spawn_with_state (cx, fib_poll, &child,
+ *                                                sizeof child, NULL);
+ * ]|
+ *
+ * Returns: (transfer full): the join handle of the task
+ */
+WsJoinHandle *
+ws_context_spawn_with_state (WsContext      *context,
+                             WsTaskFunc      func,
+                             gconstpointer   state,
+                             gsize           state_size,
+                             GDestroyNotify  clear_func)
+{
+  WsRuntimeCore *core = ws_runtime_core_get_current ();
+
+  /* A refused call still frees what it was given (ws-refuse-private.h):
+   * the members @state hands over, through @clear_func on @state. */
+  if G_UNLIKELY (context == NULL || context->task == NULL)
+    {
+      if (clear_func != NULL && state != NULL)
+        clear_func ((gpointer) state);
+      ws_context_return_val_if_not_in_poll (context, NULL);
+    }
+  ws_return_val_if_fail_free (state != NULL, NULL, NULL, NULL);
+  ws_return_val_if_fail_free (state_size > 0, clear_func, (gpointer) state, NULL);
+  ws_return_val_if_fail_free (func != NULL, clear_func, (gpointer) state, NULL);
+  ws_return_val_if_fail_free (core != NULL, clear_func, (gpointer) state, NULL);
+
+  return (WsJoinHandle *) ws_runtime_core_spawn_with_state (core, func, state, state_size,
+                                                            clear_func, TRUE);
+}
+
+/**
  * ws_join_handle_poll:
  * @self: a #WsJoinHandle
  * @context: the context of the task that awaits @self

@@ -40,6 +40,12 @@ WsJoinHandle *ws_context_spawn             (WsContext      *context,
                                             gpointer        user_data,
                                             GDestroyNotify  destroy) G_GNUC_WARN_UNUSED_RESULT;
 WS_AVAILABLE_IN_ALL
+WsJoinHandle *ws_context_spawn_with_state  (WsContext      *context,
+                                            WsTaskFunc      func,
+                                            gconstpointer   state,
+                                            gsize           state_size,
+                                            GDestroyNotify  clear_func) G_GNUC_WARN_UNUSED_RESULT;
+WS_AVAILABLE_IN_ALL
 WsJoinHandle *ws_runtime_spawn_joinable    (WsRuntime      *self,
                                             WsTaskFunc      func,
                                             gpointer        user_data,

@@ -856,6 +856,36 @@ ws_runtime_spawn_detached (WsRuntime      *self,
 }
 
 /**
+ * ws_runtime_spawn_detached_with_state: (skip)
+ * @self: a #WsRuntime
+ * @func: the task; its `user_data` is the task's copy of @state
+ * @state: (not nullable): the task's state, copied into the task
+ * @state_size: the size of @state in bytes, more than 0
+ * @clear_func: (nullable): clears the copy's members after the last poll
+ *
+ * Spawns a detached task, as [method@Ws.Runtime.spawn_detached] does,
+ * with its state copied into the task's own memory: @func gets the copy
+ * as its `user_data`, and @clear_func runs on it once, after the last
+ * poll. See [method@Ws.Context.spawn_with_state] for the copy, its
+ * alignment and what a refused spawn does with @state.
+ */
+void
+ws_runtime_spawn_detached_with_state (WsRuntime      *self,
+                                      WsTaskFunc      func,
+                                      gconstpointer   state,
+                                      gsize           state_size,
+                                      GDestroyNotify  clear_func)
+{
+  ws_return_if_fail_free (state != NULL, NULL, NULL);
+  ws_return_if_fail_free (state_size > 0, clear_func, (gpointer) state);
+  if (refuse_spawn (self, func, (gpointer) state, clear_func, G_STRFUNC))
+    return;
+
+  ws_runtime_core_spawn_with_state (ensure_core (self), func, state, state_size, clear_func,
+                                    FALSE);
+}
+
+/**
  * ws_runtime_spawn_blocking: (skip)
  * @self: a #WsRuntime
  * @func: (scope notified) (closure user_data) (destroy destroy): the job

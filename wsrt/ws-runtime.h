@@ -38,6 +38,12 @@ void       ws_runtime_spawn_detached (WsRuntime      *self,
                                       gpointer        user_data,
                                       GDestroyNotify  destroy);
 WS_AVAILABLE_IN_ALL
+void       ws_runtime_spawn_detached_with_state (WsRuntime      *self,
+                                                 WsTaskFunc      func,
+                                                 gconstpointer   state,
+                                                 gsize           state_size,
+                                                 GDestroyNotify  clear_func);
+WS_AVAILABLE_IN_ALL
 WsTask    *ws_runtime_spawn_blocking (WsRuntime      *self,
                                       WsTaskFunc      func,
                                       gpointer        user_data,

@@ -495,36 +495,33 @@ body_yield_many (void)
   g_atomic_int_set (&left, YIELD_TASKS);
   for (guint i = 0; i < YIELD_TASKS; i++)
     {
-      guint *yields_left = g_new (guint, 1);
+      guint yields_left = YIELDS_PER_TASK;
 
-      *yields_left = YIELDS_PER_TASK;
-      ws_runtime_spawn_detached (rt, yield_poll, yields_left, g_free);
+      ws_runtime_spawn_detached_with_state (rt, yield_poll, &yields_left, sizeof yields_left,
+                                            NULL);
     }
   done_wait ();
 }
 
 /* ---- ping_pong --------------------------------------------------------- */
 
-/* What one ping and its pong share: two oneshots, one each way. */
+/* A ping's state and its pong's, each kept in its task
+ * (ws_runtime_spawn_detached_with_state): two oneshots, one each way,
+ * and whether the ping has spawned its pong. */
 typedef struct
 {
-  gint       ref_count;
   gboolean   started;
   WsOneshot *ping;
   WsOneshot *pong;
 } Pair;
 
 static void
-pair_unref (gpointer data)
+pair_clear (gpointer data)
 {
   Pair *p = data;
 
-  if (g_atomic_int_dec_and_test (&p->ref_count))
-    {
-      g_clear_pointer (&p->ping, ws_oneshot_unref);
-      g_clear_pointer (&p->pong, ws_oneshot_unref);
-      g_free (p);
-    }
+  g_clear_pointer (&p->ping, ws_oneshot_unref);
+  g_clear_pointer (&p->pong, ws_oneshot_unref);
 }
 
 static WsPoll
@@ -549,11 +546,13 @@ ping_poll (WsContext *cx,
 
   if (!p->started)
     {
+      Pair pong;
+
       p->started = TRUE;
       p->ping = ws_oneshot_new (NULL);
       p->pong = ws_oneshot_new (NULL);
-      g_atomic_int_inc (&p->ref_count);
-      ws_runtime_spawn_detached (rt, pong_poll, p, pair_unref);
+      pong = (Pair) { TRUE, ws_oneshot_ref (p->ping), ws_oneshot_ref (p->pong) };
+      ws_runtime_spawn_detached_with_state (rt, pong_poll, &pong, sizeof pong, pair_clear);
       ws_oneshot_send (p->ping, GINT_TO_POINTER (1));
     }
   if (ws_oneshot_poll (p->pong, cx, &item, NULL) == WS_POLL_PENDING)
@@ -566,13 +565,11 @@ static WsPoll
 ping_root_poll (WsContext *cx,
                 gpointer   data)
 {
-  for (guint i = 0; i < NUM_PINGS; i++)
-    {
-      Pair *p = g_new0 (Pair, 1);
+  static const Pair unstarted = { FALSE, NULL, NULL };
 
-      p->ref_count = 1;
-      ws_runtime_spawn_detached (rt, ping_poll, p, pair_unref);
-    }
+  for (guint i = 0; i < NUM_PINGS; i++)
+    ws_runtime_spawn_detached_with_state (rt, ping_poll, &unstarted, sizeof unstarted,
+                                          pair_clear);
   return WS_POLL_READY;
 }
 
@@ -632,15 +629,14 @@ typedef struct
 
 static WsPoll fib_poll (WsContext *cx, gpointer data);
 
+/* The child's Fib is kept in its task (ws_context_spawn_with_state). */
 static WsJoinHandle *
 fib_spawn (WsContext *cx,
            guint      n)
 {
-  Fib *f = g_new (Fib, 1);
+  Fib f = { n, NULL, NULL };
 
-  f->n = n;
-  f->left = f->right = NULL;
-  return ws_context_spawn (cx, fib_poll, f, g_free);
+  return ws_context_spawn_with_state (cx, fib_poll, &f, sizeof f, NULL);
 }
 
 static WsPoll
@@ -769,11 +765,32 @@ fiber_body_yield_many (void)
   done_wait ();
 }
 
+/* What a ping fiber and its pong share, freed by the last of the two. */
+typedef struct
+{
+  gint       ref_count;
+  WsOneshot *ping;
+  WsOneshot *pong;
+} FiberPair;
+
+static void
+fiber_pair_unref (gpointer data)
+{
+  FiberPair *p = data;
+
+  if (g_atomic_int_dec_and_test (&p->ref_count))
+    {
+      g_clear_pointer (&p->ping, ws_oneshot_unref);
+      g_clear_pointer (&p->pong, ws_oneshot_unref);
+      g_free (p);
+    }
+}
+
 static void
 pong_fiber (WsContext *cx,
             gpointer   data)
 {
-  Pair *p = data;
+  FiberPair *p = data;
   gpointer item;
 
   if (WS_FIBER_AWAIT (cx, ws_oneshot_poll (p->ping, cx, &item, NULL)))
@@ -784,13 +801,13 @@ static void
 ping_fiber (WsContext *cx,
             gpointer   data)
 {
-  Pair *p = data;
+  FiberPair *p = data;
   gpointer item;
 
   p->ping = ws_oneshot_new (NULL);
   p->pong = ws_oneshot_new (NULL);
   g_atomic_int_inc (&p->ref_count);
-  ws_join_handle_free (ws_context_spawn_fiber (cx, pong_fiber, p, pair_unref));
+  ws_join_handle_free (ws_context_spawn_fiber (cx, pong_fiber, p, fiber_pair_unref));
   ws_oneshot_send (p->ping, GINT_TO_POINTER (1));
   if (WS_FIBER_AWAIT (cx, ws_oneshot_poll (p->pong, cx, &item, NULL)))
     count_down ();
@@ -802,10 +819,10 @@ ping_root_fiber (WsContext *cx,
 {
   for (guint i = 0; i < NUM_PINGS; i++)
     {
-      Pair *p = g_new0 (Pair, 1);
+      FiberPair *p = g_new0 (FiberPair, 1);
 
       p->ref_count = 1;
-      ws_join_handle_free (ws_context_spawn_fiber (cx, ping_fiber, p, pair_unref));
+      ws_join_handle_free (ws_context_spawn_fiber (cx, ping_fiber, p, fiber_pair_unref));
     }
 }
 

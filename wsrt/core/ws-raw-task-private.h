@@ -94,7 +94,7 @@ struct _WsRawTask
   guint8           stage;            /* WsStage, owned by whoever holds RUNNING */
   guint8           result_kind;      /* WsResultKind once FINISHED */
   guint8           counted;          /* accepted: counted alive until complete() */
-  guint8           has_tail;         /* allocated with a tail: ws_raw_task_new_with_tail */
+  guint8           has_tail;         /* WsTailKind: how the task's memory was allocated */
   WsCancelHook *_Atomic cancel_hook; /* set once, by the poller; NULL mostly */
 #ifdef WS_ENABLE_SYSPROF
   gint64           trace_begin;      /* the spawn's ws_trace_begin (): 0 unless recorded */
@@ -158,7 +158,8 @@ WsRawTask *ws_raw_task_new_with_tail        (WsTaskHost     *host,
                                              gpointer        data,
                                              GDestroyNotify  destroy,
                                              gboolean        join_interest,
-                                             gsize           tail_size);
+                                             gsize           tail_size,
+                                             gconstpointer   state);
 void       ws_raw_task_ref                  (WsRawTask      *task);
 void       ws_raw_task_unref                (WsRawTask      *task);
 void       ws_raw_task_unref_n              (WsRawTask      *task,
@@ -270,20 +271,24 @@ gboolean      ws_raw_task_describe_pending (WsRawTask  *task,
                                             gboolean    mark,
                                             GString    *out);
 
+/* Where a tail begins: past the task, aligned to 16 bytes, as malloc
+ * aligns a block, so that a state copied there may hold any type. */
+#define WS_RAW_TASK_TAIL_OFFSET ((sizeof (WsRawTask) + 15) & ~(gsize) 15)
+
 /* The @tail_size bytes of a task made with ws_raw_task_new_with_tail (),
- * zeroed at first: the spawner's, the core never reads them. They live as
- * long as the task's memory. */
+ * zeroed at first (or the spawner's state, copied): the spawner's, the
+ * core never reads them. They live as long as the task's memory. */
 static inline gpointer
 ws_raw_task_get_tail (WsRawTask *task)
 {
-  return task + 1;
+  return (char *) task + WS_RAW_TASK_TAIL_OFFSET;
 }
 
 /* The task whose tail @tail is. */
 static inline WsRawTask *
 ws_raw_task_from_tail (gpointer tail)
 {
-  return (WsRawTask *) tail - 1;
+  return (WsRawTask *) ((char *) tail - WS_RAW_TASK_TAIL_OFFSET);
 }
 
 /* For the spawner, right after the spawn returned @task with its join

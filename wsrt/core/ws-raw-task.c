@@ -45,9 +45,11 @@
  * same allocation (ws_raw_task_new_with_tail). The face's
  * spawn_with_callback keeps its callback, the callback's data and the
  * delivery queue of the caller's context there, so a completion delivered
- * to a main loop costs no allocation beyond the task. The core never reads
- * a tail; it only frees a task that has one with g_free () instead of the
- * task allocator, whose caches hold tasks of one size.
+ * to a main loop costs no allocation beyond the task; a task spawned with
+ * a state (ws_context_spawn_with_state) keeps a copy of it there, as
+ * tokio's task cell keeps its future. The core never reads a tail; it
+ * frees a task that has one to the allocator's class of tailed blocks,
+ * or to malloc when the tail was too large for them.
  *
  * Cancellation the work can see. A poll may attach a WsCancelHook to its
  * task (once; the face makes a GCancellable of it). Its cancel () runs on
@@ -86,6 +88,8 @@
  */
 
 #include "config.h"
+
+#include <string.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 # include <sanitizer/asan_interface.h>
@@ -274,25 +278,47 @@ ws_raw_task_new (WsTaskHost     *host,
                     join_interest);
 }
 
+/* How a task's memory was allocated (WsRawTask.has_tail). */
+typedef enum
+{
+  WS_TAIL_NONE,          /* a task class block (ws_task_allocator_alloc0) */
+  WS_TAIL_CLASS,         /* a tailed block (ws_task_allocator_alloc0_tailed) */
+  WS_TAIL_MALLOC,        /* a tail too large for that class: malloc's */
+} WsTailKind;
+
 /* A task with @tail_size bytes of the spawner's after it, in the same
- * allocation (see the top of this file). 0 is a plain task. */
+ * allocation (see the top of this file). 0 is a plain task. With @state,
+ * the tail is a copy of @tail_size bytes of it, and the task's data is
+ * that copy: the spawner's state lives in the task and goes with it. */
 WsRawTask *
 ws_raw_task_new_with_tail (WsTaskHost     *host,
                            WsTaskFunc      func,
                            gpointer        data,
                            GDestroyNotify  destroy,
                            gboolean        join_interest,
-                           gsize           tail_size)
+                           gsize           tail_size,
+                           gconstpointer   state)
 {
   WsRawTask *task;
 
   if (tail_size == 0)
     return ws_raw_task_new (host, func, data, destroy, join_interest);
 
-  /* Aligned for pointers: ws_raw_task_get_tail () is task + 1. */
-  G_STATIC_ASSERT (sizeof (WsRawTask) % sizeof (gpointer) == 0);
-  task = g_malloc0 (sizeof (WsRawTask) + tail_size);
-  task->has_tail = TRUE;
+  if (tail_size <= WS_TASK_ALLOCATOR_TAILED - WS_RAW_TASK_TAIL_OFFSET)
+    {
+      task = ws_task_allocator_alloc0_tailed (WS_RAW_TASK_TAIL_OFFSET + tail_size);
+      task->has_tail = WS_TAIL_CLASS;
+    }
+  else
+    {
+      task = g_malloc0 (WS_RAW_TASK_TAIL_OFFSET + tail_size);
+      task->has_tail = WS_TAIL_MALLOC;
+    }
+  if (state != NULL)
+    {
+      data = ws_raw_task_get_tail (task);
+      memcpy (data, state, tail_size);
+    }
   return init_task (task, host, func, data, destroy, join_interest);
 }
 
@@ -396,10 +422,12 @@ dealloc (WsRawTask *task)
   if G_UNLIKELY (task->debug != NULL)
     g_free (task->debug);
   COUNT_LIVE (-1);
-  if G_UNLIKELY (task->has_tail)
-    g_free (task);
-  else
+  if G_LIKELY (task->has_tail == WS_TAIL_NONE)
     ws_task_allocator_free (task);
+  else if (task->has_tail == WS_TAIL_CLASS)
+    ws_task_allocator_free_tailed (task);
+  else
+    g_free (task);
 
   /* Last: this may free the host, and with it the runtime's memory. */
   host->vtable->unref (host);

@@ -48,6 +48,12 @@ WsRawTask     *ws_runtime_core_spawn_with_tail (WsRuntimeCore  *self,
                                                 gpointer        data,
                                                 GDestroyNotify  destroy,
                                                 gsize           tail_size);
+WsRawTask     *ws_runtime_core_spawn_with_state (WsRuntimeCore *self,
+                                                 WsTaskFunc     func,
+                                                 gconstpointer  state,
+                                                 gsize          state_size,
+                                                 GDestroyNotify clear,
+                                                 gboolean       join_interest);
 WsRawTask     *ws_runtime_core_spawn_blocking  (WsRuntimeCore  *self,
                                                 WsTaskFunc      func,
                                                 gpointer        data,

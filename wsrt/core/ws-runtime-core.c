@@ -279,7 +279,7 @@ ws_runtime_core_spawn (WsRuntimeCore  *self,
                        gboolean        join_interest)
 {
   start_if_unstarted (self);
-  return ws_worker_pool_spawn (self->pool, func, data, destroy, join_interest, 0);
+  return ws_worker_pool_spawn (self->pool, func, data, destroy, join_interest, 0, NULL);
 }
 
 /* A task with a join handle and @tail_size bytes of the caller's after it
@@ -292,7 +292,22 @@ ws_runtime_core_spawn_with_tail (WsRuntimeCore  *self,
                                  gsize           tail_size)
 {
   start_if_unstarted (self);
-  return ws_worker_pool_spawn (self->pool, func, data, destroy, TRUE, tail_size);
+  return ws_worker_pool_spawn (self->pool, func, data, destroy, TRUE, tail_size, NULL);
+}
+
+/* A task whose data is a copy of @state_size bytes of @state, kept in
+ * the task's own allocation; @clear runs on that copy after the last
+ * poll (or on the spawning thread, if the spawn is refused). */
+WsRawTask *
+ws_runtime_core_spawn_with_state (WsRuntimeCore  *self,
+                                  WsTaskFunc      func,
+                                  gconstpointer   state,
+                                  gsize           state_size,
+                                  GDestroyNotify  clear,
+                                  gboolean        join_interest)
+{
+  start_if_unstarted (self);
+  return ws_worker_pool_spawn (self->pool, func, NULL, clear, join_interest, state_size, state);
 }
 
 WsRawTask *

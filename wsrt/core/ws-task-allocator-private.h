@@ -23,6 +23,9 @@ G_BEGIN_DECLS
 /* The size of a large block, and of a small one. */
 #define WS_TASK_ALLOCATOR_LARGE 288
 #define WS_TASK_ALLOCATOR_SMALL 64
+/* The size of a tailed task's block: a task and a tail of up to 64 bytes
+ * (ws_raw_task_new_with_tail). */
+#define WS_TASK_ALLOCATOR_TAILED 192
 
 gpointer ws_task_allocator_alloc0       (gsize     size);
 void     ws_task_allocator_free         (gpointer  block);
@@ -32,6 +35,9 @@ void     ws_task_allocator_free_large   (gpointer  block);
 /* @size bytes zeroed, at most WS_TASK_ALLOCATOR_SMALL. */
 gpointer ws_task_allocator_alloc0_small (gsize     size);
 void     ws_task_allocator_free_small   (gpointer  block);
+/* @size bytes zeroed, at most WS_TASK_ALLOCATOR_TAILED. */
+gpointer ws_task_allocator_alloc0_tailed (gsize    size);
+void     ws_task_allocator_free_tailed  (gpointer  block);
 
 /* Test hook: blocks cached by this thread, and in the shared depot. */
 void     ws_task_allocator_get_n_cached (gsize    *n_thread,

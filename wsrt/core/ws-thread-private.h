@@ -89,6 +89,8 @@ typedef struct
   WsThreadTaskCache           task_cache_large;
   /* And of its small blocks; exit_state unused too. */
   WsThreadTaskCache           task_cache_small;
+  /* And of its tailed tasks' blocks; exit_state unused too. */
+  WsThreadTaskCache           task_cache_tailed;
   /* This thread's slot in the spawn gates (ws-task-registry.c), 1-based;
    * 0 until the first spawn. */
   guint                       registry_slot;

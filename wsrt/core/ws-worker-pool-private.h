@@ -89,7 +89,8 @@ WsRawTask    *ws_worker_pool_spawn             (WsWorkerPool          *self,
                                                 gpointer               data,
                                                 GDestroyNotify         destroy,
                                                 gboolean               join_interest,
-                                                gsize                  tail_size);
+                                                gsize                  tail_size,
+                                                gconstpointer          state);
 void          ws_worker_pool_begin_shutdown    (WsWorkerPool          *self);
 gboolean      ws_worker_pool_stop              (WsWorkerPool          *self,
                                                 gint64                 deadline,

@@ -522,12 +522,14 @@ ws_worker_pool_spawn (WsWorkerPool   *self,
                       gpointer        data,
                       GDestroyNotify  destroy,
                       gboolean        join_interest,
-                      gsize           tail_size)
+                      gsize           tail_size,
+                      gconstpointer   state)
 {
   WsWorker *w = ws_worker_get_current ();
   WsRawTask *task;
 
-  task = ws_raw_task_new_with_tail (&self->host, func, data, destroy, join_interest, tail_size);
+  task = ws_raw_task_new_with_tail (&self->host, func, data, destroy, join_interest, tail_size,
+                                    state);
 
   if (on_running_worker (self, w))
     {
