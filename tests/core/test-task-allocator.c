@@ -212,6 +212,52 @@ test_allocator_small (void)
   g_thread_join (g_thread_new ("small", small_thread, NULL));
 }
 
+/* Tailed tasks' blocks likewise: a freed one comes back to the next
+ * tailed allocation, zeroed to the size asked for, never to a plain
+ * task's or a small block's; and a tail starts 16-byte aligned with room
+ * for 64 bytes. */
+static gpointer
+tailed_thread (gpointer data)
+{
+  guint8 *a = ws_task_allocator_alloc0_tailed (WS_TASK_ALLOCATOR_TAILED);
+  gpointer task = ws_task_allocator_alloc0 (sizeof (WsRawTask));
+  gpointer small = ws_task_allocator_alloc0_small (WS_TASK_ALLOCATOR_SMALL);
+  guint8 *again;
+  gpointer task_again, small_again;
+
+  g_assert_cmpuint (WS_RAW_TASK_TAIL_OFFSET % 16, ==, 0);
+  g_assert_cmpuint (WS_RAW_TASK_TAIL_OFFSET, >=, sizeof (WsRawTask));
+  g_assert_cmpuint (WS_RAW_TASK_TAIL_OFFSET + 64, <=, WS_TASK_ALLOCATOR_TAILED);
+  for (guint i = 0; i < WS_TASK_ALLOCATOR_TAILED; i++)
+    g_assert_cmpuint (a[i], ==, 0);
+  memset (a, 0xa5, WS_TASK_ALLOCATOR_TAILED);  /* dirty: alloc0 must clear */
+  ws_task_allocator_free_tailed (a);
+  ws_task_allocator_free (task);
+  ws_task_allocator_free_small (small);
+
+  task_again = ws_task_allocator_alloc0 (sizeof (WsRawTask));
+  small_again = ws_task_allocator_alloc0_small (WS_TASK_ALLOCATOR_SMALL);
+  again = ws_task_allocator_alloc0_tailed (150);
+#if !defined(__SANITIZE_ADDRESS__)
+  g_assert_true (again == a);
+  g_assert_true (task_again == task);
+  g_assert_true (small_again == small);
+#endif
+  for (guint i = 0; i < 150; i++)
+    g_assert_cmpuint (again[i], ==, 0);
+  ws_task_allocator_free_tailed (again);
+  ws_task_allocator_free (task_again);
+  ws_task_allocator_free_small (small_again);
+  return NULL;
+}
+
+static void
+test_allocator_tailed (void)
+{
+  g_thread_join (g_thread_new ("tailed", tailed_thread, NULL));
+}
+
 WS_TEST_MAIN ({ "/task-allocator/caches", test_allocator_caches },
               { "/task-allocator/large", test_allocator_large },
-              { "/task-allocator/small", test_allocator_small })
+              { "/task-allocator/small", test_allocator_small },
+              { "/task-allocator/tailed", test_allocator_tailed })
