@@ -141,25 +141,35 @@ typedef struct
   WsJoinHandle  *right;   /* fib (n - 2) */
 } FibFrame;
 
-static FibFrame *
-fib_frame_new (DemoWorkloads *demo,
-               guint          n)
-{
-  FibFrame *frame = g_new0 (FibFrame, 1);
+static WsPoll fib_poll (WsContext *cx, gpointer user_data);
 
-  frame->demo = demo;
-  frame->n = n;
-  return frame;
-}
-
+/* A child's frame lives in the child's task (ws_context_spawn_with_state):
+ * this clears what it holds, and wsrt frees it with the task. */
 static void
-fib_frame_free (gpointer data)
+fib_frame_clear (gpointer data)
 {
   FibFrame *frame = data;
 
   g_clear_pointer (&frame->left, ws_join_handle_free);
   g_clear_pointer (&frame->right, ws_join_handle_free);
-  g_free (frame);
+}
+
+/* The root's frame, spawned from the main thread with a WsTask. */
+static void
+fib_frame_free (gpointer data)
+{
+  fib_frame_clear (data);
+  g_free (data);
+}
+
+static WsJoinHandle *
+fib_spawn (WsContext     *cx,
+           DemoWorkloads *demo,
+           guint          n)
+{
+  FibFrame child = { demo, n, NULL, NULL };
+
+  return ws_context_spawn_with_state (cx, fib_poll, &child, sizeof child, fib_frame_clear);
 }
 
 static WsPoll
@@ -176,12 +186,8 @@ fib_poll (WsContext *cx,
   if (frame->left == NULL)
     {
       /* First poll: fork, on the runtime this task runs on. */
-      frame->right = ws_context_spawn (cx, fib_poll,
-                                       fib_frame_new (frame->demo, frame->n - 2),
-                                       fib_frame_free);
-      frame->left = ws_context_spawn (cx, fib_poll,
-                                      fib_frame_new (frame->demo, frame->n - 1),
-                                      fib_frame_free);
+      frame->right = fib_spawn (cx, frame->demo, frame->n - 2);
+      frame->left = fib_spawn (cx, frame->demo, frame->n - 1);
     }
 
   /* Join. Poll both, so that both know to wake us when they end. */
@@ -235,14 +241,12 @@ spawn_link (Chains  *chains,
             guint    link,
             guint64  checksum)
 {
-  ChainLink *next = g_new (ChainLink, 1);
+  ChainLink next = { chains, chain, link, checksum };
 
-  next->chains = chains;
-  next->chain = chain;
-  next->link = link;
-  next->checksum = checksum;
-  /* Detached: nobody awaits a link, it reports through @chains. */
-  ws_runtime_spawn_detached (chains->runtime, chain_link_poll, next, g_free);
+  /* Detached: nobody awaits a link, it reports through @chains. The link
+   * is kept in its task. */
+  ws_runtime_spawn_detached_with_state (chains->runtime, chain_link_poll, &next, sizeof next,
+                                        NULL);
 }
 
 static WsPoll
@@ -492,8 +496,13 @@ demo_workloads_start (DemoWorkloads *self,
   /* We are not on a worker: the roots are remote spawns. What they spawn
    * is spawned on the workers. */
   if (self->jobs[DEMO_FORKJOIN].enabled)
-    start_root (&self->jobs[DEMO_FORKJOIN], runtime, fib_poll,
-                fib_frame_new (self, self->fib_n), fib_frame_free);
+    {
+      FibFrame *root = g_new0 (FibFrame, 1);
+
+      root->demo = self;
+      root->n = self->fib_n;
+      start_root (&self->jobs[DEMO_FORKJOIN], runtime, fib_poll, root, fib_frame_free);
+    }
   if (self->jobs[DEMO_CHAINS].enabled)
     {
       Chains *chains = g_new0 (Chains, 1);
