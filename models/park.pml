@@ -25,7 +25,11 @@
  *    queue (take_injected: len / NW + 1 tasks), runs the first and pushes
  *    the rest to its run queue, then notifies for them;
  *  - -DBLOCKER: one more task, taken from the injection queue, blocks its
- *    worker until every task ran.
+ *    worker until every task ran;
+ *  - -DTIMED_PARK: a parker whose fiber stacks want a trim parks with a
+ *    deadline (ws_parker_park_until); a return at the deadline takes no
+ *    wake and leaves the parker EMPTY; the worker, still listed as
+ *    sleeping, trims and parks again without one (park, ws-worker.c).
  *
  * Spin's interleaving semantics are sequentially consistent, which is what
  * the seq_cst operations of the Dekker check provide in C: the producer
@@ -57,13 +61,17 @@
  *    that takes a batch from the injection queue into its run queue does
  *    not notify for it: the second task waits behind the first, which
  *    blocks, while the other worker sleeps
- *    (model-park-broken-batch-no-notify).
+ *    (model-park-broken-batch-no-notify);
+ *  - -DTIMED_PARK -DBROKEN_TIMED_RESET: the trim after the deadline resets
+ *    the parker to EMPTY before it parks again, dropping a wake that came
+ *    after its look at the sleeper list: the woken worker sleeps while
+ *    counted as searching, and a task waits (model-park-broken-timed-reset).
  *
  * Not modelled: the LIFO slot, the take-back of work-first, the fairness
  * tick, overflow; a steal is one atomic step. CI runs the default (2
- * workers, 1 remote spawn), -DNREMOTE=2, and -DBLOCKER -DNCHILD=0
- * -DNREMOTE=2; doc/testing.md gives the sizes and the searches made by
- * hand.
+ * workers, 1 remote spawn), -DNREMOTE=2, -DBLOCKER -DNCHILD=0
+ * -DNREMOTE=2, and -DTIMED_PARK; doc/testing.md gives the sizes and the
+ * searches made by hand.
  */
 
 #ifndef NW
@@ -173,6 +181,10 @@ proctype worker (byte me)
   bool found;
   bool last;
   bool pending;
+#ifdef TIMED_PARK
+  bool trim_pending;
+  bool timed_out;
+#endif
   byte st;
   byte v;
   byte n;
@@ -360,6 +372,10 @@ proctype worker (byte me)
            fi;
 
            /* ws_parker_park until listed as not sleeping */
+#ifdef TIMED_PARK
+           trim_pending = true;                   /* parks with the trim's deadline */
+           timed_out = false;
+#endif
 park_again:
            atomic {
              if
@@ -368,13 +384,38 @@ park_again:
              fi
            };
 end_park:
+#ifdef TIMED_PARK
+           if
+           :: atomic { parker[me] != PARKED -> parker[me] = EMPTY }
+           :: atomic {                            /* the deadline: no wake taken */
+                trim_pending && parker[me] == PARKED ->
+                parker[me] = EMPTY;
+                timed_out = true
+              }
+           fi;
+#else
            atomic { parker[me] != PARKED -> parker[me] = EMPTY };
+#endif
            lock ();
            found = is_sleeping[me];               /* ws_sleepers_is_parked */
            unlock ();
            if
            :: !found -> is_searching = true       /* woken by notify */
-           :: else -> goto park_again
+           :: else ->
+#ifdef TIMED_PARK
+              if
+              :: timed_out ->                     /* trim, still listed as sleeping */
+                 timed_out = false;
+                 trim_pending = false;
+#ifdef BROKEN_TIMED_RESET
+                 parker[me] = EMPTY               /* drops a wake that came since the look */
+#else
+                 skip
+#endif
+              :: else -> skip
+              fi;
+#endif
+              goto park_again
            fi
         fi
      fi

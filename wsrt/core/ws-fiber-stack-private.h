@@ -45,7 +45,12 @@ void              ws_fiber_stack_release    (WsFiberStackPool *pool,
                                              WsFiberStack     *stack);
 void              ws_fiber_stack_free       (WsFiberStack     *stack);
 
-/* A worker about to park; a worker's thread that stops being it. */
+/* How long a worker stays parked before it trims ("Giving pages back"). */
+#define WS_FIBER_STACK_TRIM_DELAY_USEC (50 * 1000)
+
+/* A worker parked for WS_FIBER_STACK_TRIM_DELAY_USEC (and whether a trim
+ * would do anything); a worker's thread that stops being it. */
+gboolean          ws_fiber_stack_cache_wants_trim (void);
 void              ws_fiber_stack_trim_cache  (void);
 void              ws_fiber_stack_flush_cache (void);
 

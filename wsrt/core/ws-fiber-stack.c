@@ -71,22 +71,33 @@
  *    that started them, and a trim there cost a system call, a TLB
  *    shootdown on the other CPUs running the process, and page faults
  *    when the next fiber touches the pages again;
- *  - when a worker is about to park (ws_fiber_stack_trim_cache (),
- *    ws-worker.c): its idle cache is trimmed, and so is every untrimmed
- *    stack of the pool, so after a burst of deep fibers an idle runtime
- *    keeps one page per stack it keeps. Only running workers put
- *    untrimmed stacks in the pool, and each trims the pool before it
- *    parks: once every worker is parked the pool holds only trimmed
- *    stacks. The parking worker also gives all but
- *    WS_FIBER_STACK_IDLE_KEEP of its stacks to the pool: a busy worker
- *    that finds the pool empty maps a new stack, though a sleeping
- *    worker's cache may hold dozens.
+ *  - when a worker has been parked for WS_FIBER_STACK_TRIM_DELAY_USEC
+ *    (ws_fiber_stack_trim_cache (), ws-worker.c): its idle cache is
+ *    trimmed, and so is every untrimmed stack of the pool, so after a
+ *    burst of deep fibers an idle runtime keeps one page per stack it
+ *    keeps. Only running workers put untrimmed stacks in the pool, and
+ *    each trims the pool once it has been idle that long: once every
+ *    worker has, the pool holds only trimmed stacks. The parked worker
+ *    also gives all but WS_FIBER_STACK_IDLE_KEEP of its stacks to the
+ *    pool: a busy worker that finds the pool empty maps a new stack,
+ *    though a sleeping worker's cache may hold dozens.
+ *
+ * Why a delay: a trim at every park cost fork-join with fibers a third
+ * of its time. A worker parks at every gap in its work (the end of a
+ * fork-join, a main loop between bursts), for microseconds; each trim
+ * is a system call and a TLB shootdown on every other CPU running the
+ * process (an IPI, which a virtual machine pays in exits), and the next
+ * fiber faults the pages in again. Memory goes back once the runtime
+ * has been idle for the delay, not at each pause. The worker stays
+ * announced as parked while it trims; a wake that comes meanwhile is
+ * kept by its parker and answered when the trim is done
+ * (doc/architecture.md, "The idle protocol").
  *
  * The watermark while workers run: at most CACHE_MAX stacks per worker
  * and about POOL_DIRTY_MAX in the pool keep the pages their last fibers
- * touched, until the workers park. The trims cost a system call per
- * dirty stack, on the way to a park or past the watermark, never on a
- * get or a release that stays in the cache.
+ * touched, until the workers have been parked for the delay. The trims
+ * cost a system call per dirty stack, after that delay or past the
+ * watermark, never on a get or a release that stays in the cache.
  *
  * The cap. Each stack takes two memory mappings (the guard and the
  * stack: the mprotect of the guard splits the one mmap), and the kernel
@@ -742,9 +753,30 @@ ws_fiber_stack_release (WsFiberStackPool *pool,
 }
 
 /**
+ * ws_fiber_stack_cache_wants_trim:
+ *
+ * Whether ws_fiber_stack_trim_cache () would do anything now: the calling
+ * thread's cache holds an untrimmed stack or more than it keeps idle, or
+ * its pool holds untrimmed stacks (a relaxed peek: a hint, as in
+ * trim_pool ()). A worker about to park asks it, to park with the trim's
+ * deadline or without one.
+ */
+gboolean
+ws_fiber_stack_cache_wants_trim (void)
+{
+  StackCache *cache = &ws_thread.stack_cache;
+
+  if (cache->pool == NULL)
+    return FALSE;
+  return cache->n_dirty > 0 || cache->n > WS_FIBER_STACK_IDLE_KEEP
+         || atomic_load_explicit (&cache->pool->n_dirty, memory_order_relaxed) > 0;
+}
+
+/**
  * ws_fiber_stack_trim_cache:
  *
- * A worker calls it before it parks: gives back the pages of the calling
+ * A worker calls it once it has been parked for
+ * WS_FIBER_STACK_TRIM_DELAY_USEC: gives back the pages of the calling
  * thread's cached stacks but their top ones, and gives the pool all of
  * them but WS_FIBER_STACK_IDLE_KEEP, which busy workers would otherwise
  * not find while this one sleeps.

@@ -480,6 +480,7 @@ park (WsWorker *w)
   WsWorkerPool *s = w->pool;
   gint64 trace_begin;
   gint64 now;
+  gint64 trim_at;
 
   if (w->core.just_unparked)
     {
@@ -495,11 +496,6 @@ park (WsWorker *w)
 
   if (w->core.lifo != NULL || ws_local_queue_has_tasks (&w->core.queue))
     return;
-
-  /* Idle: the fiber stacks this worker keeps give their pages back
-   * (ws-fiber-stack.c, "Giving pages back"). Before the park is
-   * announced, so that a wake is not answered late. */
-  ws_fiber_stack_trim_cache ();
 
   /* Whether we were the last searcher does not matter here: every
    * parker looks at every queue below. */
@@ -527,12 +523,23 @@ park (WsWorker *w)
   now = g_get_monotonic_time ();
   WS_STAT_ADD (w, busy_usec, now - w->core.busy_since);
 
+  /* Idle: once parked for a while, the fiber stacks this worker keeps
+   * give their pages back (ws-fiber-stack.c, "Giving pages back"). */
+  trim_at = ws_fiber_stack_cache_wants_trim () ? now + WS_FIBER_STACK_TRIM_DELAY_USEC : -1;
+
   WS_STAT_INC (w, parks);
   trace_begin = ws_trace_begin ();
   w->in_park = TRUE;
   for (;;)
     {
-      ws_parker_park (&w->core.parker);
+      /* A park with the trim's deadline that returns unnotified has
+       * taken no wake: it left the parker as it found it, and we are
+       * still listed as sleeping, so we trim and park again. A wake that
+       * comes during the trim is kept by the parker (NOTIFIED), and the
+       * next park returns at once (doc/architecture.md, "The idle
+       * protocol"). */
+      gboolean notified = ws_parker_park_until (&w->core.parker, trim_at);
+
       if (!ws_sleepers_is_parked (&s->sleepers, w->index))
         {
           /* Woken by notify: we count as searching now. */
@@ -543,6 +550,11 @@ park (WsWorker *w)
         {
           w->core.is_shutdown = TRUE;
           break;
+        }
+      if (!notified && trim_at >= 0)
+        {
+          ws_fiber_stack_trim_cache ();
+          trim_at = -1;
         }
     }
   w->in_park = FALSE;
