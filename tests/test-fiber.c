@@ -800,6 +800,13 @@ deep_waiting_fiber (WsContext *cx,
   g_assert_true (WS_FIBER_AWAIT (cx, ws_oneshot_poll (d->shot, cx, &item, NULL)));
 }
 
+static void
+return_seven_fiber (WsContext *cx,
+                    gpointer   data)
+{
+  ws_context_return_uint64 (cx, 7);
+}
+
 /* Whether the page at @address is out of memory: not resident, or not
  * mapped any more. */
 static gboolean
@@ -861,9 +868,23 @@ test_stacks_given_back (void)
     }
 
   /* The stacks stay mapped for reuse; the idle workers give their deep
-   * pages back. */
+   * pages back, once parked for a while. */
   ws_test_wait_until (all_given_back (d));
   g_assert_cmpint (ws_fiber_stack_get_mapped_bytes (), >, mapped_before);
+
+  /* A worker that trimmed inside its park still answers a wake: a new
+   * fiber and a poll task run (a hang is the watchdog's). */
+  for (guint i = 0; i < 2; i++)
+    {
+      WsJoinHandle *again = i == 0
+        ? ws_runtime_spawn_fiber_full (rt, 0, return_seven_fiber, NULL, NULL)
+        : ws_runtime_spawn_joinable (rt, ws_test_return_uint64, GUINT_TO_POINTER (7), NULL);
+      guint64 v = 0;
+
+      g_assert_true (ws_join_handle_wait (again, NULL));
+      g_assert_true (ws_join_handle_finish_uint64 (again, &v, NULL));
+      g_assert_cmpuint (v, ==, 7);
+    }
 
   g_assert_true (ws_runtime_shutdown (rt, -1));
   g_object_unref (rt);
