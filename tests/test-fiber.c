@@ -892,6 +892,49 @@ test_stacks_given_back (void)
   g_assert_cmpint (ws_fiber_stack_get_mapped_bytes (), ==, mapped_before);
 }
 
+/* The same burst on one worker, which is then woken every 5 ms, more
+ * often than the trim's delay: it still gives the deep pages back (its
+ * deadline is kept across parks), while it keeps being woken. */
+static void
+test_stacks_given_back_while_woken (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  DeepFiber d[DEEP_FIBERS];
+  WsJoinHandle *h[DEEP_FIBERS];
+  gint n_waiting = 0;
+  guint n_woken = 0;
+
+  for (guint i = 0; i < DEEP_FIBERS; i++)
+    {
+      d[i] = (DeepFiber) { ws_oneshot_new (NULL), 0, &n_waiting };
+      h[i] = ws_runtime_spawn_fiber_full (rt, 0, deep_waiting_fiber, &d[i], NULL);
+    }
+  ws_test_wait_until (g_atomic_int_get (&n_waiting) == DEEP_FIBERS);
+  for (guint i = 0; i < DEEP_FIBERS; i++)
+    ws_oneshot_send (d[i].shot, NULL);
+  for (guint i = 0; i < DEEP_FIBERS; i++)
+    {
+      g_assert_true (ws_join_handle_wait (h[i], NULL));
+      ws_join_handle_free (h[i]);
+      ws_oneshot_unref (d[i].shot);
+    }
+
+  /* Wake the worker with a task every 5 ms until the pages are back (a
+   * worker that restarted its delay at every park would never trim: the
+   * watchdog's). */
+  while (!all_given_back (d))
+    {
+      WsJoinHandle *tick = ws_runtime_spawn_joinable (rt, ws_test_return_uint64,
+                                                      GUINT_TO_POINTER (1), NULL);
+
+      g_assert_cmpuint (ws_test_join_uint64 (tick), ==, 1);
+      n_woken++;
+      g_usleep (5000);
+    }
+  g_test_message ("given back after %u wakes", n_woken);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 /* A poll task that calls ws_block_in_place and notes its result. */
 typedef struct
 {
@@ -1506,6 +1549,7 @@ static const WsTestDef tests[] = {
   { "/fiber/run-in-thread/after-cancel", test_run_in_thread_after_cancel },
   { "/fiber/suspend-in-dispatch", test_suspend_in_dispatch },
   { "/fiber/stacks-given-back", test_stacks_given_back },
+  { "/fiber/stacks-given-back-while-woken", test_stacks_given_back_while_woken },
 };
 
 int

@@ -6,6 +6,8 @@
 
 #include "config.h"
 
+#include <stddef.h>
+
 #include "ws-test-fixture.h"
 
 /* ---- fork-join: fib by recursive spawns, joined with handles ---------- */
@@ -856,7 +858,7 @@ fib_state_poll (WsContext *cx,
   Fib *f = data;
   guint64 a, b;
 
-  g_assert_cmpuint (GPOINTER_TO_SIZE (f) % 16, ==, 0);
+  g_assert_cmpuint (GPOINTER_TO_SIZE (f) % _Alignof (max_align_t), ==, 0);
   if (f->n < FIB_CUTOFF)
     {
       ws_context_return_uint64 (cx, fib_serial (f->n));
@@ -947,7 +949,7 @@ probe_state_poll (WsContext *cx,
   StateProbe *p = s->probe;
   gsize n = p->size - sizeof (ProbeState);
 
-  g_assert_cmpuint (GPOINTER_TO_SIZE (s) % 16, ==, 0);
+  g_assert_cmpuint (GPOINTER_TO_SIZE (s) % _Alignof (max_align_t), ==, 0);
   if (s->polls == 0)
     p->seen = s;
   g_assert_true (p->seen == s);
@@ -1073,19 +1075,25 @@ test_state_bad_input (void)
   g_assert_cmpint (g_atomic_int_get (&p.n_cleared), ==, 2);
   g_assert_null (s->name);
 
+  s->name = g_strdup ("state");
+  g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*state_size <= G_MAXINT32*");
+  ws_runtime_spawn_detached_with_state (rt, probe_state_poll, s, G_MAXSIZE, probe_state_clear);
+  g_test_assert_expected_messages ();
+  g_assert_cmpint (g_atomic_int_get (&p.n_cleared), ==, 3);
+  g_assert_null (s->name);
+
   g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*state != NULL*");
   ws_runtime_spawn_detached_with_state (rt, probe_state_poll, NULL, 8, probe_state_clear);
   g_test_assert_expected_messages ();
-  g_assert_cmpint (g_atomic_int_get (&p.n_cleared), ==, 2);
+  g_assert_cmpint (g_atomic_int_get (&p.n_cleared), ==, 3);
 
   s->name = g_strdup ("state");
   g_test_expect_message ("Wsrt", G_LOG_LEVEL_CRITICAL, "*context != NULL*");
   g_assert_null (ws_context_spawn_with_state (NULL, probe_state_poll, s, sizeof *s,
                                               probe_state_clear));
   g_test_assert_expected_messages ();
-  g_assert_cmpint (g_atomic_int_get (&p.n_cleared), ==, 3);
+  g_assert_cmpint (g_atomic_int_get (&p.n_cleared), ==, 4);
   g_assert_null (s->name);
-  g_assert_cmpint (g_atomic_int_get (&p.n_cleared), ==, 3);
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 

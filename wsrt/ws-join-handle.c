@@ -119,7 +119,8 @@ ws_context_spawn (WsContext      *context,
  * @context: the context of the task that spawns
  * @func: the task; its `user_data` is the task's copy of @state
  * @state: (not nullable): the task's state, copied into the task
- * @state_size: the size of @state in bytes, more than 0
+ * @state_size: the size of @state in bytes, more than 0 (and at most
+ *   %G_MAXINT32)
  * @clear_func: (nullable): clears the copy's members after the last poll
  *
  * Spawns a task as [method@Ws.Context.spawn] does, with its state kept in
@@ -170,6 +171,7 @@ ws_context_spawn_with_state (WsContext      *context,
     }
   ws_return_val_if_fail_free (state != NULL, NULL, NULL, NULL);
   ws_return_val_if_fail_free (state_size > 0, clear_func, (gpointer) state, NULL);
+  ws_return_val_if_fail_free (state_size <= G_MAXINT32, clear_func, (gpointer) state, NULL);
   ws_return_val_if_fail_free (func != NULL, clear_func, (gpointer) state, NULL);
   ws_return_val_if_fail_free (core != NULL, clear_func, (gpointer) state, NULL);
 

@@ -860,7 +860,8 @@ ws_runtime_spawn_detached (WsRuntime      *self,
  * @self: a #WsRuntime
  * @func: the task; its `user_data` is the task's copy of @state
  * @state: (not nullable): the task's state, copied into the task
- * @state_size: the size of @state in bytes, more than 0
+ * @state_size: the size of @state in bytes, more than 0 (and at most
+ *   %G_MAXINT32)
  * @clear_func: (nullable): clears the copy's members after the last poll
  *
  * Spawns a detached task, as [method@Ws.Runtime.spawn_detached] does,
@@ -878,6 +879,7 @@ ws_runtime_spawn_detached_with_state (WsRuntime      *self,
 {
   ws_return_if_fail_free (state != NULL, NULL, NULL);
   ws_return_if_fail_free (state_size > 0, clear_func, (gpointer) state);
+  ws_return_if_fail_free (state_size <= G_MAXINT32, clear_func, (gpointer) state);
   if (refuse_spawn (self, func, (gpointer) state, clear_func, G_STRFUNC))
     return;
 

@@ -71,8 +71,9 @@
  *    that started them, and a trim there cost a system call, a TLB
  *    shootdown on the other CPUs running the process, and page faults
  *    when the next fiber touches the pages again;
- *  - when a worker has been parked for WS_FIBER_STACK_TRIM_DELAY_USEC
- *    (ws_fiber_stack_trim_cache (), ws-worker.c): its idle cache is
+ *  - when a worker is parked WS_FIBER_STACK_TRIM_DELAY_USEC after its
+ *    stacks first had pages to give (ws_fiber_stack_trim_cache (),
+ *    ws-worker.c): its idle cache is
  *    trimmed, and so is every untrimmed stack of the pool, so after a
  *    burst of deep fibers an idle runtime keeps one page per stack it
  *    keeps. Only running workers put untrimmed stacks in the pool, and
@@ -91,7 +92,10 @@
  * has been idle for the delay, not at each pause. The worker stays
  * announced as parked while it trims; a wake that comes meanwhile is
  * kept by its parker and answered when the trim is done
- * (doc/architecture.md, "The idle protocol").
+ * (doc/architecture.md, "Parking on the worker's GMainContext"). The
+ * deadline is kept across parks from the first one with stacks to trim,
+ * so a worker woken more often than the delay trims at its first park
+ * past it.
  *
  * The watermark while workers run: at most CACHE_MAX stacks per worker
  * and about POOL_DIRTY_MAX in the pool keep the pages their last fibers

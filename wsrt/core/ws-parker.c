@@ -98,8 +98,10 @@ ws_parker_park_until (WsParker *self,
         }
       if (deadline >= 0 && g_get_monotonic_time () >= deadline)
         {
-          /* Leave PARKED unless an unpark just came: then take it, with
-           * the same acquire as above. */
+          /* Back to EMPTY, unless an unpark just came: then take it,
+           * with the same acquire as above (EMPTY as well). A return at
+           * the deadline took no wake (park () in ws-worker.c relies on
+           * it). */
           expected = PARKED;
           notified = !atomic_compare_exchange_strong_explicit (&self->state, &expected, EMPTY,
                                                                memory_order_relaxed,

@@ -271,8 +271,10 @@ gboolean      ws_raw_task_describe_pending (WsRawTask  *task,
                                             gboolean    mark,
                                             GString    *out);
 
-/* Where a tail begins: past the task, aligned to 16 bytes, as malloc
- * aligns a block, so that a state copied there may hold any type. */
+/* Where a tail begins: past the task, at a multiple of 16 bytes. The
+ * block is aligned as malloc aligns one (the task allocator's come from
+ * malloc too), so a state copied there is aligned for any type
+ * (max_align_t: 16 bytes on x86-64, 8 on some 32-bit targets). */
 #define WS_RAW_TASK_TAIL_OFFSET ((sizeof (WsRawTask) + 15) & ~(gsize) 15)
 
 /* The @tail_size bytes of a task made with ws_raw_task_new_with_tail (),

@@ -301,6 +301,10 @@ ws_raw_task_new_with_tail (WsTaskHost     *host,
 {
   WsRawTask *task;
 
+  /* The public promise: a state of up to 64 bytes takes a tailed block
+   * (ws_context_spawn_with_state). */
+  G_STATIC_ASSERT (WS_RAW_TASK_TAIL_OFFSET + 64 <= WS_TASK_ALLOCATOR_TAILED);
+
   if (tail_size == 0)
     return ws_raw_task_new (host, func, data, destroy, join_interest);
 

@@ -69,7 +69,7 @@
 #define WS_TASK_DEPOT_MAX_SMALL 16
 /* Tailed tasks: 64 magazines, 64 x 64 x 192 bytes, 768 KiB. They come in
  * the same bursts as plain tasks (a task that spawns a thousand stateful
- * children), a quarter of the plain depot's count at twice the size. */
+ * children), a quarter of the plain depot's count at 1.6 times the size. */
 #define WS_TASK_DEPOT_MAX_TAILED 64
 
 /* The classes: a task's blocks, large ones, small ones and tailed tasks'. */

@@ -86,6 +86,9 @@ typedef struct
   guint32         gq_interval;       /* self-tuned global-queue interval */
   guint32         tick_at_tune;      /* tick when gq_interval was last tuned */
   gint64          tune_since;        /* and the time then, in usec */
+  /* When this thread's fiber stacks are trimmed if it is parked then
+   * (park ()); 0 while they have nothing to trim. */
+  gint64          trim_at;
   WsWorkerStats   stats;
   /* The timer driver of `context` (ws-timer-driver.c), made on the first
    * timer; the context owns it, this borrows it. */

@@ -523,9 +523,16 @@ park (WsWorker *w)
   now = g_get_monotonic_time ();
   WS_STAT_ADD (w, busy_usec, now - w->core.busy_since);
 
-  /* Idle: once parked for a while, the fiber stacks this worker keeps
-   * give their pages back (ws-fiber-stack.c, "Giving pages back"). */
-  trim_at = ws_fiber_stack_cache_wants_trim () ? now + WS_FIBER_STACK_TRIM_DELAY_USEC : -1;
+  /* Idle: the fiber stacks this worker keeps give their pages back once
+   * it is parked WS_FIBER_STACK_TRIM_DELAY_USEC after they first had
+   * some to give (ws-fiber-stack.c, "Giving pages back"). The deadline
+   * is kept across parks, so that a worker woken more often than that
+   * still trims: at its first park past the deadline. */
+  if (!ws_fiber_stack_cache_wants_trim ())
+    w->core.trim_at = 0;
+  else if (w->core.trim_at == 0)
+    w->core.trim_at = now + WS_FIBER_STACK_TRIM_DELAY_USEC;
+  trim_at = w->core.trim_at != 0 ? w->core.trim_at : -1;
 
   WS_STAT_INC (w, parks);
   trace_begin = ws_trace_begin ();
@@ -533,11 +540,11 @@ park (WsWorker *w)
   for (;;)
     {
       /* A park with the trim's deadline that returns unnotified has
-       * taken no wake: it left the parker as it found it, and we are
-       * still listed as sleeping, so we trim and park again. A wake that
-       * comes during the trim is kept by the parker (NOTIFIED), and the
-       * next park returns at once (doc/architecture.md, "The idle
-       * protocol"). */
+       * taken no wake: it left the parker EMPTY, and if we are still
+       * listed as sleeping we trim and park again. A wake that comes
+       * during the trim is kept by the parker (NOTIFIED), and the next
+       * park returns at once (doc/architecture.md, "Parking on the
+       * worker's GMainContext"). */
       gboolean notified = ws_parker_park_until (&w->core.parker, trim_at);
 
       if (!ws_sleepers_is_parked (&s->sleepers, w->index))
@@ -554,6 +561,7 @@ park (WsWorker *w)
       if (!notified && trim_at >= 0)
         {
           ws_fiber_stack_trim_cache ();
+          w->core.trim_at = 0;
           trim_at = -1;
         }
     }
