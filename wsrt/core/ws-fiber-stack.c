@@ -73,15 +73,15 @@
  *    when the next fiber touches the pages again;
  *  - when a worker is parked WS_FIBER_STACK_TRIM_DELAY_USEC after its
  *    stacks first had pages to give (ws_fiber_stack_trim_cache (),
- *    ws-worker.c): its idle cache is
- *    trimmed, and so is every untrimmed stack of the pool, so after a
- *    burst of deep fibers an idle runtime keeps one page per stack it
- *    keeps. Only running workers put untrimmed stacks in the pool, and
- *    each trims the pool once it has been idle that long: once every
- *    worker has, the pool holds only trimmed stacks. The parked worker
- *    also gives all but WS_FIBER_STACK_IDLE_KEEP of its stacks to the
- *    pool: a busy worker that finds the pool empty maps a new stack,
- *    though a sleeping worker's cache may hold dozens.
+ *    ws-worker.c): its idle cache is trimmed, and so is every untrimmed
+ *    stack of the pool, so after a burst of deep fibers an idle runtime
+ *    keeps one page per stack it keeps. Only running workers put
+ *    untrimmed stacks in the pool, and each trims the pool once it has
+ *    been idle that long: once every worker has, the pool holds only
+ *    trimmed stacks. The parked worker also gives all but
+ *    WS_FIBER_STACK_IDLE_KEEP of its stacks to the pool: a busy worker
+ *    that finds the pool empty maps a new stack, though a sleeping
+ *    worker's cache may hold dozens.
  *
  * Why a delay: a trim at every park cost fork-join with fibers a third
  * of its time. A worker parks at every gap in its work (the end of a

@@ -22,12 +22,12 @@
  * thread's arena under its lock. A fourth, of WS_TASK_ALLOCATOR_TAILED
  * bytes, serves tasks that carry a tail of the spawner's in the same
  * allocation (ws_raw_task_new_with_tail: a state copied into the task, a
- * completion's delivery), when the tail fits. A thread that frees more than it
- * allocates hands full magazines to a shared depot; one that allocates
- * more takes them back: one lock per WS_TASK_MAGAZINE_SIZE tasks (the
- * magazine and depot scheme of Bonwick's slab allocator). The depot is
- * bounded; past it, tasks go back to malloc. A thread's cache goes to the
- * depot when the thread exits.
+ * completion's delivery), when the tail fits. A thread that frees more
+ * than it allocates hands full magazines to a shared depot; one that
+ * allocates more takes them back: one lock per WS_TASK_MAGAZINE_SIZE
+ * tasks (the magazine and depot scheme of Bonwick's slab allocator). The
+ * depot is bounded; past it, tasks go back to malloc. A thread's cache
+ * goes to the depot when the thread exits.
  *
  * AddressSanitizer builds bypass the caches, so that a use of a freed
  * task is still reported; every other build (release, TSan, chaos,
