@@ -142,13 +142,13 @@ ws_context_spawn (WsContext      *context,
  * programmer error), @clear_func has run on the copy (or on @state) when
  * this returns.
  *
- * |[<!-- language="C" -->
+ * ```c
  * typedef struct { guint n; WsJoinHandle *left, *right; } Fib;
  *
  * Fib child = { n - 1, NULL, NULL };
  * WsJoinHandle *h = ws_context_spawn_with_state (cx, fib_poll, &child,
  *                                                sizeof child, NULL);
- * ]|
+ * ```
  *
  * Returns: (transfer full): the join handle of the task
  */
