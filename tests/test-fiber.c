@@ -830,6 +830,36 @@ all_given_back (DeepFiber *d)
   return TRUE;
 }
 
+/* Spawns DEEP_FIBERS deep fibers on @rt and returns once all wait. */
+static void
+deep_burst_start (WsRuntime     *rt,
+                  DeepFiber     *d,
+                  WsJoinHandle **h,
+                  gint          *n_waiting)
+{
+  for (guint i = 0; i < DEEP_FIBERS; i++)
+    {
+      d[i] = (DeepFiber) { ws_oneshot_new (NULL), 0, n_waiting };
+      h[i] = ws_runtime_spawn_fiber_full (rt, 0, deep_waiting_fiber, &d[i], NULL);
+    }
+  ws_test_wait_until (g_atomic_int_get (n_waiting) == DEEP_FIBERS);
+}
+
+/* Lets the fibers of deep_burst_start () end, and joins them. */
+static void
+deep_burst_end (DeepFiber     *d,
+                WsJoinHandle **h)
+{
+  for (guint i = 0; i < DEEP_FIBERS; i++)
+    ws_oneshot_send (d[i].shot, NULL);
+  for (guint i = 0; i < DEEP_FIBERS; i++)
+    {
+      g_assert_true (ws_join_handle_wait (h[i], NULL));
+      ws_join_handle_free (h[i]);
+      ws_oneshot_unref (d[i].shot);
+    }
+}
+
 static void
 test_stacks_given_back (void)
 {
@@ -846,26 +876,14 @@ test_stacks_given_back (void)
   rt = ws_runtime_new (2);
   mapped_before = ws_fiber_stack_get_mapped_bytes ();
 
-  for (guint i = 0; i < DEEP_FIBERS; i++)
-    {
-      d[i] = (DeepFiber) { ws_oneshot_new (NULL), 0, &n_waiting };
-      h[i] = ws_runtime_spawn_fiber_full (rt, 0, deep_waiting_fiber, &d[i], NULL);
-    }
-  ws_test_wait_until (g_atomic_int_get (&n_waiting) == DEEP_FIBERS);
+  deep_burst_start (rt, d, h, &n_waiting);
   /* While they wait, their deep pages are theirs. */
   for (guint i = 0; i < DEEP_FIBERS; i++)
     g_assert_false (page_given_back (d[i].deep));
   g_assert_cmpint (ws_fiber_stack_get_mapped_bytes () - mapped_before, >=,
                    DEEP_FIBERS * (DEEP_BYTES + WS_FIBER_STACK_GUARD_SIZE));
 
-  for (guint i = 0; i < DEEP_FIBERS; i++)
-    ws_oneshot_send (d[i].shot, NULL);
-  for (guint i = 0; i < DEEP_FIBERS; i++)
-    {
-      g_assert_true (ws_join_handle_wait (h[i], NULL));
-      ws_join_handle_free (h[i]);
-      ws_oneshot_unref (d[i].shot);
-    }
+  deep_burst_end (d, h);
 
   /* The stacks stay mapped for reuse; the idle workers give their deep
    * pages back, once parked for a while. */
@@ -904,20 +922,8 @@ test_stacks_given_back_while_woken (void)
   gint n_waiting = 0;
   guint n_woken = 0;
 
-  for (guint i = 0; i < DEEP_FIBERS; i++)
-    {
-      d[i] = (DeepFiber) { ws_oneshot_new (NULL), 0, &n_waiting };
-      h[i] = ws_runtime_spawn_fiber_full (rt, 0, deep_waiting_fiber, &d[i], NULL);
-    }
-  ws_test_wait_until (g_atomic_int_get (&n_waiting) == DEEP_FIBERS);
-  for (guint i = 0; i < DEEP_FIBERS; i++)
-    ws_oneshot_send (d[i].shot, NULL);
-  for (guint i = 0; i < DEEP_FIBERS; i++)
-    {
-      g_assert_true (ws_join_handle_wait (h[i], NULL));
-      ws_join_handle_free (h[i]);
-      ws_oneshot_unref (d[i].shot);
-    }
+  deep_burst_start (rt, d, h, &n_waiting);
+  deep_burst_end (d, h);
 
   /* Wake the worker with a task every 5 ms until the pages are back (a
    * worker that restarted its delay at every park would never trim: the

@@ -18,6 +18,7 @@ typedef struct
 {
   guint         n;
   guint         stage;
+  gboolean      in_task;   /* each child's Fib kept in its task (spawn_with_state) */
   WsJoinHandle *left;
   WsJoinHandle *right;
 } Fib;
@@ -32,12 +33,19 @@ static WsPoll fib_poll (WsContext *cx, gpointer data);
 
 static WsJoinHandle *
 fib_spawn (WsContext *cx,
-           guint      n)
+           guint      n,
+           gboolean   in_task)
 {
-  Fib *f = g_new0 (Fib, 1);
+  Fib child = { n, 0, in_task, NULL, NULL };
+  WsJoinHandle *h;
 
-  f->n = n;
-  return ws_context_spawn (cx, fib_poll, f, g_free);
+  if (!in_task)
+    return ws_context_spawn (cx, fib_poll, g_memdup2 (&child, sizeof child), g_free);
+
+  h = ws_context_spawn_with_state (cx, fib_poll, &child, sizeof child, NULL);
+  /* The task has its own copy: what the spawner's does next is its own. */
+  child.n = G_MAXUINT;
+  return h;
 }
 
 static WsPoll
@@ -47,6 +55,7 @@ fib_poll (WsContext *cx,
   Fib *f = data;
   guint64 a, b;
 
+  g_assert_cmpuint (GPOINTER_TO_SIZE (f) % _Alignof (max_align_t), ==, 0);
   if (f->n < FIB_CUTOFF)
     {
       ws_context_return_uint64 (cx, fib_serial (f->n));
@@ -54,8 +63,8 @@ fib_poll (WsContext *cx,
     }
   if (f->stage == 0)
     {
-      f->left = fib_spawn (cx, f->n - 1);
-      f->right = fib_spawn (cx, f->n - 2);
+      f->left = fib_spawn (cx, f->n - 1, f->in_task);
+      f->right = fib_spawn (cx, f->n - 2, f->in_task);
       f->stage = 1;
     }
   if (ws_join_handle_poll (f->left, cx) == WS_POLL_PENDING
@@ -69,9 +78,10 @@ fib_poll (WsContext *cx,
 }
 
 /* Every level joins both halves through handles; the root is joined from
- * the main thread with ws_join_handle_wait. */
+ * the main thread with ws_join_handle_wait. With @in_task, each child's
+ * Fib is a copy in the child's task, read and written across polls. */
 static void
-test_fork_join (void)
+run_fork_join (gboolean in_task)
 {
   g_autoptr(WsRuntime) rt = ws_runtime_new (2);
 
@@ -82,6 +92,7 @@ test_fork_join (void)
       guint64 value = G_MAXUINT64;
 
       root->n = n;
+      root->in_task = in_task;
       h = ws_runtime_spawn_joinable (rt, fib_poll, root, g_free);
       g_assert_true (ws_join_handle_wait (h, NULL));
       g_assert_true (ws_join_handle_is_finished (h));
@@ -89,6 +100,12 @@ test_fork_join (void)
       g_assert_cmpuint (value, ==, fib_serial (n));
     }
   g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+static void
+test_fork_join (void)
+{
+  run_fork_join (FALSE);
 }
 
 /* ---- results ---------------------------------------------------------- */
@@ -836,80 +853,11 @@ test_await_cancelled_child (void)
 
 /* ---- a task's state in the task (spawn_with_state) ------------------- */
 
-/* fib once more, each child's Fib a copy in the child's task. */
-static WsPoll fib_state_poll (WsContext *cx, gpointer data);
-
-static WsJoinHandle *
-fib_state_spawn (WsContext *cx,
-                 guint      n)
-{
-  Fib child = { n, 0, NULL, NULL };
-  WsJoinHandle *h = ws_context_spawn_with_state (cx, fib_state_poll, &child, sizeof child, NULL);
-
-  /* The task has its own copy: what the spawner's does next is its own. */
-  child.n = G_MAXUINT;
-  return h;
-}
-
-static WsPoll
-fib_state_poll (WsContext *cx,
-                gpointer   data)
-{
-  Fib *f = data;
-  guint64 a, b;
-
-  g_assert_cmpuint (GPOINTER_TO_SIZE (f) % _Alignof (max_align_t), ==, 0);
-  if (f->n < FIB_CUTOFF)
-    {
-      ws_context_return_uint64 (cx, fib_serial (f->n));
-      return WS_POLL_READY;
-    }
-  if (f->stage == 0)
-    {
-      f->left = fib_state_spawn (cx, f->n - 1);
-      f->right = fib_state_spawn (cx, f->n - 2);
-      f->stage = 1;
-    }
-  if (ws_join_handle_poll (f->left, cx) == WS_POLL_PENDING
-      || ws_join_handle_poll (f->right, cx) == WS_POLL_PENDING)
-    return WS_POLL_PENDING;
-
-  g_assert_true (ws_join_handle_finish_uint64 (g_steal_pointer (&f->left), &a, NULL));
-  g_assert_true (ws_join_handle_finish_uint64 (g_steal_pointer (&f->right), &b, NULL));
-  ws_context_return_uint64 (cx, a + b);
-  return WS_POLL_READY;
-}
-
-static WsPoll
-fib_state_root (WsContext *cx,
-                gpointer   data)
-{
-  WsJoinHandle **h = data;
-  guint64 v;
-
-  if (*h == NULL)
-    *h = fib_state_spawn (cx, 22);
-  if (ws_join_handle_poll (*h, cx) == WS_POLL_PENDING)
-    return WS_POLL_PENDING;
-  g_assert_true (ws_join_handle_finish_uint64 (g_steal_pointer (h), &v, NULL));
-  ws_context_return_uint64 (cx, v);
-  return WS_POLL_READY;
-}
-
-/* State kept in the task: every level of fib(22) reads and writes its own
- * copy, across polls, on two workers. */
+/* State kept in the task: fib (22) with every child's Fib in its task. */
 static void
 test_state_fork_join (void)
 {
-  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
-  WsJoinHandle *child = NULL;
-  WsJoinHandle *h = ws_runtime_spawn_joinable (rt, fib_state_root, &child, NULL);
-  guint64 v = 0;
-
-  g_assert_true (ws_join_handle_wait (h, NULL));
-  g_assert_true (ws_join_handle_finish_uint64 (h, &v, NULL));
-  g_assert_cmpuint (v, ==, fib_serial (22));
-  g_assert_true (ws_runtime_shutdown (rt, -1));
+  run_fork_join (TRUE);
 }
 
 /* A state of @size bytes: a pattern to check, a count of polls kept in
