@@ -19,9 +19,21 @@
  * cancel while it still runs, not only at its end); and it has run at
  * the latest when the task ends.
  *
+ * A run of the hook is g_cancellable_cancel () (ws-context.c): the first
+ * call sets the cancellable's flag and runs the handlers, a later one
+ * returns at once, even while the first is still in the handlers. The
+ * hook counts the runs inside it (under its lock: one atomic step here),
+ * and the run in cancel_task waits for the count to reach 0 before the
+ * destroy notify. Property: no handler is running when the destroy
+ * notify runs, and none starts after it.
+ *
  * -DBROKEN_NO_RECHECK (the installer does not read the state after
  * storing the hook) gives a counterexample: a cancel that read no hook,
  * then a hook that never runs while the job keeps running.
+ *
+ * -DBROKEN_NO_SETTLE (cancel_task's run returns as soon as its own
+ * g_cancellable_cancel () does) gives a counterexample: the destroy
+ * notify frees the task's data while the canceller's handler uses it.
  */
 
 bool cancelled = false;      /* WS_STATE_CANCELLED */
@@ -30,31 +42,59 @@ byte runs = 0;               /* times the hook (GCancellable) was cancelled */
 bool canceller_done = false;
 bool installed = false;
 
+bool gc_cancelled = false;   /* the GCancellable's flag */
+byte inside = 0;             /* CancellableHook.inside */
+byte in_handlers = 0;        /* runs that are in the handlers */
+bool destroyed = false;      /* the destroy notify has run */
+
+/* cancellable_hook_cancel (): one run of the hook. */
+inline hook_cancel (last)
+{
+  runs++;
+  inside++;
+  if
+  :: atomic { !gc_cancelled -> gc_cancelled = true; in_handlers++ };
+     assert (!destroyed);               /* the handler uses the data */
+     in_handlers--
+  :: atomic { gc_cancelled -> skip }    /* returns at once */
+  fi;
+  inside--;
+#ifndef BROKEN_NO_SETTLE
+  if
+  :: last -> (inside == 0)              /* g_cond_wait until settled */
+  :: else -> skip
+  fi
+#endif
+}
+
 proctype Poller ()
 {
   /* ws_context_get_cancellable -> ws_raw_task_set_cancel_hook */
   hook = true;                          /* release store; seq_cst fence */
 #ifndef BROKEN_NO_RECHECK
   if
-  :: cancelled -> runs++                /* already cancelled: run it now */
+  :: cancelled -> hook_cancel (false)   /* already cancelled: run it now */
   :: else -> skip
   fi;
 #endif
   installed = true;
 
   /* The long job: it keeps running until it sees the cancel. */
-  (canceller_done);
+  (gc_cancelled || canceller_done);     /* g_cancellable_is_cancelled () */
   assert (runs > 0);                    /* seen while still running */
 
-  /* The poll returns; the task ends cancelled (cancel_task) */
-  runs++
+  /* The poll returns; the task ends cancelled (cancel_task): the last
+   * run, then the destroy notify. */
+  hook_cancel (true);
+  assert (in_handlers == 0);
+  destroyed = true
 }
 
 proctype Canceller ()
 {
   cancelled = true;                     /* state RMW; seq_cst fence */
   if
-  :: hook -> runs++                     /* run_cancel_hook */
+  :: hook -> hook_cancel (false)        /* run_cancel_hook */
   :: else -> skip
   fi;
   canceller_done = true

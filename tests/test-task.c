@@ -609,6 +609,71 @@ test_cancellable_after_cancel (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* The cancellable's handlers, run on the thread that cancels, have all
+ * returned before the destroy notify frees what they use, though the task
+ * ends on its worker meanwhile: the poll returns while a handler is still
+ * in. */
+typedef struct
+{
+  _Atomic gboolean  connected;
+  _Atomic gboolean  handler_in;
+  _Atomic gboolean  destroyed;
+  _Atomic gboolean  destroyed_while_in;
+  _Atomic guint     handler_runs;
+} SettleProbe;
+
+static void
+settle_probe_destroy (gpointer data)
+{
+  SettleProbe *p = data;
+
+  atomic_store (&p->destroyed, TRUE);
+}
+
+static void
+linger_in_handler (GCancellable *cancellable,
+                   gpointer      data)
+{
+  SettleProbe *p = data;
+
+  atomic_fetch_add (&p->handler_runs, 1);
+  atomic_store (&p->handler_in, TRUE);
+  /* Long enough, on a machine that is not overloaded, for the worker to
+   * end the task: a destroy notify that did not wait would run now. */
+  if (ws_test_wait_until_for (atomic_load (&p->destroyed), 200 * 1000))
+    atomic_store (&p->destroyed_while_in, TRUE);
+}
+
+static WsPoll
+pending_until_handler_in (WsContext *cx,
+                          gpointer   data)
+{
+  SettleProbe *p = data;
+
+  g_cancellable_connect (ws_context_get_cancellable (cx),
+                         G_CALLBACK (linger_in_handler), p, NULL);
+  atomic_store (&p->connected, TRUE);
+  ws_test_wait_until (atomic_load (&p->handler_in));
+  return WS_POLL_PENDING;
+}
+
+static void
+test_cancellable_handlers_end_before_destroy (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  SettleProbe p = { FALSE, };
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, pending_until_handler_in, &p,
+                                             settle_probe_destroy);
+
+  ws_test_wait_until (atomic_load (&p.connected));
+  ws_task_cancel (task);
+  g_assert_false (ws_task_wait (task, NULL, NULL));
+  g_assert_true (atomic_load (&p.destroyed));
+  g_assert_false (atomic_load (&p.destroyed_while_in));
+  g_assert_cmpuint (atomic_load (&p.handler_runs), ==, 1);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
 /* ws_task_wait_timeout_async: in time, the task's outcome; too late,
  * G_IO_ERROR_TIMED_OUT and the task cancelled (the loser stops); the
  * caller's cancel, G_IO_ERROR_CANCELLED and the task left running. */
@@ -1216,6 +1281,7 @@ main (int   argc,
     { "/task/wait-timeout", test_wait_timeout },
     { "/task/wait-timeout-race", test_wait_timeout_race },
     { "/task/cancellable-after-cancel", test_cancellable_after_cancel },
+    { "/task/cancellable-handlers-end-before-destroy", test_cancellable_handlers_end_before_destroy },
     { "/task/wake-during-poll", test_wake_during_poll },
     { "/task/wake-after-completion", test_wake_after_completion },
     { "/task/cancel-pending", test_cancel_pending },

@@ -246,23 +246,55 @@ ws_context_yield (WsContext *self)
  * where the task's future is destroyed, which for a local task is its
  * context's owner (ws-local-executor.c); the first run is skipped
  * elsewhere, so the cancellable's handlers (a GJS callback, a widget
- * update) run on the thread of the task's main loop. */
+ * update) run on the thread of the task's main loop.
+ *
+ * The last run settles (ws-raw-task.c, "Cancellation the work can see"):
+ * @inside counts the runs in g_cancellable_cancel () of this hook, and
+ * the last run, once its own call returned, waits until it is 0. No
+ * handler can be waiting for the last run on its own thread: the last
+ * run is cancel_task's, with RUNNING held, which no handler of this
+ * cancellable reaches (a cancel of a RUNNING or NOTIFIED task leaves the
+ * end to the holder). A handler that waits for the task to end would wait
+ * for itself, as with g_cancellable_disconnect (); the documentation of
+ * ws_context_get_cancellable () says so. */
 typedef struct
 {
   WsCancelHook  hook;
   GCancellable *cancellable;
   GMainContext *local_context;   /* a local task's (a reference): a cancel
                                   * may come after the host is gone */
+  GMutex        lock;            /* guards @inside */
+  GCond         settled;         /* @inside went down */
+  guint         inside;
 } CancellableHook;
 
 static void
-cancellable_hook_cancel (WsCancelHook *hook)
+cancellable_hook_cancel (WsCancelHook *hook,
+                         gboolean      last)
 {
   CancellableHook *h = (CancellableHook *) hook;
 
   if (h->local_context != NULL && !g_main_context_is_owner (h->local_context))
     return;
+
+  g_mutex_lock (&h->lock);
+  h->inside++;
+  g_mutex_unlock (&h->lock);
+
   g_cancellable_cancel (h->cancellable);
+
+  g_mutex_lock (&h->lock);
+  h->inside--;
+  if (last)
+    {
+      while (h->inside > 0)
+        g_cond_wait (&h->settled, &h->lock);
+    }
+  else if (h->inside == 0)
+    {
+      g_cond_broadcast (&h->settled);
+    }
+  g_mutex_unlock (&h->lock);
 }
 
 static void
@@ -272,6 +304,8 @@ cancellable_hook_free (WsCancelHook *hook)
 
   g_clear_pointer (&h->local_context, g_main_context_unref);
   g_object_unref (h->cancellable);
+  g_mutex_clear (&h->lock);
+  g_cond_clear (&h->settled);
   g_free (hook);
 }
 
@@ -317,6 +351,13 @@ ws_context_set_task_name (WsContext  *self,
  * cancelled only on the thread that owns the task's main context, when
  * it next dispatches the task, so its handlers run on that thread.
  *
+ * Every handler of its #GCancellable::cancelled signal has returned
+ * before the task's destroy notify runs, whichever thread ran it, so a
+ * handler may use the task's data. The task's end waits for them, as
+ * g_cancellable_disconnect() does: a handler must not wait for the task
+ * to end (with [method@Ws.Task.wait], or [method@Ws.Runtime.shutdown]
+ * without a timeout).
+ *
  * Returns: (transfer none): the task's cancellable, valid as long as the
  *   task
  */
@@ -333,10 +374,12 @@ ws_context_get_cancellable (WsContext *self)
     return ((CancellableHook *) hook)->cancellable;
 
   /* Only the poller installs, and we are it. */
-  h = g_new (CancellableHook, 1);
+  h = g_new0 (CancellableHook, 1);
   h->hook.cancel = cancellable_hook_cancel;
   h->hook.free = cancellable_hook_free;
   h->cancellable = g_cancellable_new ();
+  g_mutex_init (&h->lock);
+  g_cond_init (&h->settled);
   h->local_context = ws_core_task_local_context (self->task);
   if (h->local_context != NULL)
     g_main_context_ref (h->local_context);

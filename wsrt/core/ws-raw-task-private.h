@@ -70,12 +70,16 @@ typedef enum
 
 /* What the face attaches to a task that asked for a GCancellable
  * (ws_context_get_cancellable): cancel () runs, maybe more than once and
- * on any thread, once the task is cancelled; free () runs when the task's
- * memory goes. See "Cancellation the work can see" in ws-raw-task.c. */
+ * on any thread, once the task is cancelled; with @last (once, with
+ * RUNNING held, just before the future is destroyed) it returns only when
+ * no other thread's cancel () is still running the cancellable's
+ * handlers; free () runs when the task's memory goes. See "Cancellation
+ * the work can see" in ws-raw-task.c. */
 typedef struct _WsCancelHook WsCancelHook;
 struct _WsCancelHook
 {
-  void (*cancel) (WsCancelHook *hook);
+  void (*cancel) (WsCancelHook *hook,
+                  gboolean      last);
   void (*free)   (WsCancelHook *hook);
 };
 

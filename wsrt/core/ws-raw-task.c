@@ -63,6 +63,15 @@
  * sees the other, so the hook runs. Running it twice is harmless (a
  * GCancellable cancels once). The hook is freed with the task's memory.
  *
+ * The run in cancel_task settles: a GCancellable that another thread is
+ * cancelling returns at once from a second g_cancellable_cancel (), while
+ * that thread may still be in the handlers, which use what the destroy
+ * notify frees (the task's data). So the last run waits until no other
+ * thread is inside the hook's cancel (), never for its own thread (a
+ * handler that ends the task where it runs, by a shutdown, cannot be
+ * waited for). A canceller that comes after that finds the cancellable
+ * cancelled and runs no handler. models/cancel-hook.pml checks it.
+ *
  * Stale wakers. A task that ends while something still holds its waker
  * (a channel's or a oneshot's waiter list, a sleep, a GIO operation of a
  * task that was cancelled) stays in memory until that holder lets go,
@@ -610,7 +619,7 @@ run_cancel_hook (WsRawTask *task)
   atomic_thread_fence (memory_order_seq_cst);
   hook = ws_raw_task_get_cancel_hook (task);
   if (hook != NULL)
-    hook->cancel (hook);
+    hook->cancel (hook, FALSE);
 }
 
 /**
@@ -632,7 +641,7 @@ ws_raw_task_set_cancel_hook (WsRawTask    *task,
   /* seq_cst: the installer's half of the Dekker pair (top of file). */
   atomic_thread_fence (memory_order_seq_cst);
   if (ws_task_state_load (&task->state, memory_order_relaxed) & WS_STATE_CANCELLED)
-    hook->cancel (hook);
+    hook->cancel (hook, FALSE);
 }
 
 /* Names: g_intern_string () copies the name once per distinct string and
@@ -840,10 +849,11 @@ cancel_task (WsRawTask *task)
 {
   WsResult result = { WS_RESULT_CANCELLED, };
 
-  /* Before the destroy notify: what it frees may be waiting on the
-   * cancellable. */
+  /* Before the destroy notify, and settled: what it frees may be waiting
+   * on the cancellable, or in use by its handlers on the canceller's
+   * thread. */
   if (task->cancel_hook != NULL)
-    task->cancel_hook->cancel (task->cancel_hook);
+    task->cancel_hook->cancel (task->cancel_hook, TRUE);
   drop_stage (task);
   store_result (task, &result);
   complete (task);
