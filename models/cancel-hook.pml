@@ -34,6 +34,14 @@
  * -DBROKEN_NO_SETTLE (cancel_task's run returns as soon as its own
  * g_cancellable_cancel () does) gives a counterexample: the destroy
  * notify frees the task's data while the canceller's handler uses it.
+ *
+ * -DNESTED: the task's poll has returned; the canceller's handler ends
+ * the task on its own thread (a shutdown takes RUNNING from the NOTIFIED
+ * task and runs cancel_task inside the handler). The last run waits only
+ * for runs of other threads; each thread counts its own. Property: no
+ * deadlock (Spin's invalid end states). -DNESTED -DBROKEN_COUNT_OWN (the
+ * last run waits for every run, its own thread's too) gives the
+ * counterexample: the last run waits for the handler it is in.
  */
 
 bool cancelled = false;      /* WS_STATE_CANCELLED */
@@ -67,6 +75,43 @@ inline hook_cancel (last)
 #endif
 }
 
+#ifdef NESTED
+proctype NestedCanceller ()
+{
+  byte own = 0;                         /* this thread's runs it is inside */
+
+  cancelled = true;                     /* ws_raw_task_cancel: NOTIFIED */
+  runs++;                               /* run_cancel_hook: the outer run */
+  inside++;
+  own++;
+  if
+  :: atomic { !gc_cancelled -> gc_cancelled = true; in_handlers++ };
+     /* The handler shuts down: cancel_task here, the last run. */
+     runs++;
+     inside++;
+     atomic { gc_cancelled -> skip };   /* returns at once */
+     inside--;
+#ifdef BROKEN_COUNT_OWN
+     (inside == 0);
+#else
+     (inside == own);
+#endif
+     assert (in_handlers == 1);         /* only the one it is in */
+     destroyed = true;
+     in_handlers--
+  :: atomic { gc_cancelled -> skip }
+  fi;
+  inside--;
+  own--;
+  canceller_done = true
+}
+
+init
+{
+  hook = true;                          /* installed by the first poll */
+  run NestedCanceller ()
+}
+#else
 proctype Poller ()
 {
   /* ws_context_get_cancellable -> ws_raw_task_set_cancel_hook */
@@ -108,3 +153,4 @@ init
     run Canceller ()
   }
 }
+#endif

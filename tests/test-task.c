@@ -615,6 +615,7 @@ test_cancellable_after_cancel (void)
  * in. */
 typedef struct
 {
+  WsRuntime        *rt;
   _Atomic gboolean  connected;
   _Atomic gboolean  handler_in;
   _Atomic gboolean  destroyed;
@@ -661,7 +662,7 @@ static void
 test_cancellable_handlers_end_before_destroy (void)
 {
   g_autoptr(WsRuntime) rt = ws_runtime_new (2);
-  SettleProbe p = { FALSE, };
+  SettleProbe p = { NULL, };
   g_autoptr(WsTask) task = ws_runtime_spawn (rt, pending_until_handler_in, &p,
                                              settle_probe_destroy);
 
@@ -671,6 +672,53 @@ test_cancellable_handlers_end_before_destroy (void)
   g_assert_true (atomic_load (&p.destroyed));
   g_assert_false (atomic_load (&p.destroyed_while_in));
   g_assert_cmpuint (atomic_load (&p.handler_runs), ==, 1);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* A handler that ends the task on its own thread: a shutdown from the
+ * handler takes RUNNING from the blocking job it cancels (NOTIFIED by
+ * the cancel, idle since its poll returned) and ends it right there,
+ * inside the handler; the end does not wait for the handler it is in. */
+static void
+shut_down_in_handler (GCancellable *cancellable,
+                      gpointer      data)
+{
+  SettleProbe *p = data;
+
+  atomic_fetch_add (&p->handler_runs, 1);
+  ws_runtime_shutdown (p->rt, 0);
+}
+
+static WsPoll
+pending_shut_down_on_cancel (WsContext *cx,
+                             gpointer   data)
+{
+  SettleProbe *p = data;
+
+  if (!atomic_load (&p->connected))
+    g_cancellable_connect (ws_context_get_cancellable (cx),
+                           G_CALLBACK (shut_down_in_handler), p, NULL);
+  atomic_store (&p->connected, TRUE);
+  return WS_POLL_PENDING;
+}
+
+static void
+test_cancellable_handler_shuts_down (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (1);
+  SettleProbe p = { rt, };
+  g_autoptr(WsTask) task = ws_runtime_spawn_blocking (rt, pending_shut_down_on_cancel, &p,
+                                                      settle_probe_destroy);
+
+  ws_test_wait_until (atomic_load (&p.connected));
+  /* Most often the job's poll has returned by the cancel, and the
+   * shutdown ends it in the handler; otherwise its thread ends it after
+   * the handler. Neither may hang. */
+  g_usleep (10 * 1000);
+  ws_task_cancel (task);
+  g_assert_false (ws_task_wait (task, NULL, NULL));
+  g_assert_cmpuint (atomic_load (&p.handler_runs), ==, 1);
+  g_assert_true (atomic_load (&p.destroyed));
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
@@ -1282,6 +1330,7 @@ main (int   argc,
     { "/task/wait-timeout-race", test_wait_timeout_race },
     { "/task/cancellable-after-cancel", test_cancellable_after_cancel },
     { "/task/cancellable-handlers-end-before-destroy", test_cancellable_handlers_end_before_destroy },
+    { "/task/cancellable-handler-shuts-down", test_cancellable_handler_shuts_down },
     { "/task/wake-during-poll", test_wake_during_poll },
     { "/task/wake-after-completion", test_wake_after_completion },
     { "/task/cancel-pending", test_cancel_pending },

@@ -250,12 +250,14 @@ ws_context_yield (WsContext *self)
  *
  * The last run settles (ws-raw-task.c, "Cancellation the work can see"):
  * @inside counts the runs in g_cancellable_cancel () of this hook, and
- * the last run, once its own call returned, waits until it is 0. No
- * handler can be waiting for the last run on its own thread: the last
- * run is cancel_task's, with RUNNING held, which no handler of this
- * cancellable reaches (a cancel of a RUNNING or NOTIFIED task leaves the
- * end to the holder). A handler that waits for the task to end would wait
- * for itself, as with g_cancellable_disconnect (); the documentation of
+ * the last run, once its own call returned, waits until the only runs
+ * left are those of its own thread that it is nested in: a handler that
+ * ends the task where it runs (a shutdown that takes RUNNING from the
+ * NOTIFIED task it cancels, a drain of a queue on that thread) cannot be
+ * waited for. Each thread lists the runs it is inside in @emissions. A
+ * handler on another thread that waits for the task to end, or for work
+ * that the blocked thread would do, waits for itself, as with
+ * g_cancellable_disconnect (); the documentation of
  * ws_context_get_cancellable () says so. */
 typedef struct
 {
@@ -268,11 +270,33 @@ typedef struct
   guint         inside;
 } CancellableHook;
 
+typedef struct _Emission Emission;
+struct _Emission
+{
+  CancellableHook *hook;
+  Emission        *outer;
+};
+
+/* The hooks' runs this thread is inside, innermost first. */
+static _Thread_local Emission *emissions WS_TLS_INITIAL_EXEC;
+
+static guint
+emissions_of (CancellableHook *h)
+{
+  guint n = 0;
+
+  for (Emission *e = emissions; e != NULL; e = e->outer)
+    n += e->hook == h;
+  return n;
+}
+
 static void
 cancellable_hook_cancel (WsCancelHook *hook,
                          gboolean      last)
 {
   CancellableHook *h = (CancellableHook *) hook;
+  Emission e = { h, emissions };
+  guint own;
 
   if (h->local_context != NULL && !g_main_context_is_owner (h->local_context))
     return;
@@ -281,18 +305,23 @@ cancellable_hook_cancel (WsCancelHook *hook,
   h->inside++;
   g_mutex_unlock (&h->lock);
 
+  emissions = &e;
   g_cancellable_cancel (h->cancellable);
+  emissions = e.outer;
 
+  own = last ? emissions_of (h) : 0;
   g_mutex_lock (&h->lock);
   h->inside--;
   if (last)
     {
-      while (h->inside > 0)
+      while (h->inside > own)
         g_cond_wait (&h->settled, &h->lock);
     }
-  else if (h->inside == 0)
+  else
     {
-      g_cond_broadcast (&h->settled);
+      /* The last run waits for a count that may include runs of its
+       * own thread: wake it at every step down. */
+      g_cond_signal (&h->settled);
     }
   g_mutex_unlock (&h->lock);
 }
@@ -351,12 +380,17 @@ ws_context_set_task_name (WsContext  *self,
  * cancelled only on the thread that owns the task's main context, when
  * it next dispatches the task, so its handlers run on that thread.
  *
- * Every handler of its #GCancellable::cancelled signal has returned
- * before the task's destroy notify runs, whichever thread ran it, so a
- * handler may use the task's data. The task's end waits for them, as
- * g_cancellable_disconnect() does: a handler must not wait for the task
- * to end (with [method@Ws.Task.wait], or [method@Ws.Runtime.shutdown]
- * without a timeout).
+ * The handlers of its #GCancellable::cancelled signal that these cancels
+ * run have returned before the task's destroy notify runs, whichever
+ * thread ran them, so a handler may use the task's data; only a handler
+ * whose own thread ends the task inside it (a runtime shutdown from the
+ * handler) finds the data gone when the call returns. The task's end
+ * waits for handlers on other threads, as g_cancellable_disconnect()
+ * does, on the thread that ends it (a worker): a handler must not wait
+ * for the task to end, nor for other work of the runtime
+ * ([method@Ws.Task.wait], [method@Ws.JoinHandle.wait]). A
+ * g_cancellable_cancel() that the program makes itself on this
+ * cancellable is not waited for.
  *
  * Returns: (transfer none): the task's cancellable, valid as long as the
  *   task

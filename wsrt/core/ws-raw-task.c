@@ -69,8 +69,11 @@
  * notify frees (the task's data). So the last run waits until no other
  * thread is inside the hook's cancel (), never for its own thread (a
  * handler that ends the task where it runs, by a shutdown, cannot be
- * waited for). A canceller that comes after that finds the cancellable
- * cancelled and runs no handler. models/cancel-hook.pml checks it.
+ * waited for). The thread that ends the task blocks meanwhile, as in
+ * g_cancellable_disconnect (): handlers must not wait for the runtime's
+ * work. A canceller that comes after that finds the cancellable
+ * cancelled and runs no handler. models/cancel-hook.pml checks both,
+ * the second thread and the nested end.
  *
  * Stale wakers. A task that ends while something still holds its waker
  * (a channel's or a oneshot's waiter list, a sleep, a GIO operation of a
