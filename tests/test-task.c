@@ -609,13 +609,15 @@ test_cancellable_after_cancel (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
-/* The cancellable's handlers, run on the thread that cancels, have all
- * returned before the destroy notify frees what they use, though the task
- * ends on its worker meanwhile: the poll returns while a handler is still
- * in. */
+/* The cancellable's handlers that a cancel runs on its thread have all
+ * returned before the destroy notify frees what they use, though the
+ * task ends on another thread meanwhile; and a handler that ends the task
+ * on its own thread is not waited for. */
 typedef struct
 {
   WsRuntime        *rt;
+  GCallback         handler;         /* connected at the first poll */
+  gboolean          hold;            /* that poll returns once it is in */
   _Atomic gboolean  connected;
   _Atomic gboolean  handler_in;
   _Atomic gboolean  destroyed;
@@ -631,6 +633,39 @@ settle_probe_destroy (gpointer data)
   atomic_store (&p->destroyed, TRUE);
 }
 
+static WsPoll
+pending_with_handler (WsContext *cx,
+                      gpointer   data)
+{
+  SettleProbe *p = data;
+
+  if (!atomic_load (&p->connected))
+    {
+      g_cancellable_connect (ws_context_get_cancellable (cx), p->handler, p, NULL);
+      atomic_store (&p->connected, TRUE);
+      if (p->hold)
+        ws_test_wait_until (atomic_load (&p->handler_in));
+    }
+  return WS_POLL_PENDING;
+}
+
+/* Cancels @task (polled by pending_with_handler) @delay_usec after its
+ * handler was connected, and checks its end. */
+static void
+cancel_and_check (WsTask      *task,
+                  SettleProbe *p,
+                  gulong       delay_usec)
+{
+  ws_test_wait_until (atomic_load (&p->connected));
+  g_usleep (delay_usec);
+  ws_task_cancel (task);
+  g_assert_false (ws_task_wait (task, NULL, NULL));
+  g_assert_cmpuint (atomic_load (&p->handler_runs), ==, 1);
+  g_assert_true (atomic_load (&p->destroyed));
+  g_assert_false (atomic_load (&p->destroyed_while_in));
+  g_assert_true (ws_runtime_shutdown (p->rt, -1));
+}
+
 static void
 linger_in_handler (GCancellable *cancellable,
                    gpointer      data)
@@ -640,45 +675,26 @@ linger_in_handler (GCancellable *cancellable,
   atomic_fetch_add (&p->handler_runs, 1);
   atomic_store (&p->handler_in, TRUE);
   /* Long enough, on a machine that is not overloaded, for the worker to
-   * end the task: a destroy notify that did not wait would run now. */
+   * end the task (its poll returns as soon as the handler is in): a
+   * destroy notify that did not wait would run now. */
   if (ws_test_wait_until_for (atomic_load (&p->destroyed), 200 * 1000))
     atomic_store (&p->destroyed_while_in, TRUE);
-}
-
-static WsPoll
-pending_until_handler_in (WsContext *cx,
-                          gpointer   data)
-{
-  SettleProbe *p = data;
-
-  g_cancellable_connect (ws_context_get_cancellable (cx),
-                         G_CALLBACK (linger_in_handler), p, NULL);
-  atomic_store (&p->connected, TRUE);
-  ws_test_wait_until (atomic_load (&p->handler_in));
-  return WS_POLL_PENDING;
 }
 
 static void
 test_cancellable_handlers_end_before_destroy (void)
 {
   g_autoptr(WsRuntime) rt = ws_runtime_new (2);
-  SettleProbe p = { NULL, };
-  g_autoptr(WsTask) task = ws_runtime_spawn (rt, pending_until_handler_in, &p,
+  SettleProbe p = { rt, G_CALLBACK (linger_in_handler), TRUE, };
+  g_autoptr(WsTask) task = ws_runtime_spawn (rt, pending_with_handler, &p,
                                              settle_probe_destroy);
 
-  ws_test_wait_until (atomic_load (&p.connected));
-  ws_task_cancel (task);
-  g_assert_false (ws_task_wait (task, NULL, NULL));
-  g_assert_true (atomic_load (&p.destroyed));
-  g_assert_false (atomic_load (&p.destroyed_while_in));
-  g_assert_cmpuint (atomic_load (&p.handler_runs), ==, 1);
-  g_assert_true (ws_runtime_shutdown (rt, -1));
+  cancel_and_check (task, &p, 0);
 }
 
-/* A handler that ends the task on its own thread: a shutdown from the
- * handler takes RUNNING from the blocking job it cancels (NOTIFIED by
- * the cancel, idle since its poll returned) and ends it right there,
- * inside the handler; the end does not wait for the handler it is in. */
+/* A shutdown from the handler takes RUNNING from the blocking job it
+ * cancels (NOTIFIED by the cancel, idle since its poll returned) and
+ * ends it right there, inside the handler. */
 static void
 shut_down_in_handler (GCancellable *cancellable,
                       gpointer      data)
@@ -689,37 +705,18 @@ shut_down_in_handler (GCancellable *cancellable,
   ws_runtime_shutdown (p->rt, 0);
 }
 
-static WsPoll
-pending_shut_down_on_cancel (WsContext *cx,
-                             gpointer   data)
-{
-  SettleProbe *p = data;
-
-  if (!atomic_load (&p->connected))
-    g_cancellable_connect (ws_context_get_cancellable (cx),
-                           G_CALLBACK (shut_down_in_handler), p, NULL);
-  atomic_store (&p->connected, TRUE);
-  return WS_POLL_PENDING;
-}
-
 static void
 test_cancellable_handler_shuts_down (void)
 {
   g_autoptr(WsRuntime) rt = ws_runtime_new (1);
-  SettleProbe p = { rt, };
-  g_autoptr(WsTask) task = ws_runtime_spawn_blocking (rt, pending_shut_down_on_cancel, &p,
+  SettleProbe p = { rt, G_CALLBACK (shut_down_in_handler), FALSE, };
+  g_autoptr(WsTask) task = ws_runtime_spawn_blocking (rt, pending_with_handler, &p,
                                                       settle_probe_destroy);
 
-  ws_test_wait_until (atomic_load (&p.connected));
-  /* Most often the job's poll has returned by the cancel, and the
-   * shutdown ends it in the handler; otherwise its thread ends it after
-   * the handler. Neither may hang. */
-  g_usleep (10 * 1000);
-  ws_task_cancel (task);
-  g_assert_false (ws_task_wait (task, NULL, NULL));
-  g_assert_cmpuint (atomic_load (&p.handler_runs), ==, 1);
-  g_assert_true (atomic_load (&p.destroyed));
-  g_assert_true (ws_runtime_shutdown (rt, -1));
+  /* Most often the job's poll has returned 10 ms after it connected the
+   * handler, and the shutdown ends it in the handler; otherwise its
+   * thread ends it after the handler. Neither may hang. */
+  cancel_and_check (task, &p, 10 * 1000);
 }
 
 /* ws_task_wait_timeout_async: in time, the task's outcome; too late,
