@@ -943,13 +943,16 @@ spawn_probe_from_task (WsContext *cx,
   return WS_POLL_READY;
 }
 
-/* Small states (in the task allocator's tailed blocks) and large ones
- * (malloc's), through both entry points: the task sees a copy at one
- * address across its polls, and the clear function runs once, on it. */
+/* Small states (in the task allocator's tailed blocks), larger ones (its
+ * large blocks, up to a fiber's size) and the largest (malloc's), through
+ * both entry points: the task sees a copy at one address across its
+ * polls, and the clear function runs once, on it. */
 static void
 test_state_sizes (void)
 {
-  static const gsize sizes[] = { sizeof (ProbeState), sizeof (ProbeState) + 1, 64, 65, 4096 };
+  static const gsize sizes[] = {
+    sizeof (ProbeState), sizeof (ProbeState) + 1, 64, 65, 200, 288, 289, 4096
+  };
   g_autoptr(WsRuntime) rt = ws_runtime_new (2);
 
   for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)

@@ -151,23 +151,35 @@ typedef enum
   FIBER_DONE,
 } FiberState;
 
+/* A fiber lives in its task's tail (ws_runtime_core_spawn_with_state):
+ * one allocation for both, which the task's last reference frees. The
+ * spawner writes the fields before `gio` and copies them into the tail;
+ * the rest is set by the first poll, before anything reads it. A local
+ * fiber, whose executor has no tails, is allocated on its own and freed
+ * by fiber_destroy (). */
 typedef struct _WsFiber WsFiber;
 struct _WsFiber
 {
-  WsContext       cx;                /* the fiber's context (see the top) */
-  WsFiberCtx      ctx;               /* the switch's; valid from the first poll */
-  WsFiberStack   *stack;             /* from the first poll until DONE */
-  WsFiberStackPool *stacks;          /* the runtime's; outlives the task */
+  /* Set at the spawn. */
   WsFiberFunc     func;
   gpointer        data;
   GDestroyNotify  destroy;
   WsRuntimeCore  *core;              /* its runtime: the task holds it */
+  WsFiberStackPool *stacks;          /* the runtime's; outlives the task */
   gsize           stack_size;
+  WsFiberStack   *stack;             /* from the first poll until DONE */
   FiberState      state;
   gboolean        cancelled;         /* a suspend returned, or will return, FALSE */
-  gint            poll_depth;        /* g_main_depth () of the poller, at the resume */
+  gboolean        own_block;         /* a local fiber's: fiber_destroy () frees it */
+  /* Set at the first poll. */
   gpointer        gio;               /* the GIO await's slot (ws-fiber-gio.c) */
+  gint            poll_depth;        /* g_main_depth () of the poller, at the resume */
+  WsContext       cx;                /* the fiber's context (see the top) */
+  WsFiberCtx      ctx;               /* the switch's */
 };
+
+/* What a spawn writes: the fields before `gio`. */
+#define FIBER_HEAD_SIZE G_STRUCT_OFFSET (WsFiber, gio)
 
 /* The fiber this thread runs now, innermost first ("Children" at the top):
  * kept here, not in the core's WsThread, since only the face's fibers
@@ -243,6 +255,9 @@ fiber_poll (WsContext *cx,
           ws_context_return_error (cx, error);
           return WS_POLL_READY;
         }
+      f->gio = NULL;
+      memset (&f->cx, 0, sizeof f->cx);
+      f->cx.fiber = f;
       ws_fiber_ctx_init (&f->ctx, f->stack, fiber_main, f);
       /* What a stack overflow's message names (ws-fiber-overflow.c). */
       f->ctx.task = cx->task;
@@ -289,30 +304,29 @@ fiber_destroy (gpointer user_data)
   g_assert (f->stack == NULL);
   if (f->destroy != NULL)
     f->destroy (f->data);
-  ws_task_allocator_free_large (f);
+  if (f->own_block)
+    g_free (f);
 }
 
-static WsFiber *
-fiber_new (WsRuntimeCore *core,
-           gsize          stack_size,
-           WsFiberFunc    func,
-           gpointer       user_data,
-           GDestroyNotify destroy)
+/* A new fiber's head (the fields a spawn sets) in @f. */
+static void
+fiber_init (WsFiber        *f,
+            WsRuntimeCore  *core,
+            gsize           stack_size,
+            WsFiberFunc     func,
+            gpointer        user_data,
+            GDestroyNotify  destroy)
 {
-  /* From the per-thread caches of task memory: a fiber is freed where its
-   * task ends, often on another worker than its spawner's. */
-  WsFiber *f = ws_task_allocator_alloc0_large (sizeof (WsFiber));
-
-  G_STATIC_ASSERT (sizeof (WsFiber) <= WS_TASK_ALLOCATOR_LARGE);
-  f->cx.fiber = f;
-  f->core = core;
-  f->stacks = ws_runtime_core_get_fiber_stacks (core);
   f->func = func;
   f->data = user_data;
   f->destroy = destroy;
+  f->core = core;
+  f->stacks = ws_runtime_core_get_fiber_stacks (core);
   f->stack_size = MAX (stack_size, WS_FIBER_STACK_MIN_SIZE);
+  f->stack = NULL;
   f->state = FIBER_NEW;
-  return f;
+  f->cancelled = FALSE;
+  f->own_block = FALSE;
 }
 
 static gsize
@@ -330,10 +344,16 @@ spawn (WsRuntimeCore  *core,
        gpointer        user_data,
        GDestroyNotify  destroy)
 {
-  WsFiber *f = fiber_new (core, stack_size != 0 ? stack_size : core_stack_size (core),
-                          func, user_data, destroy);
+  WsFiber head;
 
-  return ws_runtime_core_spawn (core, fiber_poll, f, fiber_destroy, TRUE);
+  /* In the task's tail: a large block of the task allocator, whose
+   * per-thread caches serve a fiber freed where its task ends, often on
+   * another worker than its spawner's. */
+  G_STATIC_ASSERT (WS_RAW_TASK_TAIL_OFFSET + sizeof (WsFiber) <= WS_TASK_ALLOCATOR_LARGE);
+  fiber_init (&head, core, stack_size != 0 ? stack_size : core_stack_size (core),
+              func, user_data, destroy);
+  return ws_runtime_core_spawn_with_state (core, fiber_poll, &head, FIBER_HEAD_SIZE,
+                                           sizeof (WsFiber), fiber_destroy, TRUE);
 }
 
 /**
@@ -664,7 +684,9 @@ ws_runtime_spawn_local_fiber (WsRuntime      *self,
 
   core = ws_runtime_get_core (self);
   ctx = context != NULL ? g_main_context_ref (context) : g_main_context_ref_thread_default ();
-  f = fiber_new (core, core_stack_size (core), func, user_data, destroy);
+  f = g_new (WsFiber, 1);
+  fiber_init (f, core, core_stack_size (core), func, user_data, destroy);
+  f->own_block = TRUE;
   return ws_task_new_for_raw (ws_runtime_core_spawn_local (core, ctx, fiber_poll, f,
                                                            fiber_destroy, TRUE));
 }

@@ -176,7 +176,7 @@ ws_context_spawn_with_state (WsContext      *context,
   ws_return_val_if_fail_free (core != NULL, clear_func, (gpointer) state, NULL);
 
   return (WsJoinHandle *) ws_runtime_core_spawn_with_state (core, func, state, state_size,
-                                                            clear_func, TRUE);
+                                                            state_size, clear_func, TRUE);
 }
 
 /**

@@ -883,8 +883,8 @@ ws_runtime_spawn_detached_with_state (WsRuntime      *self,
   if (refuse_spawn (self, func, (gpointer) state, clear_func, G_STRFUNC))
     return;
 
-  ws_runtime_core_spawn_with_state (ensure_core (self), func, state, state_size, clear_func,
-                                    FALSE);
+  ws_runtime_core_spawn_with_state (ensure_core (self), func, state, state_size, state_size,
+                                    clear_func, FALSE);
 }
 
 /**

@@ -113,8 +113,8 @@ test_allocator_caches (void)
 static gpointer
 large_thread (gpointer data)
 {
-  guint8 *a = ws_task_allocator_alloc0_large (WS_TASK_ALLOCATOR_LARGE);
-  guint8 *b = ws_task_allocator_alloc0_large (100);
+  guint8 *a = ws_task_allocator_alloc_large (WS_TASK_ALLOCATOR_LARGE, WS_TASK_ALLOCATOR_LARGE);
+  guint8 *b = ws_task_allocator_alloc_large (100, 100);
   gpointer task = ws_task_allocator_alloc0 (sizeof (WsRawTask));
   guint8 *again;
   gpointer task_again;
@@ -127,7 +127,7 @@ large_thread (gpointer data)
   ws_task_allocator_free (task);
   ws_task_allocator_free_large (b);
 
-  again = ws_task_allocator_alloc0_large (200);
+  again = ws_task_allocator_alloc_large (200, 200);
   task_again = ws_task_allocator_alloc0 (sizeof (WsRawTask));
 #if !defined(__SANITIZE_ADDRESS__)
   g_assert_true (again == b);
@@ -175,7 +175,7 @@ small_thread (gpointer data)
 {
   guint8 *a = ws_task_allocator_alloc0_small (WS_TASK_ALLOCATOR_SMALL);
   guint8 *b = ws_task_allocator_alloc0_small (40);
-  guint8 *large = ws_task_allocator_alloc0_large (WS_TASK_ALLOCATOR_LARGE);
+  guint8 *large = ws_task_allocator_alloc_large (WS_TASK_ALLOCATOR_LARGE, WS_TASK_ALLOCATOR_LARGE);
   guint8 *again, *large_again;
   Handed handed;
 
@@ -188,7 +188,7 @@ small_thread (gpointer data)
   ws_task_allocator_free_small (b);
 
   again = ws_task_allocator_alloc0_small (48);
-  large_again = ws_task_allocator_alloc0_large (WS_TASK_ALLOCATOR_LARGE);
+  large_again = ws_task_allocator_alloc_large (WS_TASK_ALLOCATOR_LARGE, WS_TASK_ALLOCATOR_LARGE);
 #if !defined(__SANITIZE_ADDRESS__)
   g_assert_true (again == b);
   g_assert_true (large_again == large);
@@ -219,7 +219,7 @@ test_allocator_small (void)
 static gpointer
 tailed_thread (gpointer data)
 {
-  guint8 *a = ws_task_allocator_alloc0_tailed (WS_TASK_ALLOCATOR_TAILED);
+  guint8 *a = ws_task_allocator_alloc_tailed (WS_TASK_ALLOCATOR_TAILED, WS_TASK_ALLOCATOR_TAILED);
   gpointer task = ws_task_allocator_alloc0 (sizeof (WsRawTask));
   gpointer small = ws_task_allocator_alloc0_small (WS_TASK_ALLOCATOR_SMALL);
   guint8 *again;
@@ -237,7 +237,7 @@ tailed_thread (gpointer data)
 
   task_again = ws_task_allocator_alloc0 (sizeof (WsRawTask));
   small_again = ws_task_allocator_alloc0_small (WS_TASK_ALLOCATOR_SMALL);
-  again = ws_task_allocator_alloc0_tailed (150);
+  again = ws_task_allocator_alloc_tailed (150, 150);
 #if !defined(__SANITIZE_ADDRESS__)
   g_assert_true (again == a);
   g_assert_true (task_again == task);

@@ -161,7 +161,7 @@ job_destroy (gpointer data)
 static void
 job_spawn (Job *j)
 {
-  g_assert_null (ws_worker_pool_spawn (j->f->pool, job_poll, j, job_destroy, FALSE, 0, NULL));
+  g_assert_null (ws_worker_pool_spawn (j->f->pool, job_poll, j, job_destroy, FALSE, 0, NULL, 0));
 }
 
 /* Polled once, on a worker, and destroyed. */

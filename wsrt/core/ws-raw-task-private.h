@@ -163,7 +163,8 @@ WsRawTask *ws_raw_task_new_with_tail        (WsTaskHost     *host,
                                              GDestroyNotify  destroy,
                                              gboolean        join_interest,
                                              gsize           tail_size,
-                                             gconstpointer   state);
+                                             gconstpointer   state,
+                                             gsize           state_size);
 void       ws_raw_task_ref                  (WsRawTask      *task);
 void       ws_raw_task_unref                (WsRawTask      *task);
 void       ws_raw_task_unref_n              (WsRawTask      *task,

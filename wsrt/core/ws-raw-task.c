@@ -47,9 +47,10 @@
  * delivery queue of the caller's context there, so a completion delivered
  * to a main loop costs no allocation beyond the task; a task spawned with
  * a state (ws_context_spawn_with_state) keeps a copy of it there, as
- * tokio's task cell keeps its future. The core never reads a tail; it
- * frees a task that has one to the allocator's class of tailed blocks,
- * or to malloc when the tail was too large for them.
+ * tokio's task cell keeps its future; a fiber keeps its WsFiber there
+ * (ws-fiber.c). The core never reads a tail; it frees a task that has
+ * one to the allocator's class the tail fitted (tailed or large blocks),
+ * or to malloc when it was too large for them.
  *
  * Cancellation the work can see. A poll may attach a WsCancelHook to its
  * task (once; the face makes a GCancellable of it). Its cancel () runs on
@@ -294,14 +295,18 @@ ws_raw_task_new (WsTaskHost     *host,
 typedef enum
 {
   WS_TAIL_NONE,          /* a task class block (ws_task_allocator_alloc0) */
-  WS_TAIL_CLASS,         /* a tailed block (ws_task_allocator_alloc0_tailed) */
-  WS_TAIL_MALLOC,        /* a tail too large for that class: malloc's */
+  WS_TAIL_CLASS,         /* a tailed block (ws_task_allocator_alloc_tailed) */
+  WS_TAIL_LARGE,         /* a large block (ws_task_allocator_alloc_large) */
+  WS_TAIL_MALLOC,        /* a tail too large for those classes: malloc's */
 } WsTailKind;
 
 /* A task with @tail_size bytes of the spawner's after it, in the same
- * allocation (see the top of this file). 0 is a plain task. With @state,
- * the tail is a copy of @tail_size bytes of it, and the task's data is
- * that copy: the spawner's state lives in the task and goes with it. */
+ * allocation (see the top of this file). 0 is a plain task. Without
+ * @state the tail is zeroed. With @state, the task's data is the tail,
+ * whose first @state_size bytes are a copy of @state: the spawner's
+ * state lives in the task and goes with it. The rest of that tail is
+ * left as the allocator had it, for the task's poll to set before it
+ * reads it (a fiber's switch state, set at its first poll). */
 WsRawTask *
 ws_raw_task_new_with_tail (WsTaskHost     *host,
                            WsTaskFunc      func,
@@ -309,31 +314,42 @@ ws_raw_task_new_with_tail (WsTaskHost     *host,
                            GDestroyNotify  destroy,
                            gboolean        join_interest,
                            gsize           tail_size,
-                           gconstpointer   state)
+                           gconstpointer   state,
+                           gsize           state_size)
 {
+  gsize size = WS_RAW_TASK_TAIL_OFFSET + tail_size;
+  /* The task is always zeroed, a tail only when no state fills it. */
+  gsize n_zero = state != NULL ? sizeof (WsRawTask) : size;
   WsRawTask *task;
 
   /* The public promise: a state of up to 64 bytes takes a tailed block
    * (ws_context_spawn_with_state). */
   G_STATIC_ASSERT (WS_RAW_TASK_TAIL_OFFSET + 64 <= WS_TASK_ALLOCATOR_TAILED);
+  g_assert (state_size <= tail_size);
 
   if (tail_size == 0)
     return ws_raw_task_new (host, func, data, destroy, join_interest);
 
-  if (tail_size <= WS_TASK_ALLOCATOR_TAILED - WS_RAW_TASK_TAIL_OFFSET)
+  if (size <= WS_TASK_ALLOCATOR_TAILED)
     {
-      task = ws_task_allocator_alloc0_tailed (WS_RAW_TASK_TAIL_OFFSET + tail_size);
+      task = ws_task_allocator_alloc_tailed (size, n_zero);
       task->has_tail = WS_TAIL_CLASS;
+    }
+  else if (size <= WS_TASK_ALLOCATOR_LARGE)
+    {
+      task = ws_task_allocator_alloc_large (size, n_zero);
+      task->has_tail = WS_TAIL_LARGE;
     }
   else
     {
-      task = g_malloc0 (WS_RAW_TASK_TAIL_OFFSET + tail_size);
+      task = g_malloc (size);
+      memset (task, 0, n_zero);
       task->has_tail = WS_TAIL_MALLOC;
     }
   if (state != NULL)
     {
       data = ws_raw_task_get_tail (task);
-      memcpy (data, state, tail_size);
+      memcpy (data, state, state_size);
     }
   return init_task (task, host, func, data, destroy, join_interest);
 }
@@ -442,6 +458,8 @@ dealloc (WsRawTask *task)
     ws_task_allocator_free (task);
   else if (task->has_tail == WS_TAIL_CLASS)
     ws_task_allocator_free_tailed (task);
+  else if (task->has_tail == WS_TAIL_LARGE)
+    ws_task_allocator_free_large (task);
   else
     g_free (task);
 

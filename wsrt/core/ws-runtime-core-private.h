@@ -52,6 +52,7 @@ WsRawTask     *ws_runtime_core_spawn_with_state (WsRuntimeCore *self,
                                                  WsTaskFunc     func,
                                                  gconstpointer  state,
                                                  gsize          state_size,
+                                                 gsize          tail_size,
                                                  GDestroyNotify clear,
                                                  gboolean       join_interest);
 WsRawTask     *ws_runtime_core_spawn_blocking  (WsRuntimeCore  *self,

@@ -279,7 +279,7 @@ ws_runtime_core_spawn (WsRuntimeCore  *self,
                        gboolean        join_interest)
 {
   start_if_unstarted (self);
-  return ws_worker_pool_spawn (self->pool, func, data, destroy, join_interest, 0, NULL);
+  return ws_worker_pool_spawn (self->pool, func, data, destroy, join_interest, 0, NULL, 0);
 }
 
 /* A task with a join handle and @tail_size bytes of the caller's after it
@@ -292,22 +292,26 @@ ws_runtime_core_spawn_with_tail (WsRuntimeCore  *self,
                                  gsize           tail_size)
 {
   start_if_unstarted (self);
-  return ws_worker_pool_spawn (self->pool, func, data, destroy, TRUE, tail_size, NULL);
+  return ws_worker_pool_spawn (self->pool, func, data, destroy, TRUE, tail_size, NULL, 0);
 }
 
-/* A task whose data is a copy of @state_size bytes of @state, kept in
- * the task's own allocation; @clear runs on that copy after the last
- * poll (or on the spawning thread, if the spawn is refused). */
+/* A task whose data is @tail_size bytes in the task's own allocation,
+ * the first @state_size of them a copy of @state (the rest is the
+ * poll's to set before it reads it: ws_raw_task_new_with_tail); @clear
+ * runs on that copy after the last poll (or on the spawning thread, if
+ * the spawn is refused). */
 WsRawTask *
 ws_runtime_core_spawn_with_state (WsRuntimeCore  *self,
                                   WsTaskFunc      func,
                                   gconstpointer   state,
                                   gsize           state_size,
+                                  gsize           tail_size,
                                   GDestroyNotify  clear,
                                   gboolean        join_interest)
 {
   start_if_unstarted (self);
-  return ws_worker_pool_spawn (self->pool, func, NULL, clear, join_interest, state_size, state);
+  return ws_worker_pool_spawn (self->pool, func, NULL, clear, join_interest, tail_size, state,
+                               state_size);
 }
 
 WsRawTask *

@@ -11,18 +11,19 @@
  * magazines (lists of WS_TASK_MAGAZINE_SIZE blocks, linked through the
  * first word of each free block, a WsFreeBlock) and allocates from it.
  * Every call passes the same size, a task's (ws_raw_task_new); a cached
- * block is handed out for it without a look at the size. A second class
- * of blocks, of WS_TASK_ALLOCATOR_LARGE bytes, has caches and a depot of
- * its own: the face's fibers (ws-fiber.c), one per fiber task, which
- * calloc would serve past glibc's per-thread cache and free into its
- * arena's bins when another worker ends them. A third class, of
- * WS_TASK_ALLOCATOR_SMALL bytes, serves the face's small objects that
- * are made and dropped with tasks, on whichever threads run them (a
- * WsOneshot, ws-oneshot.c), which malloc would free into the allocating
- * thread's arena under its lock. A fourth, of WS_TASK_ALLOCATOR_TAILED
- * bytes, serves tasks that carry a tail of the spawner's in the same
- * allocation (ws_raw_task_new_with_tail: a state copied into the task, a
- * completion's delivery), when the tail fits. A thread that frees more
+ * block is handed out for it without a look at the size. Three more
+ * classes have caches and a depot of their own. Tailed blocks, of
+ * WS_TASK_ALLOCATOR_TAILED bytes, and large ones, of
+ * WS_TASK_ALLOCATOR_LARGE, serve tasks that carry a tail of the
+ * spawner's in the same allocation (ws_raw_task_new_with_tail: a state
+ * copied into the task, a completion's delivery, a fiber), the smallest
+ * class the tail fits. Small blocks, of WS_TASK_ALLOCATOR_SMALL bytes,
+ * serve the face's small objects that are made and dropped with tasks,
+ * on whichever threads run them (a WsOneshot, ws-oneshot.c). malloc
+ * would serve each of them past glibc's per-thread cache and free it
+ * into the allocating thread's arena under its lock when another worker
+ * ends it. A zeroed tail is zeroed by the allocation; a copied one only
+ * copied (ws_task_allocator_alloc_large's @n_zero). A thread that frees more
  * than it allocates hands full magazines to a shared depot; one that
  * allocates more takes them back: one lock per WS_TASK_MAGAZINE_SIZE
  * tasks (the magazine and depot scheme of Bonwick's slab allocator). The
@@ -59,7 +60,7 @@
  * quarter of the size too small: the rest went back to malloc on the
  * workers and came from calloc on the spawner (doc/performance.md). */
 #define WS_TASK_DEPOT_MAX     256
-/* Large blocks: 4 magazines, 4 x 64 x 288 bytes, 72 KiB. The depot
+/* Large blocks: 4 magazines, 4 x 64 x 416 bytes, 104 KiB. The depot
  * outlives every runtime, and a larger one kept a burst's fibers after
  * the runtime was gone (bench-memory fiber-burst); the flow between two
  * workers that spawn and end fibers needs only a few. */
@@ -272,14 +273,15 @@ ws_task_allocator_free (gpointer data)
 }
 
 /* A large block is always allocated whole (malloc's fallback too), so
- * that any large block may be cached when it is freed; @size bytes of
- * it are zeroed. */
+ * that any large block may be cached when it is freed; its first
+ * @n_zero bytes are zeroed. */
 gpointer
-ws_task_allocator_alloc0_large (gsize size)
+ws_task_allocator_alloc_large (gsize size,
+                               gsize n_zero)
 {
-  g_return_val_if_fail (size <= WS_TASK_ALLOCATOR_LARGE, NULL);
+  g_return_val_if_fail (size <= WS_TASK_ALLOCATOR_LARGE && n_zero <= size, NULL);
 
-  return alloc0 (CLASS_LARGE, &ws_thread.task_cache_large, WS_TASK_ALLOCATOR_LARGE, size);
+  return alloc0 (CLASS_LARGE, &ws_thread.task_cache_large, WS_TASK_ALLOCATOR_LARGE, n_zero);
 }
 
 void
@@ -305,11 +307,12 @@ ws_task_allocator_free_small (gpointer data)
 
 /* As large blocks, tailed ones are allocated whole. */
 gpointer
-ws_task_allocator_alloc0_tailed (gsize size)
+ws_task_allocator_alloc_tailed (gsize size,
+                                gsize n_zero)
 {
-  g_return_val_if_fail (size <= WS_TASK_ALLOCATOR_TAILED, NULL);
+  g_return_val_if_fail (size <= WS_TASK_ALLOCATOR_TAILED && n_zero <= size, NULL);
 
-  return alloc0 (CLASS_TAILED, &ws_thread.task_cache_tailed, WS_TASK_ALLOCATOR_TAILED, size);
+  return alloc0 (CLASS_TAILED, &ws_thread.task_cache_tailed, WS_TASK_ALLOCATOR_TAILED, n_zero);
 }
 
 void
@@ -344,12 +347,24 @@ ws_task_allocator_free (gpointer block)
   g_free (block);
 }
 
-gpointer
-ws_task_allocator_alloc0_large (gsize size)
+/* Exactly @size bytes, so that AddressSanitizer sees a use past them. */
+static gpointer
+alloc_exact (gsize size,
+             gsize n_zero)
 {
-  g_return_val_if_fail (size <= WS_TASK_ALLOCATOR_LARGE, NULL);
+  gpointer block = g_malloc (size);
 
-  return g_malloc0 (size);
+  memset (block, 0, n_zero);
+  return block;
+}
+
+gpointer
+ws_task_allocator_alloc_large (gsize size,
+                               gsize n_zero)
+{
+  g_return_val_if_fail (size <= WS_TASK_ALLOCATOR_LARGE && n_zero <= size, NULL);
+
+  return alloc_exact (size, n_zero);
 }
 
 void
@@ -373,11 +388,12 @@ ws_task_allocator_free_small (gpointer block)
 }
 
 gpointer
-ws_task_allocator_alloc0_tailed (gsize size)
+ws_task_allocator_alloc_tailed (gsize size,
+                                gsize n_zero)
 {
-  g_return_val_if_fail (size <= WS_TASK_ALLOCATOR_TAILED, NULL);
+  g_return_val_if_fail (size <= WS_TASK_ALLOCATOR_TAILED && n_zero <= size, NULL);
 
-  return g_malloc0 (size);
+  return alloc_exact (size, n_zero);
 }
 
 void

@@ -90,7 +90,8 @@ WsRawTask    *ws_worker_pool_spawn             (WsWorkerPool          *self,
                                                 GDestroyNotify         destroy,
                                                 gboolean               join_interest,
                                                 gsize                  tail_size,
-                                                gconstpointer          state);
+                                                gconstpointer          state,
+                                                gsize                  state_size);
 void          ws_worker_pool_begin_shutdown    (WsWorkerPool          *self);
 gboolean      ws_worker_pool_stop              (WsWorkerPool          *self,
                                                 gint64                 deadline,

@@ -523,13 +523,14 @@ ws_worker_pool_spawn (WsWorkerPool   *self,
                       GDestroyNotify  destroy,
                       gboolean        join_interest,
                       gsize           tail_size,
-                      gconstpointer   state)
+                      gconstpointer   state,
+                      gsize           state_size)
 {
   WsWorker *w = ws_worker_get_current ();
   WsRawTask *task;
 
   task = ws_raw_task_new_with_tail (&self->host, func, data, destroy, join_interest, tail_size,
-                                    state);
+                                    state, state_size);
 
   if (on_running_worker (self, w))
     {
