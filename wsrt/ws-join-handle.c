@@ -134,7 +134,7 @@ ws_context_spawn (WsContext      *context,
  *
  * A task and its state then take one allocation from wsrt's per-thread
  * caches, where `g_new` and g_free() would take a second from malloc,
- * often freed on another worker. Up to 64 bytes of state come from
+ * often freed on another worker. Up to 288 bytes of state come from
  * those caches; a larger state is allocated with the task by malloc.
  *
  * The members @state hands over belong to the task from this call on: if

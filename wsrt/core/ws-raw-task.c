@@ -322,9 +322,10 @@ ws_raw_task_new_with_tail (WsTaskHost     *host,
   gsize n_zero = state != NULL ? sizeof (WsRawTask) : size;
   WsRawTask *task;
 
-  /* The public promise: a state of up to 64 bytes takes a tailed block
-   * (ws_context_spawn_with_state). */
+  /* The public promise: a state of up to 288 bytes comes from the
+   * allocator's caches (ws_context_spawn_with_state). */
   G_STATIC_ASSERT (WS_RAW_TASK_TAIL_OFFSET + 64 <= WS_TASK_ALLOCATOR_TAILED);
+  G_STATIC_ASSERT (WS_RAW_TASK_TAIL_OFFSET + 288 <= WS_TASK_ALLOCATOR_LARGE);
   g_assert (state_size <= tail_size);
 
   if (tail_size == 0)
