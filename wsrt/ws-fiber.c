@@ -290,6 +290,7 @@ static void
 fiber_destroy (gpointer user_data)
 {
   WsFiber *f = user_data;
+  gboolean own_block;
 
   if (f->state == FIBER_SUSPENDED)
     {
@@ -302,9 +303,12 @@ fiber_destroy (gpointer user_data)
       release_stack (f);
     }
   g_assert (f->stack == NULL);
+  /* Read before the user's notify, the last that may touch @f in its
+   * task's tail (the caller's task reference keeps that alive). */
+  own_block = f->own_block;
   if (f->destroy != NULL)
     f->destroy (f->data);
-  if (f->own_block)
+  if (own_block)
     g_free (f);
 }
 
