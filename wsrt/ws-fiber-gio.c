@@ -12,7 +12,7 @@
  * GIO on that context; a runtime thread iterates the context while the
  * call is owed. What is added here:
  *
- *  - The slot. A fiber has one (WsFiber.gio, ws-fiber-private.h), made at
+ *  - The slot. A fiber has one (WsFiber.gio, ws-fiber.c), made at
  *    its first WS_GIO and freed when its function returns. It holds the
  *    current call's operation and two flags, one per half of WS_GIO:
  *    C leaves the order in which a call's arguments are evaluated open,

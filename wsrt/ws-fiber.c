@@ -303,8 +303,9 @@ fiber_destroy (gpointer user_data)
       release_stack (f);
     }
   g_assert (f->stack == NULL);
-  /* Read before the user's notify, the last that may touch @f in its
-   * task's tail (the caller's task reference keeps that alive). */
+  /* A local fiber's block is freed here; one in its task's tail lives
+   * until the task's memory goes (the caller holds a reference to it
+   * across this notify). */
   own_block = f->own_block;
   if (f->destroy != NULL)
     f->destroy (f->data);

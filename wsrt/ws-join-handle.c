@@ -134,8 +134,9 @@ ws_context_spawn (WsContext      *context,
  *
  * A task and its state then take one allocation from wsrt's per-thread
  * caches, where `g_new` and g_free() would take a second from malloc,
- * often freed on another worker. Up to 288 bytes of state come from
- * those caches; a larger state is allocated with the task by malloc.
+ * often freed on another worker. A state of up to 288 bytes shares a
+ * block of those caches with its task; a larger one is allocated with
+ * the task by malloc.
  *
  * The members @state hands over belong to the task from this call on: if
  * the spawn is refused (the runtime is shutting down, or the call is a

@@ -201,12 +201,12 @@ cache_usable (void)
 }
 
 /* A block of @block_size bytes (malloc's, when no magazine has one), of
- * which the first @size are zeroed. */
+ * which at least the first @n_zero are zeroed. */
 static inline gpointer
 alloc0 (guint        klass,
         ThreadCache *cache,
         gsize        block_size,
-        gsize        size)
+        gsize        n_zero)
 {
   WsFreeBlock *block;
 
@@ -228,7 +228,7 @@ alloc0 (guint        klass,
   block = cache->current;
   cache->current = block->next;
   cache->n_current--;
-  memset (block, 0, size);
+  memset (block, 0, n_zero);
   return block;
 }
 
