@@ -295,7 +295,7 @@ ws_raw_task_new (WsTaskHost     *host,
 typedef enum
 {
   WS_TAIL_NONE,          /* a task class block (ws_task_allocator_alloc0) */
-  WS_TAIL_CLASS,         /* a tailed block (ws_task_allocator_alloc_tailed) */
+  WS_TAIL_TAILED,        /* a tailed block (ws_task_allocator_alloc_tailed) */
   WS_TAIL_LARGE,         /* a large block (ws_task_allocator_alloc_large) */
   WS_TAIL_MALLOC,        /* a tail too large for those classes: malloc's */
 } WsTailKind;
@@ -334,7 +334,7 @@ ws_raw_task_new_with_tail (WsTaskHost     *host,
   if (size <= WS_TASK_ALLOCATOR_TAILED)
     {
       task = ws_task_allocator_alloc_tailed (size, n_zero);
-      task->has_tail = WS_TAIL_CLASS;
+      task->has_tail = WS_TAIL_TAILED;
     }
   else if (size <= WS_TASK_ALLOCATOR_LARGE)
     {
@@ -457,7 +457,7 @@ dealloc (WsRawTask *task)
   COUNT_LIVE (-1);
   if G_LIKELY (task->has_tail == WS_TAIL_NONE)
     ws_task_allocator_free (task);
-  else if (task->has_tail == WS_TAIL_CLASS)
+  else if (task->has_tail == WS_TAIL_TAILED)
     ws_task_allocator_free_tailed (task);
   else if (task->has_tail == WS_TAIL_LARGE)
     ws_task_allocator_free_large (task);
