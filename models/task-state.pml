@@ -48,8 +48,18 @@
  * no handle whose waker comes from its first poll, where the first poll
  * takes RUNNING by a store; with -DBROKEN_UNIQUE_STORE (that store made
  * on a fresh-looking word whatever its reference count) pan reports the
- * count going wrong (tests:
- * model-task-state-broken-*, which must find a counterexample).
+ * count going wrong. -DAWAITED models a child awaited through its join
+ * handle by its owner (a WsJoinHandle: one owner, who also cancels), which
+ * may take the queued instance back and run it nested in its await
+ * (ws_worker_run_awaited); that run takes RUNNING, and COMPLETE, by
+ * stores where the word shows the queued instance's (or poller's) and the
+ * handle's references alone (ws_task_state_transition_to_running_awaited).
+ * With -DBROKEN_AWAITED_ANY_REFS (the store made on a queued, handled word
+ * whatever its count: a task polled and woken before) pan reports the count
+ * going wrong; with -DBROKEN_AWAITED_ANYWHERE (every poller takes the
+ * stores, not only the handle's owner) pan reports the handle's join waker
+ * lost (tests: model-task-state-broken-*, model-task-state-awaited-broken-*,
+ * which must find a counterexample).
  */
 
 #define NONE      0
@@ -68,11 +78,16 @@ bool join_waker = false;
  * reference from the first poll, as a future's registration does. */
 bool join_interest = false;
 byte refs = 1;               /* queued */
+#elif defined(AWAITED)
+/* A child with a WsJoinHandle, spawned by the handle's owner: queued and
+ * the handle; the waker's reference comes from its first poll. */
+bool join_interest = true;
+byte refs = 2;               /* queued + handle */
 #else
 bool join_interest = true;   /* spawned with a handle */
 byte refs = 3;               /* queued + handle + the waker's */
 #endif
-bool waker_given = false;    /* DETACHED: the first poll cloned the waker */
+bool waker_given = false;    /* DETACHED, AWAITED: the first poll cloned the waker */
 
 byte stage = FUTURE;
 /* The worker pool binds a task to its task registry when the first poll
@@ -128,9 +143,9 @@ inline drop_stage ()
 
 /* complete (): leave the task registry (still RUNNING), XOR
  * RUNNING|COMPLETE, hand the outcome to the handle or drop it. */
-inline complete_task ()
+inline complete_task (awaited)
 {
-  bool prev_interest, prev_waker, fused = false, last = false, sole;
+  bool prev_interest, prev_waker, fused = false, last = false, sole, exact;
   byte n_unref;
 
   n_unref = 1;
@@ -168,6 +183,38 @@ inline complete_task ()
        drop_stage ();
        refs = refs - n_unref;
        freed = true
+     };
+     goto completed
+  :: else -> skip
+  fi;
+  /* ... then, run nested by the handle's owner, the poller's and the
+   * handle's references alone and nothing else set: COMPLETE and the
+   * unref by a store, a step of its own after the load. */
+  exact = false;
+  if
+  :: awaited && n_unref == 1 ->
+     atomic {
+       check_alive ();
+       exact = running && !complete && !notified && !cancelled &&
+               join_interest && !join_waker && refs == 2
+     }
+  :: else -> skip
+  fi;
+  if
+  :: exact ->
+     atomic {
+       check_alive ();
+#ifndef BROKEN_AWAITED_ANYWHERE
+       /* The store loses no update: the word is still the one the load
+        * read (the handle's owner is below on this stack, and nobody
+        * else holds a reference). */
+       assert (running && !complete && !notified && !cancelled &&
+               join_interest && !join_waker && refs == 2);
+#endif
+       /* WS_STATE_COMPLETE | WS_STATE_JOIN_INTEREST | one reference */
+       running = false; complete = true; notified = false; cancelled = false;
+       join_interest = true; join_waker = false; refs = 1;
+       completions++
      };
      goto completed
   :: else -> skip
@@ -234,12 +281,12 @@ completed:
 }
 
 /* store_result + complete, after drop_stage: cancel_task and READY. */
-inline finish_task ()
+inline finish_task (awaited)
 {
   drop_stage ();
   assert (stage == CONSUMED);
   stage = FINISHED;
-  complete_task ()
+  complete_task (awaited)
 }
 
 /* ws_raw_task_wake_by_ref */
@@ -308,14 +355,190 @@ inline drop_queued ()
     fi
   }
   if
-  :: idle -> finish_task ()         /* cancel_task */
+  :: idle -> finish_task (false)    /* cancel_task */
   :: else -> unref (1)
   fi
 }
 
-/* ws_raw_task_run, with transition_to_running and transition_to_idle;
- * once the set is closed a worker may instead drain what it pops
- * (ws_worker_drain, worker_shutdown, ws_runtime_core_shutdown). */
+/* ws_raw_task_run (@aw FALSE) and ws_raw_task_run_awaited (@aw TRUE) of
+ * a queued instance the caller took, with transition_to_running and
+ * transition_to_idle. The caller declares action, is_ready, bind_failed
+ * and unique. */
+inline run_instance (aw)
+{
+  /* transition_to_running, first its load: NOTIFIED and one reference,
+   * no other bit, is a task never shared: RUNNING by a store, a step
+   * of its own after the load. */
+  atomic {
+    check_alive ();
+#ifdef BROKEN_UNIQUE_STORE
+    /* a fresh-looking word taken as ours whatever its count */
+    unique = (notified && !running && !complete && !cancelled &&
+              !join_interest && !join_waker)
+#else
+    unique = (notified && !running && !complete && !cancelled &&
+              !join_interest && !join_waker && refs == 1)
+#endif
+  }
+  if
+  :: unique ->
+     atomic {
+       check_alive ();
+       /* The plain store loses no update: the word is still the one
+        * the load read (no reference taken, no CANCELLED set since). */
+       assert (notified && !running && !complete && !cancelled &&
+               !join_interest && !join_waker && refs == 1);
+       running = true; notified = false; refs = 1; cancelled = false;
+       action = 0
+     }
+     goto polled
+  :: else -> skip
+  fi;
+  /* transition_to_running_awaited, first its load: run nested by the
+   * handle's owner, a word of NOTIFIED, JOIN_INTEREST and two
+   * references (the queued instance's and the handle's), nothing else,
+   * is a task nobody else can reach: RUNNING by a store, a step of its
+   * own after the load. */
+  unique = false;
+  if
+  :: aw ->
+     atomic {
+       check_alive ();
+#ifdef BROKEN_AWAITED_ANY_REFS
+       /* a queued, handled word taken as ours whatever its count */
+       unique = (notified && !running && !complete && !cancelled &&
+                 join_interest && !join_waker)
+#else
+       unique = (notified && !running && !complete && !cancelled &&
+                 join_interest && !join_waker && refs == 2)
+#endif
+     }
+  :: else -> skip
+  fi;
+  if
+  :: unique ->
+     atomic {
+       check_alive ();
+#if !defined(BROKEN_AWAITED_ANY_REFS) && !defined(BROKEN_AWAITED_ANYWHERE)
+       /* The plain store loses no update: the word is still the one the
+        * load read (the handle's owner is running us; nobody else holds a
+        * reference). */
+       assert (notified && !running && !complete && !cancelled &&
+               join_interest && !join_waker && refs == 2);
+#endif
+       /* WS_STATE_RUNNING | WS_STATE_JOIN_INTEREST | two references */
+       running = true; notified = false; cancelled = false;
+       join_interest = true; join_waker = false; refs = 2;
+       action = 0
+     }
+     goto polled
+  :: else -> skip
+  fi;
+  /* transition_to_running: 0 success, 1 cancelled, 2 failed, 3 dealloc */
+  atomic {
+    check_alive ();
+    assert (notified);
+    if
+    :: running || complete ->
+       assert (refs > 0);
+       refs--;
+       if
+       :: refs == 0 -> action = 3; freed = true
+       :: else -> action = 2
+       fi
+    :: else ->
+       running = true;
+       notified = false;
+       if
+       :: cancelled -> action = 1
+       :: else -> action = 0
+       fi
+    fi
+  }
+polled:
+  if
+  :: action == 2 || action == 3 -> skip
+  :: action == 1 -> finish_task (false)   /* cancel_task */
+  :: action == 0 ->
+     /* the poll */
+     atomic {
+       check_alive ();
+       assert (running && !complete && stage == FUTURE);
+       assert (polls_in_progress == 0);
+       polls_in_progress++
+     }
+     is_ready = ready;
+#ifdef AWAITED
+     /* a future that needs nothing ends at its first poll, making no
+      * waker (a fork-join leaf) */
+     if
+     :: !waker_given -> is_ready = true
+     :: true -> skip
+     fi;
+#endif
+#if defined(DETACHED) || defined(AWAITED)
+     /* a first poll that is not ready registers a clone of its waker */
+     atomic {
+       if
+       :: !waker_given && !is_ready -> check_alive (); refs++; waker_given = true
+       :: else -> skip
+       fi
+     }
+#endif
+     polls_in_progress--;
+     /* The first PENDING binds the task (still RUNNING); a closed set
+      * refuses it and the poller cancels the task. */
+     bind_failed = false;
+     if
+     :: !is_ready ->
+        atomic {
+          check_alive ();
+          if
+          :: !bound && closed -> bind_failed = true
+          :: !bound && !closed -> bound = true; registry_linked = true; refs++
+          :: else -> skip
+          fi
+        }
+     :: else -> skip
+     fi;
+     if
+     :: is_ready -> finish_task (aw)     /* READY */
+     :: bind_failed -> finish_task (false) /* cancel_task */
+     :: else ->
+        /* transition_to_idle: 0 ok, 1 notified, 2 dealloc, 3 cancelled */
+        atomic {
+          check_alive ();
+          assert (running);
+          if
+          :: cancelled -> action = 3
+          :: else ->
+             running = false;
+#ifndef BROKEN_IDLE
+             if
+             :: notified -> action = 1
+             :: else ->
+#endif
+                refs--;
+                if
+                :: refs == 0 -> action = 2; freed = true
+                :: else -> action = 0
+                fi
+#ifndef BROKEN_IDLE
+             fi
+#endif
+          fi
+        }
+        if
+        :: action == 1 -> runq ! 1       /* schedule again */
+        :: action == 3 -> finish_task (false) /* cancel_task */
+        :: else -> skip
+        fi
+     fi
+  fi
+}
+
+/* The workers: once the set is closed a worker may instead drain what it
+ * pops (ws_worker_drain, worker_shutdown, ws_runtime_core_shutdown). */
 proctype worker ()
 {
   byte action;
@@ -329,127 +552,11 @@ end:
    if
    :: closed -> drop_queued ()
    :: true ->
-     /* transition_to_running, first its load: NOTIFIED and one reference,
-      * no other bit, is a task never shared: RUNNING by a store, a step
-      * of its own after the load. */
-     atomic {
-       check_alive ();
-#ifdef BROKEN_UNIQUE_STORE
-       /* a fresh-looking word taken as ours whatever its count */
-       unique = (notified && !running && !complete && !cancelled &&
-                 !join_interest && !join_waker)
+#ifdef BROKEN_AWAITED_ANYWHERE
+     run_instance (true)
 #else
-       unique = (notified && !running && !complete && !cancelled &&
-                 !join_interest && !join_waker && refs == 1)
+     run_instance (false)
 #endif
-     }
-     if
-     :: unique ->
-        atomic {
-          check_alive ();
-          /* The plain store loses no update: the word is still the one
-           * the load read (no reference taken, no CANCELLED set since). */
-          assert (notified && !running && !complete && !cancelled &&
-                  !join_interest && !join_waker && refs == 1);
-          running = true; notified = false; refs = 1; cancelled = false;
-          action = 0
-        }
-        goto polled
-     :: else -> skip
-     fi;
-     /* transition_to_running: 0 success, 1 cancelled, 2 failed, 3 dealloc */
-     atomic {
-       check_alive ();
-       assert (notified);
-       if
-       :: running || complete ->
-          assert (refs > 0);
-          refs--;
-          if
-          :: refs == 0 -> action = 3; freed = true
-          :: else -> action = 2
-          fi
-       :: else ->
-          running = true;
-          notified = false;
-          if
-          :: cancelled -> action = 1
-          :: else -> action = 0
-          fi
-       fi
-     }
-polled:
-     if
-     :: action == 2 || action == 3 -> skip
-     :: action == 1 -> finish_task ()        /* cancel_task */
-     :: action == 0 ->
-        /* the poll */
-        atomic {
-          check_alive ();
-          assert (running && !complete && stage == FUTURE);
-          assert (polls_in_progress == 0);
-          polls_in_progress++
-        }
-        is_ready = ready;
-#ifdef DETACHED
-        /* the first poll registers a clone of its waker */
-        atomic {
-          if
-          :: !waker_given -> check_alive (); refs++; waker_given = true
-          :: else -> skip
-          fi
-        }
-#endif
-        polls_in_progress--;
-        /* The first PENDING binds the task (still RUNNING); a closed set
-         * refuses it and the poller cancels the task. */
-        bind_failed = false;
-        if
-        :: !is_ready ->
-           atomic {
-             check_alive ();
-             if
-             :: !bound && closed -> bind_failed = true
-             :: !bound && !closed -> bound = true; registry_linked = true; refs++
-             :: else -> skip
-             fi
-           }
-        :: else -> skip
-        fi;
-        if
-        :: is_ready -> finish_task ()       /* READY */
-        :: bind_failed -> finish_task ()    /* cancel_task */
-        :: else ->
-           /* transition_to_idle: 0 ok, 1 notified, 2 dealloc, 3 cancelled */
-           atomic {
-             check_alive ();
-             assert (running);
-             if
-             :: cancelled -> action = 3
-             :: else ->
-                running = false;
-#ifndef BROKEN_IDLE
-                if
-                :: notified -> action = 1
-                :: else ->
-#endif
-                   refs--;
-                   if
-                   :: refs == 0 -> action = 2; freed = true
-                   :: else -> action = 0
-                   fi
-#ifndef BROKEN_IDLE
-                fi
-#endif
-             fi
-           }
-           if
-           :: action == 1 -> runq ! 1       /* schedule again */
-           :: action == 3 -> finish_task ()  /* cancel_task */
-           :: else -> skip
-           fi
-        fi
-     fi
    fi
   od
 }
@@ -458,7 +565,7 @@ polled:
  * drops its waker reference. */
 proctype waker ()
 {
-#ifdef DETACHED
+#if defined(DETACHED) || defined(AWAITED)
   /* no poll registered a waker if the task ended first (shutdown) */
   if
   :: waker_given -> skip
@@ -472,7 +579,7 @@ proctype waker ()
   :: skip
   fi;
   unref (1);
-#ifdef DETACHED
+#if defined(DETACHED) || defined(AWAITED)
 no_waker:
 #endif
   waker_done = true
@@ -495,9 +602,38 @@ proctype canceller ()
 proctype handle ()
 {
   bool registered, unique;
+#ifdef AWAITED
+  byte action;
+  bool is_ready;
+  bool bind_failed;
+  bool taken;
+
+  /* A WsJoinHandle's owner is the only one who cancels through it. */
+  if
+  :: cancel ()
+  :: skip
+  fi;
+  canceller_done = true;
+#endif
 
   if
   :: /* wait and take the outcome */
+#ifdef AWAITED
+     /* ws_join_handle_poll on a worker: work-first, the queued instance
+      * taken back (ws_local_queue_take_back, which a thief may win) and
+      * run nested by the owner, who stays inside this call until it
+      * returns. A runtime shutting down takes nothing back. */
+     atomic {
+       if
+       :: !closed && nempty (runq) -> runq ? _; taken = true
+       :: else -> taken = false
+       fi
+     }
+     if
+     :: taken -> run_instance (true)
+     :: else -> skip
+     fi;
+#endif
      atomic {
        check_alive ();
        if
@@ -580,7 +716,7 @@ proctype shutdown ()
           fi
         }
         if
-        :: idle -> finish_task ()         /* cancel_task */
+        :: idle -> finish_task (false)    /* cancel_task */
         :: else -> unref (1)
         fi
      :: else -> skip
@@ -611,6 +747,8 @@ init
 #ifdef DETACHED
     canceller_done = true;
     handle_done = true;
+#elif defined(AWAITED)
+    run handle ();              /* the owner: it cancels, if anyone does */
 #else
     run canceller ();
     run handle ();

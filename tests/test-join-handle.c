@@ -851,6 +851,112 @@ test_await_cancelled_child (void)
   g_assert_true (ws_runtime_shutdown (rt, -1));
 }
 
+/* A child run first whose poll makes a waker (it registers on a oneshot)
+ * and then ends READY, while another thread wakes and drops that waker:
+ * at the end of the nested run the waker may be gone, still held, or
+ * have woken the running child. Each parent awaits its child at once, so
+ * the child runs nested, where RUNNING and COMPLETE are taken by stores
+ * when nothing else holds a reference (ws-task-state-private.h); every
+ * value arrives, and the ASan, TSan and leak-counting builds see every
+ * task freed once. */
+#define RACED_CHILDREN 2000
+
+typedef struct
+{
+  GAsyncQueue  *to_sender;           /* WsOneshot, one ref each */
+  WsJoinHandle *child;
+  guint         spawned;
+  guint         nested;              /* children ready at their first await */
+  gboolean      awaited_once;
+  guint64       sum;
+  gint          done;
+} Raced;
+
+static WsPoll
+child_polls_oneshot_once (WsContext *cx,
+                          gpointer   data)
+{
+  WsOneshot *oneshot = data;
+  gpointer item = NULL;
+
+  /* PENDING registers our waker; READY if the sender was first. Either
+   * way this child ends now, with its waker maybe still out there. */
+  (void) ws_oneshot_poll (oneshot, cx, &item, NULL);
+  ws_context_return_uint64 (cx, 1);
+  return WS_POLL_READY;
+}
+
+static WsPoll
+parent_of_raced_children (WsContext *cx,
+                          gpointer   data)
+{
+  Raced *r = data;
+
+  for (;;)
+    {
+      guint64 v = 0;
+
+      if (r->child == NULL)
+        {
+          WsOneshot *oneshot;
+
+          if (r->spawned == RACED_CHILDREN)
+            break;
+          oneshot = ws_oneshot_new (NULL);
+          g_async_queue_push (r->to_sender, ws_oneshot_ref (oneshot));
+          r->child = ws_context_spawn (cx, child_polls_oneshot_once, oneshot,
+                                       (GDestroyNotify) ws_oneshot_unref);
+          r->spawned++;
+          r->awaited_once = FALSE;
+        }
+      /* Work-first: the child in this worker's LIFO slot runs in this
+       * call while the poll's budget lasts. */
+      if (ws_join_handle_poll (r->child, cx) == WS_POLL_PENDING)
+        {
+          r->awaited_once = TRUE;
+          return WS_POLL_PENDING;
+        }
+      if (!r->awaited_once)
+        r->nested++;
+      g_assert_true (ws_join_handle_finish_uint64 (g_steal_pointer (&r->child), &v, NULL));
+      r->sum += v;
+    }
+  g_atomic_int_set (&r->done, 1);
+  return WS_POLL_READY;
+}
+
+static gpointer
+send_each (gpointer data)
+{
+  Raced *r = data;
+
+  for (guint i = 0; i < RACED_CHILDREN; i++)
+    {
+      WsOneshot *oneshot = g_async_queue_pop (r->to_sender);
+
+      (void) ws_oneshot_send (oneshot, oneshot);
+      ws_oneshot_unref (oneshot);
+    }
+  return NULL;
+}
+
+static void
+test_await_child_waker_raced (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  Raced r = { g_async_queue_new (), };
+  GThread *sender = g_thread_new ("sender", send_each, &r);
+
+  ws_runtime_spawn_detached (rt, parent_of_raced_children, &r, NULL);
+  ws_test_wait_until (g_atomic_int_get (&r.done));
+  g_thread_join (sender);
+  g_assert_cmpuint (r.sum, ==, RACED_CHILDREN);
+  /* A fresh poll has budget for its first child at least. */
+  g_assert_cmpuint (r.nested, >, 0);
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_async_queue_unref (r.to_sender);
+}
+
 /* ---- a task's state in the task (spawn_with_state) ------------------- */
 
 /* State kept in the task: fib (22) with every child's Fib in its task. */
@@ -1066,6 +1172,7 @@ WS_TEST_MAIN ({ "/join-handle/fork-join", test_fork_join },
               { "/join-handle/await-hand-off-two-levels-down",
                 test_await_hand_off_two_levels_down },
               { "/join-handle/await-cancelled-child", test_await_cancelled_child },
+              { "/join-handle/await-child-waker-raced", test_await_child_waker_raced },
               { "/join-handle/state/fork-join", test_state_fork_join },
               { "/join-handle/state/sizes", test_state_sizes },
               { "/join-handle/state/refused-after-shutdown", test_state_refused_after_shutdown },

@@ -10,10 +10,14 @@
  * as the task's join waker, so the child's completion wakes the parent
  * directly. The outcome stays in the task until the handle takes it.
  *
- * One owner: a handle is awaited by one task or thread at a time, and
- * taken (finished, turned into a WsTask, or freed) once. A WsTask is the
- * handle to use where several waiters, a GObject or a main-loop
- * callback are needed.
+ * One owner: only the task or thread that holds a handle awaits,
+ * cancels or ends it, and it is taken (finished, turned into a WsTask, or
+ * freed) once. A WsTask is the handle to use where several waiters,
+ * other threads, a GObject or a main-loop callback are needed. The core
+ * counts on the one owner: an awaited child that the owner runs nested
+ * (work-first) takes RUNNING and COMPLETE by stores when the word shows
+ * no other holder (ws-task-state-private.h), which a cancel from another
+ * thread through the same handle would race.
  */
 
 #include "config.h"
@@ -65,12 +69,14 @@ handle_ended (const char *strfunc)
  * [method@Ws.JoinHandle.finish] or [method@Ws.JoinHandle.finish_uint64],
  * which also free the handle.
  *
- * A handle has one owner: it is awaited by one task or thread at a time,
- * and ended once, by a finish function, [method@Ws.JoinHandle.into_task]
- * or [method@Ws.JoinHandle.free]. Use a [class@Ws.Task] (turn the handle
- * into one with [method@Ws.JoinHandle.into_task]) for several waiters, for
- * `ws_task_wait_async()` on a main loop, and for bindings: GJS gets
- * [class@Ws.Task] only.
+ * A handle has one owner, the task or thread that holds it, which may
+ * hand it on: only the owner awaits it, cancels it or ends it, one call
+ * at a time, and it is ended once, by a finish function,
+ * [method@Ws.JoinHandle.into_task] or [method@Ws.JoinHandle.free]. Use a
+ * [class@Ws.Task] (turn the handle into one with
+ * [method@Ws.JoinHandle.into_task]) for several waiters, to cancel from
+ * other threads, for `ws_task_wait_async()` on a main loop, and for
+ * bindings: GJS gets [class@Ws.Task] only.
  */
 
 /**
@@ -437,6 +443,11 @@ ws_join_handle_wait (WsJoinHandle  *self,
  * Cancels the task of @self, as [method@Ws.Task.cancel] does: a task that
  * has not ended is destroyed at its next scheduling point, and its handle
  * finishes with %G_IO_ERROR_CANCELLED. The handle stays the caller's.
+ *
+ * Like every call on a handle, this is for the handle's owner. To cancel
+ * from another thread, turn the handle into a [class@Ws.Task] with
+ * [method@Ws.JoinHandle.into_task], or have the task watch a
+ * #GCancellable.
  */
 void
 ws_join_handle_cancel (WsJoinHandle *self)

@@ -759,26 +759,26 @@ test_sole_owner_words (WsTestCoreFixture *f)
 
   /* The completer alone with the task: nothing written, DEALLOC. */
   atomic_init (&st, WS_STATE_RUNNING | R (2));
-  g_assert_cmpint (ws_task_state_transition_to_complete_and_unref (&st, 2), ==,
+  g_assert_cmpint (ws_task_state_transition_to_complete_and_unref (&st, 2, FALSE), ==,
                    WS_TO_COMPLETE_DEALLOC);
   g_assert_cmphex (atomic_load (&st), ==, WS_STATE_RUNNING | R (2));
   /* The handle's reference left: COMPLETE and the unref in one write. */
   atomic_init (&st, WS_STATE_RUNNING | WS_STATE_JOIN_INTEREST | R (2));
-  g_assert_cmpint (ws_task_state_transition_to_complete_and_unref (&st, 1), ==,
+  g_assert_cmpint (ws_task_state_transition_to_complete_and_unref (&st, 1, FALSE), ==,
                    WS_TO_COMPLETE_HANDLE);
   g_assert_cmphex (atomic_load (&st), ==, WS_STATE_COMPLETE | WS_STATE_JOIN_INTEREST | R (1));
   /* A join waker to wake after COMPLETE, or a waker held elsewhere
    * (with or without a handle): nothing written, two steps. */
   atomic_init (&st, WS_STATE_RUNNING | WS_STATE_JOIN_INTEREST | WS_STATE_JOIN_WAKER | R (2));
-  g_assert_cmpint (ws_task_state_transition_to_complete_and_unref (&st, 1), ==,
+  g_assert_cmpint (ws_task_state_transition_to_complete_and_unref (&st, 1, FALSE), ==,
                    WS_TO_COMPLETE_SPLIT);
   g_assert_cmphex (atomic_load (&st), ==,
                    WS_STATE_RUNNING | WS_STATE_JOIN_INTEREST | WS_STATE_JOIN_WAKER | R (2));
   atomic_init (&st, WS_STATE_RUNNING | WS_STATE_JOIN_INTEREST | R (3));
-  g_assert_cmpint (ws_task_state_transition_to_complete_and_unref (&st, 1), ==,
+  g_assert_cmpint (ws_task_state_transition_to_complete_and_unref (&st, 1, FALSE), ==,
                    WS_TO_COMPLETE_SPLIT);
   atomic_init (&st, WS_STATE_RUNNING | R (2));
-  g_assert_cmpint (ws_task_state_transition_to_complete_and_unref (&st, 1), ==,
+  g_assert_cmpint (ws_task_state_transition_to_complete_and_unref (&st, 1, FALSE), ==,
                    WS_TO_COMPLETE_SPLIT);
   g_assert_cmphex (atomic_load (&st), ==, WS_STATE_RUNNING | R (2));
 
@@ -790,6 +790,73 @@ test_sole_owner_words (WsTestCoreFixture *f)
   g_assert_false (ws_task_state_is_last_after_complete (&st));
   atomic_init (&st, WS_STATE_RUNNING | WS_STATE_JOIN_INTEREST | R (1));
   g_assert_false (ws_task_state_is_last_after_complete (&st));
+}
+
+/* The same for a child run nested by the owner of its join handle
+ * (ws_raw_task_run_awaited): RUNNING and COMPLETE by stores on the words
+ * with the queued instance's (or the poller's) and the handle's references
+ * alone and nothing else set, by the CAS paths, with the same results, on
+ * every other word; and never by a store without @awaited. */
+static void
+test_awaited_words (WsTestCoreFixture *f)
+{
+  const guint64 ji = WS_STATE_JOIN_INTEREST;
+  WsTaskState st;
+
+  /* Fresh: queued and the handle. */
+  atomic_init (&st, WS_STATE_NOTIFIED | ji | R (2));
+  g_assert_cmpint (ws_task_state_transition_to_running_awaited (&st), ==,
+                   WS_TO_RUNNING_SUCCESS);
+  g_assert_cmphex (atomic_load (&st), ==, WS_STATE_RUNNING | ji | R (2));
+  /* A waker or the registry holds a third reference; the handle's join
+   * waker is set; cancelled: the CAS path. */
+  atomic_init (&st, WS_STATE_NOTIFIED | ji | R (3));
+  g_assert_cmpint (ws_task_state_transition_to_running_awaited (&st), ==,
+                   WS_TO_RUNNING_SUCCESS);
+  g_assert_cmphex (atomic_load (&st), ==, WS_STATE_RUNNING | ji | R (3));
+  atomic_init (&st, WS_STATE_NOTIFIED | ji | WS_STATE_JOIN_WAKER | R (2));
+  g_assert_cmpint (ws_task_state_transition_to_running_awaited (&st), ==,
+                   WS_TO_RUNNING_SUCCESS);
+  g_assert_cmphex (atomic_load (&st), ==, WS_STATE_RUNNING | ji | WS_STATE_JOIN_WAKER | R (2));
+  atomic_init (&st, WS_STATE_NOTIFIED | ji | WS_STATE_CANCELLED | R (2));
+  g_assert_cmpint (ws_task_state_transition_to_running_awaited (&st), ==,
+                   WS_TO_RUNNING_CANCELLED);
+  /* A stale instance of an ended task still only drops its reference. */
+  atomic_init (&st, WS_STATE_NOTIFIED | WS_STATE_COMPLETE | ji | R (2));
+  g_assert_cmpint (ws_task_state_transition_to_running_awaited (&st), ==,
+                   WS_TO_RUNNING_FAILED);
+  g_assert_cmphex (atomic_load (&st), ==, WS_STATE_NOTIFIED | WS_STATE_COMPLETE | ji | R (1));
+
+  /* The poller's and the handle's: COMPLETE and the unref by a store. */
+  atomic_init (&st, WS_STATE_RUNNING | ji | R (2));
+  g_assert_cmpint (ws_task_state_transition_to_complete_and_unref (&st, 1, TRUE), ==,
+                   WS_TO_COMPLETE_HANDLE);
+  g_assert_cmphex (atomic_load (&st), ==, WS_STATE_COMPLETE | ji | R (1));
+  /* Woken during the poll, a waker held, a join waker, cancelled, or the
+   * registry's reference to drop too: not by the store. */
+  atomic_init (&st, WS_STATE_RUNNING | WS_STATE_NOTIFIED | ji | R (2));
+  g_assert_cmpint (ws_task_state_transition_to_complete_and_unref (&st, 1, TRUE), ==,
+                   WS_TO_COMPLETE_HANDLE);
+  g_assert_cmphex (atomic_load (&st), ==, WS_STATE_COMPLETE | WS_STATE_NOTIFIED | ji | R (1));
+  atomic_init (&st, WS_STATE_RUNNING | ji | R (3));
+  g_assert_cmpint (ws_task_state_transition_to_complete_and_unref (&st, 1, TRUE), ==,
+                   WS_TO_COMPLETE_SPLIT);
+  g_assert_cmphex (atomic_load (&st), ==, WS_STATE_RUNNING | ji | R (3));
+  atomic_init (&st, WS_STATE_RUNNING | ji | WS_STATE_JOIN_WAKER | R (2));
+  g_assert_cmpint (ws_task_state_transition_to_complete_and_unref (&st, 1, TRUE), ==,
+                   WS_TO_COMPLETE_SPLIT);
+  atomic_init (&st, WS_STATE_RUNNING | ji | WS_STATE_CANCELLED | R (2));
+  g_assert_cmpint (ws_task_state_transition_to_complete_and_unref (&st, 1, TRUE), ==,
+                   WS_TO_COMPLETE_HANDLE);
+  g_assert_cmphex (atomic_load (&st), ==, WS_STATE_COMPLETE | ji | WS_STATE_CANCELLED | R (1));
+  atomic_init (&st, WS_STATE_RUNNING | ji | R (3));
+  g_assert_cmpint (ws_task_state_transition_to_complete_and_unref (&st, 2, TRUE), ==,
+                   WS_TO_COMPLETE_HANDLE);
+  g_assert_cmphex (atomic_load (&st), ==, WS_STATE_COMPLETE | ji | R (1));
+  /* No handle: the completer alone, as without @awaited. */
+  atomic_init (&st, WS_STATE_RUNNING | R (1));
+  g_assert_cmpint (ws_task_state_transition_to_complete_and_unref (&st, 1, TRUE), ==,
+                   WS_TO_COMPLETE_DEALLOC);
 }
 
 /* A handle dropped after the end while a waker of the task is still held
@@ -834,4 +901,5 @@ WS_TEST_CORE_MAIN ({ "/task-state/ready-completes", test_ready_completes },
                    { "/task-state/wakes-from-another-thread", test_wakes_from_another_thread },
                    { "/task-state/transitions", test_transitions },
                    { "/task-state/sole-owner-words", test_sole_owner_words },
+                   { "/task-state/awaited-words", test_awaited_words },
                    { "/task-state/handle-outlived-by-waker", test_handle_outlived_by_waker })

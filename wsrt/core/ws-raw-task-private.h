@@ -171,6 +171,8 @@ void       ws_raw_task_unref_n              (WsRawTask      *task,
                                              guint           n);
 void       ws_raw_task_run                  (WsRawTask      *task,
                                              WsContext      *cx);
+void       ws_raw_task_run_awaited          (WsRawTask      *task,
+                                             WsContext      *cx);
 void       ws_raw_task_wake_by_ref          (WsRawTask      *task);
 void       ws_raw_task_cancel               (WsRawTask      *task);
 gboolean   ws_raw_task_shutdown             (WsRawTask      *task);

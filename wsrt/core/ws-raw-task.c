@@ -534,9 +534,11 @@ hold_zombie (WsRawTask *task)
 }
 
 /* Called with RUNNING held and the stage set to FINISHED. Drops the
- * reference of the poller. */
+ * reference of the poller. @awaited: the poll ran nested in the await of
+ * the handle's owner (ws_raw_task_run_awaited). */
 static void
-complete (WsRawTask *task)
+complete (WsRawTask *task,
+          gboolean   awaited)
 {
   WsTaskHost *host = task->host;
   guint64 prev;
@@ -558,7 +560,8 @@ complete (WsRawTask *task)
   /* Where nothing is left to do between COMPLETE and the unref (no join
    * waker to wake, no zombie to note), both in one CAS; see
    * ws_task_state_transition_to_complete_and_unref. */
-  switch (ws_task_state_transition_to_complete_and_unref (&task->state, n_unref))
+  switch (ws_task_state_transition_to_complete_and_unref (&task->state, n_unref,
+                                                          awaited))
     {
     case WS_TO_COMPLETE_HANDLE:
       return;
@@ -878,14 +881,15 @@ cancel_task (WsRawTask *task)
     task->cancel_hook->cancel (task->cancel_hook, TRUE);
   drop_stage (task);
   store_result (task, &result);
-  complete (task);
+  complete (task, FALSE);
 }
 
 /* ---- polling ----------------------------------------------------------- */
 
-void
-ws_raw_task_run (WsRawTask *task,
-                 WsContext *cx)
+G_ALWAYS_INLINE static inline void
+run (WsRawTask *task,
+     WsContext *cx,
+     gboolean   awaited)
 {
   WsPoll poll;
   gint64 debug_start = 0;
@@ -894,7 +898,8 @@ ws_raw_task_run (WsRawTask *task,
 
   WS_CHAOS_POINT ();
 
-  switch (ws_task_state_transition_to_running (&task->state))
+  switch (awaited ? ws_task_state_transition_to_running_awaited (&task->state)
+                  : ws_task_state_transition_to_running (&task->state))
     {
     case WS_TO_RUNNING_FAILED:
       return;
@@ -941,7 +946,7 @@ ws_raw_task_run (WsRawTask *task,
        * state word"). */
       drop_stage (task);
       store_result (task, &cx->result);
-      complete (task);
+      complete (task, awaited);
       return;
     }
 
@@ -983,6 +988,26 @@ ws_raw_task_run (WsRawTask *task,
     default:
       g_assert_not_reached ();
     }
+}
+
+void
+ws_raw_task_run (WsRawTask *task,
+                 WsContext *cx)
+{
+  run (task, cx, FALSE);
+}
+
+/* Runs @task nested in the await of the owner of its join handle, which
+ * took @task's queued instance back from its own worker
+ * (ws_worker_run_awaited): the handle's owner is below on this stack
+ * and cannot act on the handle until this returns, which lets the
+ * transitions to RUNNING and COMPLETE be stores where the word shows no
+ * other holder (ws_task_state_transition_to_running_awaited). */
+void
+ws_raw_task_run_awaited (WsRawTask *task,
+                         WsContext *cx)
+{
+  run (task, cx, TRUE);
 }
 
 /* ---- wake and cancel ------------------------------------------------ */

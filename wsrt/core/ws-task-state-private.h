@@ -47,6 +47,9 @@
  *                                                            ref becomes
  *                                                            the poller's
  *     NOTIFIED and one ref only       the same, by a store   as above
+ *     NOTIFIED, JOIN_INTEREST and     the same, by a store   as above
+ *     two refs only, run nested by    (_running_awaited)
+ *     the handle's owner
  *     RUNNING or COMPLETE     unchanged                      -1 (a stale
  *                                                            queued copy)
  *   transition_to_idle
@@ -62,6 +65,10 @@
  *     no other reference      one CAS (_and_unref)           the same CAS
  *     RUNNING, no handle, no  nothing written: the task is   all; freed
  *     ref but the completer's the completer's alone
+ *     RUNNING, JOIN_INTEREST  the same, by a store           -1 poller
+ *     and two refs only, run
+ *     nested by the handle's
+ *     owner
  *   transition_to_shutdown (ws_raw_task_shutdown)
  *     not RUNNING/COMPLETE    +CANCELLED +RUNNING,           the registry
  *                             cancel_task                    ref plays the
@@ -95,6 +102,14 @@
  *  - A transition that drops references the caller still needs to act
  *    on the task is not made: the fused completion declines (SPLIT) when
  *    the completer would read join_waker after it, or note a zombie.
+ *  - A transition is a plain store only where the word it loaded shows
+ *    that nobody but the caller can write it before the store: the
+ *    references it counts are all the caller's (taking or dropping one,
+ *    or setting a bit, needs a reference or the join handle), and the
+ *    handle, if any, belongs to a task the caller is running nested in
+ *    (ws_raw_task_run_awaited: the owner of a handle is the only one who
+ *    acts on it, ws-join-handle.c). models/task-state.pml, -DDETACHED and
+ *    -DAWAITED, checks both kinds of store.
  *
  * The memory orders are those of doc/architecture.md, "Why each memory
  * order is what it is"; each transition states its own. They are
@@ -386,6 +401,38 @@ ws_task_state_to_idle_step (guint64 cur)
                                    next);
 }
 
+/* The word of a child that its join handle's owner takes back from its
+ * own worker to run nested in its await (ws_worker_run_awaited): queued,
+ * a join handle, and two references, the queued instance's and the
+ * handle's. See ws_task_state_transition_to_running_awaited. */
+#define WS_STATE_AWAITED_FRESH \
+  (WS_STATE_NOTIFIED | WS_STATE_JOIN_INTEREST | 2 * WS_STATE_REF_ONE)
+
+/* transition_to_running for a task run nested by the owner of its join
+ * handle (ws_worker_run_awaited), which holds the queued instance: the
+ * awaiting task is below us on this thread's stack, inside
+ * ws_join_handle_poll, and a handle is used by its owner only
+ * (ws-join-handle.c), so nobody else can act on the handle meanwhile.
+ * A word of exactly WS_STATE_AWAITED_FRESH then has no holder of a
+ * reference but this thread: no waker (it would hold a third), not in
+ * the task registry (ditto), no JOIN_WAKER, not cancelled. Nobody can
+ * write the word before we do (writing needs a reference, or the
+ * handle), so a store takes RUNNING, as for the detached task above.
+ * Acquire on the load: as below, it sees the previous poller's writes
+ * and the waker's. Relaxed store, as the detached case. */
+G_GNUC_WARN_UNUSED_RESULT static inline WsToRunning
+ws_task_state_transition_to_running_awaited (WsTaskState *state)
+{
+  if (atomic_load_explicit (state, memory_order_acquire) == WS_STATE_AWAITED_FRESH)
+    {
+      atomic_store_explicit (state,
+                             (WS_STATE_AWAITED_FRESH & ~WS_STATE_NOTIFIED) | WS_STATE_RUNNING,
+                             memory_order_relaxed);
+      return WS_TO_RUNNING_SUCCESS;
+    }
+  return ws_task_state_transition_to_running (state);
+}
+
 G_GNUC_WARN_UNUSED_RESULT static inline WsToIdle
 ws_task_state_transition_to_idle (WsTaskState *state)
 {
@@ -567,7 +614,8 @@ typedef enum
  * outcome stored. */
 G_GNUC_WARN_UNUSED_RESULT static inline WsToComplete
 ws_task_state_transition_to_complete_and_unref (WsTaskState *state,
-                                                guint        n)
+                                                guint        n,
+                                                gboolean     awaited)
 {
   /* Acquire on the first load and on a failed CAS: the word decides
    * whether the completer may skip its second step, as the acquire of
@@ -586,6 +634,21 @@ ws_task_state_transition_to_complete_and_unref (WsTaskState *state,
     {
       WS_STATE_INVARIANT (cur & WS_STATE_RUNNING);
       return WS_TO_COMPLETE_DEALLOC;
+    }
+
+  /* Run nested by the owner of its handle (@awaited), with the poller's
+   * reference and the handle's alone: no waker, no registry, no
+   * JOIN_WAKER, not cancelled, not woken. The handle's owner is below us
+   * on this stack and nobody else holds a reference, so nobody writes the
+   * word between this load and the store: COMPLETE and the unref by a
+   * store. Release: publishes the stage to whoever later reads the word
+   * with acquire (the handle's owner, here or after it moved). */
+  if (awaited && n == 1
+      && cur == (WS_STATE_RUNNING | WS_STATE_JOIN_INTEREST | 2 * WS_STATE_REF_ONE))
+    {
+      atomic_store_explicit (state, WS_STATE_COMPLETE | WS_STATE_JOIN_INTEREST | WS_STATE_REF_ONE,
+                             memory_order_release);
+      return WS_TO_COMPLETE_HANDLE;
     }
 
   WS_CHAOS_POINT ();

@@ -16,8 +16,11 @@
  * TBB's task_group::wait runs its children the same way. The task that
  * was in the LIFO slot moves to the queue first, so that thieves can take
  * it while the nested task runs. The nested poll is a poll like any
- * other (the task's state word is taken to RUNNING and back by
- * ws_raw_task_run, the same as from the loop) with a context of its own
+ * other (ws_raw_task_run_awaited takes the state word to RUNNING and back
+ * as from the loop, except that where the word shows only the queued
+ * instance's and the handle's references it does so by stores: the
+ * handle's owner is the awaiting task below us, so nobody else can write
+ * the word, ws-task-state-private.h) with a context of its own
  * that shares the awaiting poll's budget: each nested run costs one unit,
  * so one tick still runs at most a budget's worth of polls, and at most
  * WS_MAX_AWAITED_DEPTH nest, which bounds the thread's stack. A fiber
@@ -290,7 +293,7 @@ ws_worker_run_awaited (WsContext *cx,
   outer = w->cx;
   w->cx = &inner;
   WS_STAT_INC (w, polls);
-  ws_raw_task_run (task, &inner);
+  ws_raw_task_run_awaited (task, &inner);
 
   if (ws_thread.worker != w)
     {
