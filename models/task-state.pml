@@ -55,10 +55,11 @@
  * stores where the word shows the queued instance's (or poller's) and the
  * handle's references alone (ws_task_state_transition_to_running_awaited).
  * With -DBROKEN_AWAITED_ANY_REFS (the store made on a queued, handled word
- * whatever its count: a task polled and woken before) pan reports the count
- * going wrong; with -DBROKEN_AWAITED_ANYWHERE (every poller takes the
- * stores, not only the handle's owner) pan reports the handle's join waker
- * lost (tests: model-task-state-broken-*, model-task-state-awaited-broken-*,
+ * whatever its count: a task polled and woken before) pan reports a use
+ * after free; with -DBROKEN_AWAITED_COMPLETE_ANY_REFS (COMPLETE stored
+ * while a waker may still hold a reference) pan reports a use after free;
+ * with -DBROKEN_AWAITED_ANYWHERE (every poller takes the stores, not only
+ * the handle's owner) pan reports the handle's join waker lost (tests: model-task-state-broken-*, model-task-state-awaited-broken-*,
  * which must find a counterexample).
  */
 
@@ -88,6 +89,7 @@ bool join_interest = true;   /* spawned with a handle */
 byte refs = 3;               /* queued + handle + the waker's */
 #endif
 bool waker_given = false;    /* DETACHED, AWAITED: the first poll cloned the waker */
+bool waker_spare = false;    /* AWAITED: ... and ended READY all the same */
 
 byte stage = FUTURE;
 /* The worker pool binds a task to its task registry when the first poll
@@ -195,8 +197,14 @@ inline complete_task (awaited)
   :: awaited && n_unref == 1 ->
      atomic {
        check_alive ();
+#ifdef BROKEN_AWAITED_COMPLETE_ANY_REFS
+       /* the poller's and the handle's taken to be the only references */
+       exact = running && !complete && !notified && !cancelled &&
+               join_interest && !join_waker
+#else
        exact = running && !complete && !notified && !cancelled &&
                join_interest && !join_waker && refs == 2
+#endif
      }
   :: else -> skip
   fi;
@@ -204,7 +212,7 @@ inline complete_task (awaited)
   :: exact ->
      atomic {
        check_alive ();
-#ifndef BROKEN_AWAITED_ANYWHERE
+#if !defined(BROKEN_AWAITED_ANYWHERE) && !defined(BROKEN_AWAITED_COMPLETE_ANY_REFS)
        /* The store loses no update: the word is still the one the load
         * read (the handle's owner is below on this stack, and nobody
         * else holds a reference). */
@@ -470,9 +478,14 @@ polled:
      is_ready = ready;
 #ifdef AWAITED
      /* a future that needs nothing ends at its first poll, making no
-      * waker (a fork-join leaf) */
+      * waker (a fork-join leaf); or it registers a waker and ends all the
+      * same, leaving that waker to be dropped elsewhere, unused or not
+      * (a race it won, a timer it no longer needs) */
      if
      :: !waker_given -> is_ready = true
+     :: !waker_given ->
+        is_ready = true;
+        atomic { check_alive (); refs++; waker_given = true; waker_spare = true }
      :: true -> skip
      fi;
 #endif
@@ -570,6 +583,13 @@ proctype waker ()
   if
   :: waker_given -> skip
   :: complete && !waker_given -> goto no_waker
+  fi;
+#endif
+#ifdef AWAITED
+  /* a waker the future no longer needs may be dropped without a wake */
+  if
+  :: waker_spare -> unref (1); goto no_waker
+  :: true -> skip
   fi;
 #endif
   ready = true;

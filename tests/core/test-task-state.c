@@ -793,10 +793,11 @@ test_sole_owner_words (WsTestCoreFixture *f)
 }
 
 /* The same for a child run nested by the owner of its join handle
- * (ws_raw_task_run_awaited): RUNNING and COMPLETE by stores on the words
- * with the queued instance's (or the poller's) and the handle's references
- * alone and nothing else set, by the CAS paths, with the same results, on
- * every other word; and never by a store without @awaited. */
+ * (ws_raw_task_run_awaited): on the words with the queued instance's (or
+ * the poller's) and the handle's references alone and nothing else set,
+ * where RUNNING and COMPLETE are stores, and on the words around them,
+ * where they are the CAS paths, each transition leaves the word and
+ * returns the action of the transition without @awaited. */
 static void
 test_awaited_words (WsTestCoreFixture *f)
 {

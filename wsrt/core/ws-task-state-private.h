@@ -294,11 +294,13 @@ ws_task_state_ref_dec (WsTaskState *state,
  * may still be on its way to drop its own reference. Acquire: the word
  * read is the last write of a chain in which each writer saw every
  * release before it: an RMW continues the release sequence, and the one
- * plain store (a sole owner's first poll, transition_to_running) is made
- * by a thread that acquired every earlier release and passes them on by
- * its own later release RMWs. So the caller sees every other holder's
- * writes before the free. A task with a handle never takes that store
- * (it needs JOIN_INTEREST clear). */
+ * plain stores (a sole owner's first poll, transition_to_running; a
+ * nested child's, transition_to_running_awaited) are made by a thread
+ * that acquired every earlier release and passes them on by its own
+ * later release RMWs, or by the release store of COMPLETE of a nested
+ * child (transition_to_complete_and_unref with @awaited), made after an
+ * acquire of the same word. So the caller sees every other holder's
+ * writes before the free. */
 static inline gboolean
 ws_task_state_is_last_after_complete (WsTaskState *state)
 {
@@ -415,11 +417,12 @@ ws_task_state_to_idle_step (guint64 cur)
  * (ws-join-handle.c), so nobody else can act on the handle meanwhile.
  * A word of exactly WS_STATE_AWAITED_FRESH then has no holder of a
  * reference but this thread: no waker (it would hold a third), not in
- * the task registry (ditto), no JOIN_WAKER, not cancelled. Nobody can
- * write the word before we do (writing needs a reference, or the
- * handle), so a store takes RUNNING, as for the detached task above.
- * Acquire on the load: as below, it sees the previous poller's writes
- * and the waker's. Relaxed store, as the detached case. */
+ * the task registry (ditto), no JOIN_WAKER, not cancelled. On the worker
+ * pool that is a task never polled (a poll that returned PENDING bound
+ * it to the registry). Nobody can write the word before we do (writing
+ * needs a reference, or the handle), so a store takes RUNNING, as for
+ * the detached task above. Acquire on the load, as below: it sees the
+ * spawn's writes. Relaxed store, as the detached case. */
 G_GNUC_WARN_UNUSED_RESULT static inline WsToRunning
 ws_task_state_transition_to_running_awaited (WsTaskState *state)
 {
