@@ -8,7 +8,8 @@
  * ("/fiber-io/threads/...", as WS_IO_URING=0 chooses). Reads and writes
  * are compared byte for byte with what the test wrote or reads back
  * itself; a cancelled read of a pipe waits for the write that ends it;
- * 200 fibers read at once; the thread backend never holds more threads
+ * 200 fibers read at once; reads of a cached file, which io_uring ends
+ * within the submission, run among reads of pipes that wait; the thread backend never holds more threads
  * than the most calls in flight at once, nor than max-blocking-threads,
  * and keeps one once the calls are over.
  */
@@ -475,6 +476,114 @@ test_many_fibers (gconstpointer data)
   g_unlink (path);
 }
 
+/* ---- calls that end at once among calls that wait ------------------ */
+
+/* Fibers on two workers read a cached file block by block (calls the
+ * kernel ends within the submission: on io_uring their submitters take
+ * the completions themselves) while other fibers' reads of pipes wait
+ * until a thread writes to each, one by one (completions the reaper
+ * takes, or a submitter that finds them first). Every block and byte
+ * arrives, every fiber ends. */
+#define N_FILE_READERS 16
+#define FILE_READS     64
+#define N_WAITING      8
+
+typedef struct
+{
+  int         fd;
+  GBytes     *expected;
+  guint       index;
+  guint       n_same;
+  GError     *error;
+} BlockReader;
+
+static void
+block_reader_fiber (WsContext *cx,
+                    gpointer   user_data)
+{
+  BlockReader *r = user_data;
+  const guint8 *expected = g_bytes_get_data (r->expected, NULL);
+  gsize n_blocks = g_bytes_get_size (r->expected) / BLOCK;
+  guint8 block[BLOCK];
+
+  for (guint i = 0; i < FILE_READS && r->error == NULL; i++)
+    {
+      gsize b = (r->index * 7 + i * 13) % n_blocks;
+      gssize n = ws_fiber_pread (cx, r->fd, block, BLOCK, (goffset) (b * BLOCK), &r->error);
+
+      if (n == BLOCK && memcmp (block, expected + b * BLOCK, BLOCK) == 0)
+        r->n_same++;
+    }
+}
+
+static gpointer
+write_each_pipe (gpointer data)
+{
+  int (*pipes)[2] = data;
+
+  for (guint i = 0; i < N_WAITING; i++)
+    {
+      g_usleep (200);
+      g_assert_cmpint (write (pipes[i][1], "p", 1), ==, 1);
+    }
+  return NULL;
+}
+
+static void
+test_inline_and_waiting (gconstpointer data)
+{
+  g_autoptr(WsRuntime) rt = NULL;
+  g_autoptr(GBytes) expected = pattern (64 * BLOCK, 5);
+  g_autofree char *path = scratch_file (expected);
+  BlockReader readers[N_FILE_READERS];
+  WsTask *reader_tasks[N_FILE_READERS];
+  PipeRead waits[N_WAITING];
+  WsTask *wait_tasks[N_WAITING];
+  int pipes[N_WAITING][2];
+  GThread *writer;
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+
+  g_assert_no_errno (fd);
+  choose_backend (data);
+  rt = ws_runtime_new (2);
+  for (guint i = 0; i < N_WAITING; i++)
+    {
+      g_assert_no_errno (pipe (pipes[i]));
+      waits[i] = (PipeRead) { pipes[i][0], 0, 0, NULL, FALSE };
+      wait_tasks[i] = ws_runtime_spawn_fiber (rt, pipe_read_fiber, &waits[i], NULL);
+    }
+  writer = g_thread_new ("writer", write_each_pipe, pipes);
+  for (guint i = 0; i < N_FILE_READERS; i++)
+    {
+      readers[i] = (BlockReader) { fd, expected, i, 0, NULL };
+      reader_tasks[i] = ws_runtime_spawn_fiber (rt, block_reader_fiber, &readers[i], NULL);
+    }
+  for (guint i = 0; i < N_FILE_READERS; i++)
+    {
+      g_assert_true (ws_task_wait (reader_tasks[i], NULL, NULL));
+      g_assert_no_error (readers[i].error);
+      g_assert_cmpuint (readers[i].n_same, ==, FILE_READS);
+      g_object_unref (reader_tasks[i]);
+    }
+  for (guint i = 0; i < N_WAITING; i++)
+    {
+      g_assert_true (ws_task_wait (wait_tasks[i], NULL, NULL));
+      g_assert_no_error (waits[i].error);
+      g_assert_cmpint (waits[i].result, ==, 1);
+      g_assert_cmpint (waits[i].byte, ==, 'p');
+      g_object_unref (wait_tasks[i]);
+    }
+  g_thread_join (writer);
+  for (guint i = 0; i < N_WAITING; i++)
+    {
+      close (pipes[i][0]);
+      close (pipes[i][1]);
+    }
+  g_assert_true (ws_runtime_shutdown (rt, ws_test_timeout_usec ()));
+  close (fd);
+  g_unlink (path);
+}
+
 /* ---- the thread backend's cap -------------------------------------- */
 
 #define N_PIPES 8
@@ -598,6 +707,7 @@ main (int   argc,
     { "cancel-during-read", test_cancel_during_read },
     { "cancel-during-read-local", test_cancel_during_read_local },
     { "many-fibers", test_many_fibers },
+    { "inline-and-waiting", test_inline_and_waiting },
     { "last-reference", test_last_reference },
   };
 

@@ -49,6 +49,13 @@ ws_lock_lock (WsLock *lock)
   pthread_mutex_lock (&lock->mutex);
 }
 
+/* TRUE if it took @lock; FALSE at once if another thread holds it. */
+static inline gboolean
+ws_lock_trylock (WsLock *lock)
+{
+  return pthread_mutex_trylock (&lock->mutex) == 0;
+}
+
 static inline void
 ws_lock_unlock (WsLock *lock)
 {

@@ -10,8 +10,24 @@
  *
  *  - io_uring (liburing, when built with it): one ring per runtime. A
  *    submission takes `sq_lock`, fills one SQE whose user data is the op
- *    and submits it; one reaper thread blocks in io_uring_wait_cqe () and
- *    ends each op whose CQE it reaps. Chosen when io_uring_queue_init ()
+ *    and submits it; one reaper thread waits in the kernel until the CQ
+ *    holds a completion and ends each op whose CQE it takes. The kernel
+ *    runs a call that need not wait (a read of cached pages, a write to a
+ *    pipe with room, most closes) within the submission, so its CQE is
+ *    there when the submission returns: the submitter then takes what
+ *    the CQ holds itself (uring_reap_own), and its own op, ended before
+ *    it would wait, costs no wake of the reaper's and then of the
+ *    caller's thread. The CQ has these two kinds of consumer and
+ *    `cq_lock` lets one take at a time, each CQE exactly once (reading
+ *    the head and advancing it are two steps); a submitter that finds
+ *    the lock held leaves the CQ to its holder. The reaper's wait is
+ *    io_uring_enter (GETEVENTS), which reads nothing of the CQ in user
+ *    space; what it saw may be gone once it locks, and then it waits
+ *    again. A submitter ends other callers' ops as the reaper does, and
+ *    the offload outlives that: the submitter's own task holds the
+ *    runtime. models/offload-uring.pml checks the two consumers, the
+ *    wakeless end of a submitter's own op and the stop request that only
+ *    the reaper takes. Chosen when io_uring_queue_init ()
  *    succeeds (a kernel too old, a seccomp filter or
  *    kernel.io_uring_disabled make it fail), the kernel keeps completions
  *    that overflow the CQ (IORING_FEAT_NODROP), reads at the file
@@ -116,6 +132,7 @@ struct _WsOffload
 #ifdef HAVE_LIBURING
   struct io_uring ring;
   WsLock          sq_lock;           /* guards the SQ */
+  WsLock          cq_lock;           /* guards the CQ's consumption */
   GThread        *reaper;
 #endif
   _Atomic guint   uring_in_flight;   /* statistics only: relaxed */
@@ -151,10 +168,14 @@ ws_offload_set_force_threads (gboolean force)
 
 /* ---- the end of an op ---------------------------------------------- */
 
+/* @wake is FALSE only for an op that its caller ends itself, on its own
+ * thread, before it would wait (uring_reap_own): nobody waits for it
+ * yet, so its waker is only released. */
 static void
-op_end (WsOffload   *self,
-        WsOffloadOp *op,
-        gint64       result)
+op_end_full (WsOffload   *self,
+             WsOffloadOp *op,
+             gint64       result,
+             gboolean     wake)
 {
   WsWaker *waker;
 
@@ -175,7 +196,18 @@ op_end (WsOffload   *self,
       ws_cond_broadcast (&self->waiter_cond);
       ws_lock_unlock (&self->lock);
     }
-  ws_waker_take_and_wake (waker);
+  if (wake)
+    ws_waker_take_and_wake (waker);
+  else if (waker != NULL)
+    waker->vtable->unref (waker);
+}
+
+static void
+op_end (WsOffload   *self,
+        WsOffloadOp *op,
+        gint64       result)
+{
+  op_end_full (self, op, result, TRUE);
 }
 
 void
@@ -531,6 +563,82 @@ uring_submit_locked (WsOffload *self)
     }
 }
 
+/* With nothing held: takes up to @n_max completions off the CQ, in
+ * order, under `cq_lock`, into @tags and @results; stops before the
+ * reaper's stop request unless @take_stop. Returns how many it took, and
+ * sets *@stop if it took the stop request (not counted). */
+static guint
+uring_take_cqes (WsOffload *self,
+                 guint64   *tags,
+                 gint64    *results,
+                 guint      n_max,
+                 gboolean   take_stop,
+                 gboolean  *stop)
+{
+  struct io_uring_cqe *cqe;
+  unsigned head, seen = 0;
+  guint n = 0;
+
+  io_uring_for_each_cqe (&self->ring, head, cqe)
+    {
+      guint64 tag = io_uring_cqe_get_data64 (cqe);
+
+      if (n == n_max)
+        break;
+      if (tag == STOP_TAG)
+        {
+          if (!take_stop)
+            break;
+          *stop = TRUE;
+          seen++;
+          continue;
+        }
+      tags[n] = tag;
+      results[n] = cqe->res;
+      n++;
+      seen++;
+    }
+  io_uring_cq_advance (&self->ring, seen);
+  return n;
+}
+
+#define REAP_BATCH 32
+
+/* After a submission, on the submitting thread: a call that the kernel
+ * ran at once (a read of cached pages, a write to a pipe with room, most
+ * closes) has its completion in the CQ already; taking it here spares
+ * two wakes of sleeping threads, the reaper's and then the caller's. The
+ * CQ has two consumers, the reaper and this, and `cq_lock` lets one at a
+ * time take completions, each exactly once. A submitter finding the lock
+ * held leaves the CQ to its holder (the reaper ends @op, as without this
+ * path). Other callers' ops it takes are ended as the reaper ends them;
+ * @op itself, ended here before its caller waits, wakes nobody. The
+ * reaper still wakes for each completion, finds the CQ emptied, and
+ * waits again. The stop request is the reaper's alone: no submission
+ * runs when it is sent (see "Teardown"), and one taken here would leave
+ * the reaper waiting. */
+static void
+uring_reap_own (WsOffload   *self,
+                WsOffloadOp *op)
+{
+  guint64 tags[REAP_BATCH];
+  gint64 results[REAP_BATCH];
+  gboolean stop = FALSE;
+  guint n;
+
+  if (!ws_lock_trylock (&self->cq_lock))
+    return;
+  n = uring_take_cqes (self, tags, results, REAP_BATCH, FALSE, &stop);
+  ws_lock_unlock (&self->cq_lock);
+  for (guint i = 0; i < n; i++)
+    {
+      WsOffloadOp *done = (WsOffloadOp *) (guintptr) tags[i];
+
+      atomic_fetch_sub_explicit (&self->uring_in_flight, 1, memory_order_relaxed);
+      op_end_full (self, done, results[i], done != op);
+    }
+}
+
 static void
 uring_submit (WsOffload   *self,
               WsOffloadOp *op)
@@ -566,6 +674,7 @@ uring_submit (WsOffload   *self,
   io_uring_sqe_set_data64 (sqe, (guint64) (guintptr) op);
   uring_submit_locked (self);
   ws_lock_unlock (&self->sq_lock);
+  uring_reap_own (self, op);
 }
 
 static gpointer
@@ -577,41 +686,40 @@ uring_reaper_main (gpointer data)
   offload_thread_of = self;
   while (!stop)
     {
-      struct io_uring_cqe *cqe;
-      unsigned head, n = 0;
-      int r = io_uring_wait_cqe (&self->ring, &cqe);
+      guint64 tags[REAP_BATCH];
+      gint64 results[REAP_BATCH];
+      guint n;
+      /* Only a wait, in the kernel, until the CQ holds a completion (or
+       * an overflowed one can be moved into it): io_uring_wait_cqe ()
+       * would read the CQ's head outside `cq_lock`, which a submitter may
+       * be moving (uring_reap_own). What the wait saw may be gone by the
+       * time we lock: then we take nothing and wait again. */
+      int r = io_uring_enter (self->ring.ring_fd, 0, 1, IORING_ENTER_GETEVENTS, NULL);
 
       /* Transient, as for the submit: wait it out. */
-      if (r == -EINTR || r == -EAGAIN || r == -ENOMEM)
+      if (r == -EINTR || r == -EAGAIN || r == -ENOMEM || r == -EBUSY)
         {
           if (r == -ENOMEM)
             g_usleep (100);
           continue;
         }
       if (r < 0)
-        g_error ("io_uring_wait_cqe: %s", g_strerror (-r));
-      io_uring_for_each_cqe (&self->ring, head, cqe)
+        g_error ("io_uring_enter: %s", g_strerror (-r));
+      ws_lock_lock (&self->cq_lock);
+      n = uring_take_cqes (self, tags, results, REAP_BATCH, TRUE, &stop);
+      ws_lock_unlock (&self->cq_lock);
+      for (guint i = 0; i < n && !self->free_on_exit; i++)
         {
-          guint64 tag = io_uring_cqe_get_data64 (cqe);
-
-          n++;
-          if (tag == STOP_TAG)
-            {
-              stop = TRUE;
-              continue;
-            }
           atomic_fetch_sub_explicit (&self->uring_in_flight, 1, memory_order_relaxed);
-          op_end (self, (WsOffloadOp *) (guintptr) tag, cqe->res);
-          if (self->free_on_exit)
-            break;
+          op_end (self, (WsOffloadOp *) (guintptr) tags[i], results[i]);
         }
-      io_uring_cq_advance (&self->ring, n);
       if (self->free_on_exit)
         {
           /* See "Teardown": nobody else holds the offload. */
           g_thread_unref (self->reaper);
           uring_exit (self);
           ws_lock_clear (&self->sq_lock);
+          ws_lock_clear (&self->cq_lock);
           ws_lock_clear (&self->lock);
           ws_cond_clear (&self->waiter_cond);
           ws_cond_clear (&self->threads_gone);
@@ -660,12 +768,14 @@ ws_offload_new (guint max_threads)
       g_autoptr(GError) error = NULL;
 
       ws_lock_init (&self->sq_lock);
+      ws_lock_init (&self->cq_lock);
       self->reaper = g_thread_try_new ("ws-uring", uring_reaper_main, self, &error);
       if (self->reaper != NULL)
         self->uring = TRUE;
       else
         {
           ws_lock_clear (&self->sq_lock);
+          ws_lock_clear (&self->cq_lock);
           uring_exit (self);
         }
     }
@@ -752,6 +862,7 @@ ws_offload_free (WsOffload *self)
       g_thread_join (self->reaper);
       uring_exit (self);
       ws_lock_clear (&self->sq_lock);
+      ws_lock_clear (&self->cq_lock);
       ws_lock_clear (&self->lock);
       ws_cond_clear (&self->waiter_cond);
       ws_cond_clear (&self->threads_gone);
