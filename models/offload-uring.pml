@@ -32,10 +32,15 @@
  *    never;
  *  - BROKEN_OWN_WAKELESS_ALL: a submitter ends every op it takes without
  *    a wake, as if each were its own: another caller, suspended, is never
- *    woken;
- *  - BROKEN_SUBMITTER_TAKES_STOP: a submitter takes the stop request too
- *    (its teardown is then made while a submission may still run): the
- *    reaper waits for ever.
+ *    woken.
+ *
+ * Both consumers end the ops they took after letting go of the lock, as
+ * the C code does. A submitter leaves the stop request in the CQ, but no
+ * submitter can meet it: it is sent only once every caller has returned
+ * (ws_offload_free runs at the runtime's last unref, and each submitting
+ * fiber's task holds the runtime), which this model assumes rather than
+ * checks. Not modelled: the batch bound (REAP_BATCH), which only leaves
+ * entries for the next take.
  */
 
 #define N_CALLERS 3
@@ -86,6 +91,7 @@ end:
 
 proctype reaper ()
 {
+  chan taken = [N_CALLERS] of { byte };
   byte x;
   bool stop = false;
 
@@ -100,15 +106,20 @@ proctype reaper ()
         take_one (x);
         if
         :: x == STOP -> stop = true
-        :: else -> op_end (x, true)
+        :: else -> taken ! x
         fi
      od;
-     cq_lock = 0
+     cq_lock = 0;
+     do
+     :: taken ? x -> op_end (x, true)
+     :: empty (taken) -> break
+     od
   od
 }
 
 proctype caller (byte i)
 {
+  chan taken = [N_CALLERS] of { byte };
   byte x;
   bool locked;
 
@@ -134,30 +145,27 @@ proctype caller (byte i)
      do
      :: empty (cq) -> break
      :: nempty (cq) ->
-#ifdef BROKEN_SUBMITTER_TAKES_STOP
-        take_one (x);
-        if
-        :: x == STOP -> skip
-        :: x == i -> op_end (x, false)
-#else
         cq ? <x>;
         if
         :: x == STOP -> break    /* the reaper's: left in the CQ */
-        :: else -> cq ? _
-        fi;
+        :: else -> cq ? _; taken ! x
+        fi
+     od;
+#ifndef BROKEN_NO_CQ_LOCK
+     cq_lock = 0;
+#endif
+     do
+     :: taken ? x ->
         if
         :: x == i -> op_end (x, false)
-#endif
 #ifdef BROKEN_OWN_WAKELESS_ALL
         :: x != i -> op_end (x, false)
 #else
         :: x != i -> op_end (x, true)
 #endif
         fi
-     od;
-#ifndef BROKEN_NO_CQ_LOCK
-     cq_lock = 0
-#endif
+     :: empty (taken) -> break
+     od
   :: else -> skip
   fi;
 
@@ -169,16 +177,10 @@ proctype caller (byte i)
   atomic { returned[i] = 1; n_returned++ }
 }
 
-/* ws_offload_free: once no op is in flight, the stop request. In
- * BROKEN_SUBMITTER_TAKES_STOP it may come while a submission runs, as it
- * would have to for a submitter to see it. */
+/* ws_offload_free: once no op is in flight, the stop request. */
 proctype teardown ()
 {
-#ifdef BROKEN_SUBMITTER_TAKES_STOP
-  n_returned >= 1;
-#else
   n_returned == N_CALLERS;
-#endif
   cq ! STOP;
   stop_sent = 1
 }

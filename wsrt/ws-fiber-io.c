@@ -6,8 +6,11 @@
  * Each call fills a WsOffloadOp on the fiber's stack, hands it to the
  * runtime's offload (core/ws-offload.c: io_uring, or threads of its own)
  * with the fiber task's waker, and suspends until the op is done; the
- * offload sets `done` and then wakes the task. No task, no allocation
- * per call.
+ * offload sets `done` and then wakes the task. On io_uring a call the
+ * kernel ends within the submission is usually done when the submission
+ * returns (its submitter took the completion): then the fiber goes on
+ * without a suspend, spending one unit of the cooperative budget. No
+ * task, no allocation per call.
  *
  * The op lives on the fiber's stack, and a read writes into the caller's
  * buffer, so the await returns only once the op is done, also after a
@@ -18,8 +21,9 @@
  * goes on on another thread), or in place on a main context's thread,
  * which cannot hand off. This is the rule of ws_fiber_run_in_thread ()
  * (models/fiber.pml, THREAD_JOB); the wait ends because every submitted
- * op ends, from the reaper or an offload thread, and op_end wakes a
- * blocking waiter as surely as a suspended one (models/offload.pml). The
+ * op ends, from the reaper, a submitter or an offload thread, and op_end
+ * wakes a blocking waiter as surely as a suspended one
+ * (models/offload.pml, models/offload-uring.pml). The
  * syscall
  * itself is not interrupted: a read of a pipe that nobody writes keeps
  * the unwinding thread waiting.
@@ -87,6 +91,17 @@ await_op (WsContext   *cx,
   offload = ws_runtime_core_get_offload (core);
   op->waker = ws_context_get_waker (cx);
   ws_offload_submit (offload, op);
+
+  /* Ended within the submission (io_uring, ws-offload.c): no suspend,
+   * but the call spends the cooperative budget as any awaitable that
+   * finds its value ready does, so that a loop of such calls still lets
+   * the thread's other tasks, or its main loop, run now and then. */
+  if (ws_offload_op_is_done (op))
+    {
+      if (!ws_context_poll_proceed (cx))
+        (void) ws_fiber_suspend (cx);
+      return AWAIT_DONE;
+    }
 
   while (!ws_offload_op_is_done (op))
     {

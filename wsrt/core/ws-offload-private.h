@@ -42,7 +42,8 @@ struct _WsOffloadOp
   gint64         offset;             /* -1: the file position */
   int            flags;
   guint          mode;
-  WsWaker       *waker;              /* taken and woken at the end; may be NULL */
+  WsWaker       *waker;              /* taken and woken (or, by its own submitter,
+                                      * only released) at the end; may be NULL */
   gint64         result;             /* >= 0, or -errno; valid once done */
   _Atomic int    done;
   WsOffloadOp   *next;               /* the threads' queue */
@@ -62,6 +63,9 @@ void        ws_offload_get_counts      (WsOffload    *self,
                                         guint        *n_in_flight,
                                         guint        *peak_threads,
                                         guint        *peak_in_flight);
+/* How many ops their own submitter ended (io_uring: ended within the
+ * submission); for the tests. */
+guint64     ws_offload_get_n_ended_by_submitter (WsOffload *self);
 /* Tests: the next ws_offload_new () uses the threads whatever the kernel
  * allows (as WS_IO_URING=0 does). */
 void        ws_offload_set_force_threads (gboolean    force);

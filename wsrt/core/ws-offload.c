@@ -16,8 +16,8 @@
  *    pipe with room, most closes) within the submission, so its CQE is
  *    there when the submission returns: the submitter then takes what
  *    the CQ holds itself (uring_reap_own), and its own op, ended before
- *    it would wait, costs no wake of the reaper's and then of the
- *    caller's thread. The CQ has these two kinds of consumer and
+ *    it would wait, returns without the two wakes of sleeping threads
+ *    (the reaper's, then the caller's) on its path. The CQ has these two kinds of consumer and
  *    `cq_lock` lets one take at a time, each CQE exactly once (reading
  *    the head and advancing it are two steps); a submitter that finds
  *    the lock held leaves the CQ to its holder. The reaper's wait is
@@ -65,7 +65,9 @@
  *    runs the op on the caller's thread instead: slower, never stranded.
  *
  * The end of an op (op_end), the same for both backends: its result is
- * written, then `done` is set, then its waker is woken and released. The
+ * written, then `done` is set, then its waker is woken and released
+ * (only released for an op its own submitter ends before it would wait,
+ * uring_reap_own). The
  * op belongs to its caller again from the moment `done` can be seen, so
  * nothing touches the op after that store: the waker was taken out
  * before. A caller that may not suspend (a cancelled fiber unwinding)
@@ -136,6 +138,7 @@ struct _WsOffload
   GThread        *reaper;
 #endif
   _Atomic guint   uring_in_flight;   /* statistics only: relaxed */
+  _Atomic guint64 n_ended_by_submitter; /* statistics only: relaxed */
 
   WsLock          lock;              /* guards what follows */
   WsCond          waiter_cond;       /* ws_offload_wait () */
@@ -606,17 +609,19 @@ uring_take_cqes (WsOffload *self,
 
 /* After a submission, on the submitting thread: a call that the kernel
  * ran at once (a read of cached pages, a write to a pipe with room, most
- * closes) has its completion in the CQ already; taking it here spares
- * two wakes of sleeping threads, the reaper's and then the caller's. The
- * CQ has two consumers, the reaper and this, and `cq_lock` lets one at a
- * time take completions, each exactly once. A submitter finding the lock
- * held leaves the CQ to its holder (the reaper ends @op, as without this
- * path). Other callers' ops it takes are ended as the reaper ends them;
- * @op itself, ended here before its caller waits, wakes nobody. The
- * reaper still wakes for each completion, finds the CQ emptied, and
- * waits again. The stop request is the reaper's alone: no submission
- * runs when it is sent (see "Teardown"), and one taken here would leave
- * the reaper waiting. */
+ * closes) has its completion in the CQ already; taking it here takes two
+ * wakes of sleeping threads off the caller's path: the reaper's, which
+ * would end the op, and then the caller's own. The reaper still wakes,
+ * off that path (the kernel wakes it for the completion), and finds the
+ * CQ emptied or takes what is left. The CQ has two consumers, the reaper
+ * and this, and `cq_lock` lets one at a time take completions, each
+ * exactly once. A submitter finding the lock held leaves the CQ to its
+ * holder (the reaper ends @op, as without this path), and one takes at
+ * most REAP_BATCH. Other callers' ops it takes are ended as the reaper
+ * ends them, after the lock; @op itself, ended here before its caller
+ * waits, wakes nobody. The stop request is left to the reaper: it is
+ * sent only once no op is in flight (see "Teardown"), so no submitter
+ * meets it, and one taken here would leave the reaper waiting. */
 static void
 uring_reap_own (WsOffload   *self,
                 WsOffloadOp *op)
@@ -635,6 +640,8 @@ uring_reap_own (WsOffload   *self,
       WsOffloadOp *done = (WsOffloadOp *) (guintptr) tags[i];
 
       atomic_fetch_sub_explicit (&self->uring_in_flight, 1, memory_order_relaxed);
+      if (done == op)
+        atomic_fetch_add_explicit (&self->n_ended_by_submitter, 1, memory_order_relaxed);
       op_end_full (self, done, results[i], done != op);
     }
 }
@@ -831,6 +838,12 @@ ws_offload_get_counts (WsOffload *self,
       *peak_in_flight = self->peak_in_flight;
     }
   ws_lock_unlock (&self->lock);
+}
+
+guint64
+ws_offload_get_n_ended_by_submitter (WsOffload *self)
+{
+  return atomic_load_explicit (&self->n_ended_by_submitter, memory_order_relaxed);
 }
 
 void
