@@ -23,10 +23,9 @@
  * (models/fiber.pml, THREAD_JOB); the wait ends because every submitted
  * op ends, from the reaper, a submitter or an offload thread, and op_end
  * wakes a blocking waiter as surely as a suspended one
- * (models/offload.pml, models/offload-uring.pml). The
- * syscall
- * itself is not interrupted: a read of a pipe that nobody writes keeps
- * the unwinding thread waiting.
+ * (models/offload.pml, models/offload-uring.pml). The syscall itself is
+ * not interrupted: a read of a pipe that nobody writes keeps the
+ * unwinding thread waiting.
  */
 
 #include "config.h"

@@ -17,10 +17,10 @@
  *    there when the submission returns: the submitter then takes what
  *    the CQ holds itself (uring_reap_own), and its own op, ended before
  *    it would wait, returns without the two wakes of sleeping threads
- *    (the reaper's, then the caller's) on its path. The CQ has these two kinds of consumer and
- *    `cq_lock` lets one take at a time, each CQE exactly once (reading
- *    the head and advancing it are two steps); a submitter that finds
- *    the lock held leaves the CQ to its holder. The reaper's wait is
+ *    (the reaper's, then the caller's) on its path. The CQ has these two
+ *    kinds of consumer and `cq_lock` lets one take at a time, each CQE
+ *    exactly once (reading the head and advancing it are two steps); a
+ *    submitter that finds the lock held leaves the CQ to its holder. The reaper's wait is
  *    io_uring_enter (GETEVENTS), which reads nothing of the CQ in user
  *    space; what it saw may be gone once it locks, and then it waits
  *    again. A submitter ends other callers' ops as the reaper does, and
@@ -566,8 +566,8 @@ uring_submit_locked (WsOffload *self)
     }
 }
 
-/* With nothing held: takes up to @n_max completions off the CQ, in
- * order, under `cq_lock`, into @tags and @results; stops before the
+/* With `cq_lock` held: takes up to @n_max completions off the CQ, in
+ * order, into @tags and @results; stops before the
  * reaper's stop request unless @take_stop. Returns how many it took, and
  * sets *@stop if it took the stop request (not counted). */
 static guint
