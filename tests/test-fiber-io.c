@@ -9,7 +9,8 @@
  * are compared byte for byte with what the test wrote or reads back
  * itself; a cancelled read of a pipe waits for the write that ends it;
  * 200 fibers read at once; reads of a cached file, which io_uring ends
- * within the submission, run among reads of pipes that wait; the thread backend never holds more threads
+ * within the submission, run among reads of pipes that wait, and a loop
+ * of them still lets the worker's other tasks run; the thread backend never holds more threads
  * than the most calls in flight at once, nor than max-blocking-threads,
  * and keeps one once the calls are over.
  */
@@ -591,6 +592,71 @@ test_inline_and_waiting (gconstpointer data)
   g_unlink (path);
 }
 
+/* ---- a loop of calls still lets other tasks run -------------------- */
+
+/* A fiber on one worker spawns a task, which waits in the worker's LIFO
+ * slot behind the fiber's poll, then reads a cached block more times
+ * than a poll's budget has units. Each read either suspends the fiber or,
+ * ended within its submission (io_uring), spends a unit of the budget, so
+ * the fiber's poll ends, and the task runs, before the loop does. */
+#define LOOP_READS 1000
+
+typedef struct
+{
+  int              fd;
+  _Atomic gboolean other_ran;
+  guint            reads_before_other;
+  GError          *error;
+} Looper;
+
+static WsPoll
+note_other_ran (WsContext *cx,
+                gpointer   data)
+{
+  atomic_store (&((Looper *) data)->other_ran, TRUE);
+  return WS_POLL_READY;
+}
+
+static void
+looping_reader_fiber (WsContext *cx,
+                      gpointer   user_data)
+{
+  Looper *l = user_data;
+  guint8 block[BLOCK];
+  guint i;
+
+  ws_join_handle_free (ws_context_spawn (cx, note_other_ran, l, NULL));
+  for (i = 0; i < LOOP_READS && !atomic_load (&l->other_ran); i++)
+    if (ws_fiber_pread (cx, l->fd, block, BLOCK, 0, &l->error) != BLOCK)
+      break;
+  l->reads_before_other = i;
+}
+
+static void
+test_loop_lets_others_run (gconstpointer data)
+{
+  g_autoptr(WsRuntime) rt = NULL;
+  g_autoptr(GBytes) contents = pattern (BLOCK, 9);
+  g_autofree char *path = scratch_file (contents);
+  g_autoptr(WsTask) task = NULL;
+  Looper l = { -1, FALSE, 0, NULL };
+
+  l.fd = open (path, O_RDONLY | O_CLOEXEC);
+  g_assert_no_errno (l.fd);
+  choose_backend (data);
+  rt = ws_runtime_new (1);
+  task = ws_runtime_spawn_fiber (rt, looping_reader_fiber, &l, NULL);
+  g_assert_true (ws_task_wait (task, NULL, NULL));
+  g_assert_no_error (l.error);
+  g_assert_true (atomic_load (&l.other_ran));
+  g_assert_cmpuint (l.reads_before_other, <, LOOP_READS);
+  g_test_message ("%s: the other task ran after %u reads",
+                  ws_offload_get_backend (offload_of (rt)), l.reads_before_other);
+  g_assert_true (ws_runtime_shutdown (rt, ws_test_timeout_usec ()));
+  close (l.fd);
+  g_unlink (path);
+}
+
 /* ---- the thread backend's cap -------------------------------------- */
 
 #define N_PIPES 8
@@ -715,6 +781,7 @@ main (int   argc,
     { "cancel-during-read-local", test_cancel_during_read_local },
     { "many-fibers", test_many_fibers },
     { "inline-and-waiting", test_inline_and_waiting },
+    { "loop-lets-others-run", test_loop_lets_others_run },
     { "last-reference", test_last_reference },
   };
 

@@ -409,6 +409,11 @@ ws_task_state_to_idle_step (guint64 cur)
  * handle's. See ws_task_state_transition_to_running_awaited. */
 #define WS_STATE_AWAITED_FRESH \
   (WS_STATE_NOTIFIED | WS_STATE_JOIN_INTEREST | 2 * WS_STATE_REF_ONE)
+/* The same child running, the queued reference now the poller's: the word
+ * transition_to_running_awaited stores, and the one its completion may
+ * replace by a store (transition_to_complete_and_unref, @awaited). */
+#define WS_STATE_AWAITED_RUNNING \
+  (WS_STATE_RUNNING | WS_STATE_JOIN_INTEREST | 2 * WS_STATE_REF_ONE)
 
 /* transition_to_running for a task run nested by the owner of its join
  * handle (ws_worker_run_awaited), which holds the queued instance: the
@@ -428,9 +433,7 @@ ws_task_state_transition_to_running_awaited (WsTaskState *state)
 {
   if (atomic_load_explicit (state, memory_order_acquire) == WS_STATE_AWAITED_FRESH)
     {
-      atomic_store_explicit (state,
-                             (WS_STATE_AWAITED_FRESH & ~WS_STATE_NOTIFIED) | WS_STATE_RUNNING,
-                             memory_order_relaxed);
+      atomic_store_explicit (state, WS_STATE_AWAITED_RUNNING, memory_order_relaxed);
       return WS_TO_RUNNING_SUCCESS;
     }
   return ws_task_state_transition_to_running (state);
@@ -647,7 +650,7 @@ ws_task_state_transition_to_complete_and_unref (WsTaskState *state,
    * store. Release: publishes the stage to whoever later reads the word
    * with acquire (the handle's owner, here or after it moved). */
   if (awaited && n == 1
-      && cur == (WS_STATE_RUNNING | WS_STATE_JOIN_INTEREST | 2 * WS_STATE_REF_ONE))
+      && cur == WS_STATE_AWAITED_RUNNING)
     {
       atomic_store_explicit (state, WS_STATE_COMPLETE | WS_STATE_JOIN_INTEREST | WS_STATE_REF_ONE,
                              memory_order_release);
