@@ -16,6 +16,12 @@
  * shutdown and tasks ended before it are delivered after it, with nothing
  * lost or leaked; a spawn refused after shutdown frees its data, returns
  * FALSE and still calls back once, as cancelled.
+ *
+ * Bursts (ws-delivery.c, "Arming"): completions queued while the
+ * context's source waits out a burst's cooldown are delivered by a loop
+ * that iterates anyway, a flush with g_main_context_iteration (ctx, FALSE)
+ * included, and a lone completion after a burst wakes a loop blocked in
+ * poll; rounds of completions racing the loop's dispatches lose none.
  */
 
 #include "config.h"
@@ -399,6 +405,147 @@ test_callback_spawn_refused_after_shutdown (void)
   ws_test_on_context_clear (&f);
 }
 
+/* ---- bursts ------------------------------------------------------------- */
+
+/* Ends when its oneshot (the data) is sent on. */
+static WsPoll
+await_oneshot (WsContext *cx,
+               gpointer   data)
+{
+  gpointer item = NULL;
+
+  return ws_oneshot_poll (data, cx, &item, NULL);
+}
+
+/* Completions pushed right after the loop took two (its source now waits
+ * out the cooldown, armed) are pending and delivered by one non-blocking
+ * iteration; once the loop has slept through the cooldown, a lone
+ * completion from a worker wakes it. */
+static void
+test_burst_flush_and_lone (void)
+{
+  WsTestOnContext f;
+  WsTask *tasks[4];
+  WsTestWaitResult r[4] = { { 0 } };
+  g_autoptr(WsTask) late = NULL;
+  WsTestWaitResult r_late = { 0 };
+  WsOneshot *go = ws_oneshot_new (NULL);
+
+  ws_test_on_context_init (&f, 2);
+  for (guint i = 0; i < G_N_ELEMENTS (tasks); i++)
+    {
+      tasks[i] = ws_runtime_spawn (f.rt, ws_test_ready, NULL, NULL);
+      g_assert_true (ws_task_wait (tasks[i], NULL, NULL));
+    }
+
+  /* Two queued at once: the dispatch that takes them is a burst's. */
+  ws_task_wait_async (tasks[0], NULL, ws_test_wait_cb, &r[0]);
+  ws_task_wait_async (tasks[1], NULL, ws_test_wait_cb, &r[1]);
+  g_assert_true (g_main_context_iteration (f.ctx, FALSE));
+  g_assert_cmpuint (r[0].calls + r[1].calls, ==, 2);
+
+  /* Queued during the cooldown: no wake, but a flush sees them. */
+  ws_task_wait_async (tasks[2], NULL, ws_test_wait_cb, &r[2]);
+  ws_task_wait_async (tasks[3], NULL, ws_test_wait_cb, &r[3]);
+  g_assert_true (g_main_context_pending (f.ctx));
+  while (g_main_context_iteration (f.ctx, FALSE))
+    ;
+  g_assert_cmpuint (r[2].calls + r[3].calls, ==, 2);
+
+  /* That take was a burst's too: sleep through its cooldown (the one
+   * iteration that ends it takes nothing), then a completion from a worker
+   * must wake the loop blocked in poll. */
+  g_assert_false (g_main_context_pending (f.ctx));
+  g_assert_true (g_main_context_iteration (f.ctx, TRUE));
+  g_assert_false (g_main_context_pending (f.ctx));
+  late = ws_runtime_spawn (f.rt, await_oneshot, ws_oneshot_ref (go),
+                           (GDestroyNotify) ws_oneshot_unref);
+  ws_task_wait_async (late, NULL, ws_test_wait_cb, &r_late);
+  g_assert_true (ws_oneshot_send (go, GUINT_TO_POINTER (1)));
+  ws_test_iterate_until (f.ctx, r_late.calls == 1);
+  g_assert_true (r_late.ok);
+
+  for (guint i = 0; i < G_N_ELEMENTS (tasks); i++)
+    {
+      g_assert_cmpuint (r[i].calls, ==, 1);
+      g_assert_true (r[i].ok);
+      g_object_unref (tasks[i]);
+    }
+  ws_oneshot_unref (go);
+  ws_test_on_context_clear (&f);
+}
+
+/* Its data: how many times to yield, then how long to spin, before it
+ * returns 1. */
+typedef struct
+{
+  guint yields;
+  guint spin_us;
+} Trickle;
+
+static WsPoll
+trickle_then_one (WsContext *cx,
+                  gpointer   data)
+{
+  Trickle *t = data;
+  gint64 until;
+
+  if (t->yields-- > 0)
+    return ws_context_yield (cx);
+  until = g_get_monotonic_time () + t->spin_us;
+  while (g_get_monotonic_time () < until)
+    ;
+  ws_context_return_uint64 (cx, 1);
+  return WS_POLL_READY;
+}
+
+/* Rounds of tasks spawned with callbacks: 1 to 64, each yielding 0 to 31
+ * times first, and every other round 1 to 4, each spinning up to 30 us
+ * before its end, so that the ends come in bursts or one at a time,
+ * racing the
+ * loop's dispatches (a burst's cooldown, its end, a lone completion,
+ * the disarm after it), the loop
+ * blocking in poll until the round is in, and
+ * sometimes pausing between rounds so that the source disarms: every
+ * callback runs once, none is left behind (a lost wake hangs, and the
+ * watchdog fails the test). */
+static void
+test_burst_rounds (void)
+{
+  WsTestOnContext f;
+  Delivered d = { g_thread_self () };
+  guint expected = 0;
+  g_autoptr(GRand) rand = g_rand_new_with_seed (20261129);
+
+  ws_test_on_context_init (&f, 2);
+  for (guint round = 0; round < 1000; round++)
+    {
+      gboolean spin = round % 2 == 1;
+      guint n = g_rand_int_range (rand, 1, spin ? 5 : 65);
+
+      for (guint i = 0; i < n; i++)
+        {
+          Trickle *t = g_new (Trickle, 1);
+
+          t->yields = spin ? 0 : g_rand_int_range (rand, 0, 32);
+          t->spin_us = spin ? g_rand_int_range (rand, 0, 31) : 0;
+          g_assert_true (ws_runtime_spawn_with_callback (f.rt, trickle_then_one, t,
+                                                         g_free, on_uint64, &d));
+        }
+      expected += n;
+      ws_test_iterate_until (f.ctx, d.calls == expected);
+      if (g_rand_boolean (rand))
+        g_usleep (g_rand_int_range (rand, 0, 2000));
+    }
+  while (g_main_context_iteration (f.ctx, FALSE))
+    ;
+  g_assert_cmpuint (d.calls, ==, expected);
+  g_assert_cmpuint (d.ok, ==, expected);
+  g_assert_cmpuint (d.sum, ==, expected);
+  g_assert_cmpuint (d.wrong_thread, ==, 0);
+  ws_test_on_context_clear (&f);
+}
+
 WS_TEST_MAIN ({ "/async-wait/exactly-once", test_exactly_once },
               { "/async-wait/own-result", test_own_result },
               { "/async-wait/callback-spawn/outcomes", test_callback_spawn_outcomes },
@@ -406,4 +553,6 @@ WS_TEST_MAIN ({ "/async-wait/exactly-once", test_exactly_once },
               { "/async-wait/callback-spawn/shutdown-before-delivery",
                 test_callback_spawn_shutdown_before_delivery },
               { "/async-wait/callback-spawn/refused-after-shutdown",
-                test_callback_spawn_refused_after_shutdown })
+                test_callback_spawn_refused_after_shutdown },
+              { "/async-wait/burst/flush-and-lone", test_burst_flush_and_lone },
+              { "/async-wait/burst/rounds", test_burst_rounds })

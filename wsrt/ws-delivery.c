@@ -24,25 +24,59 @@
  *    with ws_runtime_spawn_with_callback(), in the task's own memory: the
  *    task's join waker and the item, so the task itself is what is queued.
  *
+ * Arming. The source is armed while a dispatch that takes the queue is
+ * due: `armed`, under the lock, says so, and while it is set only the
+ * dispatching thread changes the ready time. A push that finds the
+ * source unarmed arms it, and after its unlock sets the ready time to 0
+ * (a wake of the context); a push that finds it armed only appends. The
+ * dispatch that takes the queue then:
+ *
+ *  - took more than one item (a burst: completions came faster than the
+ *    loop took them): stays armed, is `cooling`, and sets the ready time
+ *    WS_DELIVERY_COOLDOWN_USEC ahead, so that a sleeping loop takes the
+ *    next ones then, not at the next push. The burst's pushers wake
+ *    nobody: one wake of the context carries the completions of the
+ *    cooldown, not one or two. A loop that iterates anyway (another
+ *    source, a flush with g_main_context_iteration (ctx, FALSE)) takes
+ *    them at once: while cooling, prepare and check report a non-empty
+ *    queue too (under the lock, with the context's lock held: the only
+ *    order in which the two are nested). A completion waits at most the
+ *    cooldown (GLib's poll timeout has a millisecond's grain, so up to a
+ *    millisecond when nothing else wakes the loop); none is stranded, as
+ *    the ready time is set;
+ *  - took one item or none (a lone completion, or the end of a burst):
+ *    sets the ready time to -1 first, then, under the lock, disarms if
+ *    the queue is still empty, or else sets the ready time to 0 again
+ *    for what came since (a push in between found the source armed and
+ *    left the wake to this dispatch). Clearing before disarming is the
+ *    point: a push after the disarm sets 0, and no later -1 of the
+ *    dispatch's can undo it (models/delivery.pml, -DBROKEN_DISARM_FIRST).
+ *
+ * A chain of awaits, where each completion starts the next operation,
+ * queues one item per dispatch and never waits for the cooldown.
+ *
  * Lifetime. Every queued item holds a reference on its context, dropped
  * only once it is delivered (or discarded). So while an item is queued
  * its context lives, and with it the source, which stays attached until
  * the context is finalized: a pusher needs no reference of its own on the
- * source. After its unlock, a pusher touches the source only if the queue
- * was empty, to set the ready time; its item cannot be dispatched before
- * that call takes the context lock, so the item's reference still keeps
- * the context alive there. Only a dispatch that finds no batch takes the
- * queue, and such a dispatch is one the ready time made: prepare and
- * check report only a batch, and the batch a dispatch finds is the one
- * its iteration's check saw (only this thread's dispatches change it, and
- * a nested iteration drops the dispatches still pending in the iteration
- * it runs in: GLib's g_main_context_prepare). It clears the ready time
- * before it takes the queue, and nobody else arms it while the item is
- * queued. A
- * dispatch that finds a batch (an earlier slice's, or an outer
- * dispatch's rest) delivers from it only and leaves the ready time as it
- * is: taking the queue there could take an item whose pusher has not yet
- * armed the source.
+ * source. After its unlock, a pusher touches the source only if it armed
+ * it, to set the ready time; its item cannot be dispatched before that
+ * call takes the context lock, so the item's reference still keeps the
+ * context alive there. Only a dispatch that finds no batch takes the
+ * queue, and such a dispatch is one the ready time made, or the queue
+ * while cooling, when no pusher touches the source after its unlock:
+ * prepare and check report nothing else, and the batch a dispatch finds
+ * is the one its iteration's check saw (only this thread's dispatches
+ * change it, and a nested iteration drops the dispatches still pending
+ * in the iteration it runs in: GLib's g_main_context_prepare). An unarmed source's ready
+ * time is -1 (the dispatch cleared it before it disarmed), so nothing
+ * but the arming pusher's call makes it due (models/delivery.pml: a
+ * burst's take that disarmed, -DBROKEN_COOLDOWN_UNARMED, or a prepare
+ * that looked at the queue when not cooling, -DBROKEN_PEEK_ALWAYS, would
+ * take an item before its pusher's call). A dispatch that finds a
+ * batch (an earlier slice's, or an outer dispatch's rest) delivers from
+ * it only and leaves the ready time as it is: taking the queue there
+ * could take an item whose pusher has not yet armed the source.
  *
  * Finding the source: through the calling thread's cache of the last
  * context it looked up (ws-context-source-private.h says when a hit is
@@ -67,7 +101,16 @@ struct _WsDelivery
    * continues from here. */
   WsDeliveryItem *batch;
   gboolean        backlogged;     /* the dispatching thread's, as batch */
+  gboolean        armed;          /* under the lock; see the top */
+  gboolean        cooling;        /* the dispatching thread's: a burst's
+                                   * take set the cooldown */
 };
+
+/* How long the next take waits after a dispatch took a burst (see the
+ * top): short against a frame (16 ms) and against the 1 ms slice, long
+ * against a completion's delivery (well under a microsecond), so one wake
+ * carries the burst's completions of that time. */
+#define WS_DELIVERY_COOLDOWN_USEC 250
 
 /* Recursion: the source can recurse (g_source_set_can_recurse), so a
  * callback that runs a nested main loop on this context still gets the
@@ -88,17 +131,67 @@ struct _WsDelivery
  * delivers to its context, so it takes the default budget, not a
  * runtime's local-slice. */
 static gboolean
+delivery_ready (WsDelivery *self)
+{
+  gboolean queued;
+
+  if (self->batch != NULL)
+    return TRUE;
+  if (!self->cooling)
+    return FALSE;
+
+  /* In the cooldown no pusher touches the source after its unlock (see
+   * the top), so an iteration that runs anyway may take the queue now. */
+  ws_lock_lock (&self->lock);
+  queued = self->head != NULL;
+  ws_lock_unlock (&self->lock);
+
+  return queued;
+}
+
+static gboolean
 delivery_prepare (GSource *source,
                   gint    *timeout)
 {
   *timeout = -1;
-  return ((WsDelivery *) source)->batch != NULL;
+  return delivery_ready ((WsDelivery *) source);
 }
 
 static gboolean
 delivery_check (GSource *source)
 {
-  return ((WsDelivery *) source)->batch != NULL;
+  return delivery_ready ((WsDelivery *) source);
+}
+
+/* Takes the queue into the batch; TRUE if it held more than one item. */
+static gboolean
+delivery_take (WsDelivery *self)
+{
+  ws_lock_lock (&self->lock);
+  self->batch = self->head;
+  self->head = self->tail = NULL;
+  ws_lock_unlock (&self->lock);
+
+  return self->batch != NULL && self->batch->next != NULL;
+}
+
+/* After a take of one item or none: clear the ready time, then disarm
+ * unless a push came since (see the top). */
+static void
+delivery_disarm (WsDelivery *self)
+{
+  gboolean rearm;
+
+  g_source_set_ready_time (&self->parent, -1);
+
+  ws_lock_lock (&self->lock);
+  rearm = self->head != NULL;
+  if (!rearm)
+    self->armed = FALSE;
+  ws_lock_unlock (&self->lock);
+
+  if (rearm)
+    g_source_set_ready_time (&self->parent, 0);
 }
 
 static gboolean
@@ -113,14 +206,11 @@ delivery_dispatch (GSource     *source,
   /* With a batch left, deliver from it only (see the top). */
   if (self->batch == NULL)
     {
-      /* Before taking the queue: a push that finds the queue empty after
-       * the take arms the source again. */
-      g_source_set_ready_time (source, -1);
-
-      ws_lock_lock (&self->lock);
-      self->batch = self->head;
-      self->head = self->tail = NULL;
-      ws_lock_unlock (&self->lock);
+      self->cooling = delivery_take (self);
+      if (self->cooling)
+        g_source_set_ready_time (source, g_source_get_time (source) + WS_DELIVERY_COOLDOWN_USEC);
+      else
+        delivery_disarm (self);
     }
 
   ws_frame_slice_begin (&slice, WS_FRAME_SLICE_USEC, WS_FRAME_SLICE_MAX_ITEMS);
@@ -193,11 +283,12 @@ void
 ws_delivery_push (WsDelivery     *self,
                   WsDeliveryItem *item)
 {
-  gboolean was_empty;
+  gboolean arm;
 
   item->next = NULL;
   ws_lock_lock (&self->lock);
-  was_empty = self->head == NULL;
+  arm = !self->armed;
+  self->armed = TRUE;
   if (self->tail != NULL)
     self->tail->next = item;
   else
@@ -206,6 +297,6 @@ ws_delivery_push (WsDelivery     *self,
   ws_lock_unlock (&self->lock);
 
   /* Safe without a reference of ours: see the top of this file. */
-  if (was_empty)
+  if (arm)
     g_source_set_ready_time (&self->parent, 0);
 }
