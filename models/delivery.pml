@@ -21,6 +21,10 @@
  *             some of the batch (a slice may end early).
  *  prepare:   a batch, or, while cooling (the last take was a burst's), a
  *             non-empty queue: a loop that iterates anyway takes it.
+ *  callback:  an item is taken off the batch before it is delivered; its
+ *             callback may iterate the context and leave GLib's ready
+ *             flag set (NESTED_LOOK), so that a later iteration dispatches
+ *             the source without a prepare or check.
  *
  * Properties:
  *  - no completion is stranded: the loop blocks for good only once every
@@ -59,12 +63,25 @@ byte batch;                 /* taken, not delivered (the loop's thread) */
 byte delivered;
 byte arming;                /* pushers that armed and have not set NOW */
 bool cooling;               /* the loop's: a burst's take set LATER */
+bool flag;                  /* GLib's ready flag, left set by a prepare or
+                             * check whose dispatch did not come */
 
 #ifdef BROKEN_PEEK_ALWAYS
 #define PEEK (queued > 0)
 #else
 #define PEEK (cooling && queued > 0)
 #endif
+
+/* An item's callback may iterate the context (a nested main loop, or
+ * g_main_context_pending ()): its prepare or check may find the source
+ * ready and set GLib's flag, and a deeper nested prepare may drop the
+ * dispatch still pending, leaving the flag set; a later iteration then
+ * dispatches the source without asking prepare or check again. */
+#define NESTED_LOOK \
+  if \
+  :: !flag && (batch > 0 || ready == NOW || ready == LATER || PEEK) -> flag = true \
+  :: true \
+  fi
 
 proctype pusher ()
 {
@@ -91,7 +108,8 @@ active proctype context_loop ()
   :: delivered == NPUSHERS * NITEMS -> break
   :: else ->
        /* One iteration: blocks until the source is ready. */
-       (batch > 0 || ready == NOW || ready == LATER || PEEK);
+       (flag || batch > 0 || ready == NOW || ready == LATER || PEEK);
+       flag = false;
        if
        :: batch == 0 ->
             atomic { assert (arming == 0); batch = queued; queued = 0 };
@@ -122,7 +140,11 @@ active proctype context_loop ()
        fi;
        /* Deliver: all of the batch, or a slice of it. */
        do
-       :: batch > 0 -> batch--; delivered++
+#ifdef BROKEN_DELIVER_BEFORE_POP
+       :: batch > 0 -> NESTED_LOOK; batch--; delivered++
+#else
+       :: batch > 0 -> batch--; NESTED_LOOK; delivered++
+#endif
        :: batch > 0 -> break
        :: batch == 0 -> break
        od

@@ -39,8 +39,9 @@
  *    cooldown, not one or two. A loop that iterates anyway (another
  *    source, a flush with g_main_context_iteration (ctx, FALSE)) takes
  *    them at once: while cooling, prepare and check report a non-empty
- *    queue too (under the lock, with the context's lock held: the only
- *    order in which the two are nested). A completion waits at most the
+ *    queue too (under the lock; GLib calls them without its context
+ *    lock, and nothing here calls into GLib under ours, so the two are
+ *    never nested). A completion waits at most the
  *    cooldown (GLib's poll timeout has a millisecond's grain, so up to a
  *    millisecond when nothing else wakes the loop); none is stranded, as
  *    the ready time is set;
@@ -62,21 +63,29 @@
  * source. After its unlock, a pusher touches the source only if it armed
  * it, to set the ready time; its item cannot be dispatched before that
  * call takes the context lock, so the item's reference still keeps the
- * context alive there. Only a dispatch that finds no batch takes the
- * queue, and such a dispatch is one the ready time made, or the queue
- * while cooling, when no pusher touches the source after its unlock:
- * prepare and check report nothing else, and the batch a dispatch finds
- * is the one its iteration's check saw (only this thread's dispatches
- * change it, and a nested iteration drops the dispatches still pending
- * in the iteration it runs in: GLib's g_main_context_prepare). An unarmed source's ready
- * time is -1 (the dispatch cleared it before it disarmed), so nothing
- * but the arming pusher's call makes it due (models/delivery.pml: a
- * burst's take that disarmed, -DBROKEN_COOLDOWN_UNARMED, or a prepare
- * that looked at the queue when not cooling, -DBROKEN_PEEK_ALWAYS, would
- * take an item before its pusher's call). A dispatch that finds a
- * batch (an earlier slice's, or an outer dispatch's rest) delivers from
- * it only and leaves the ready time as it is: taking the queue there
- * could take an item whose pusher has not yet armed the source.
+ * context alive there. The invariant: whatever makes the source ready
+ * (a batch, a non-empty queue while cooling, a ready time other than -1,
+ * or GLib's ready flag, which a prepare or check that found one of these
+ * may leave set for a later iteration when a nested iteration drops the
+ * dispatch it was for) implies that the source is armed and that no
+ * pusher that armed it has yet to make its call. A batch that a callback
+ * or a later iteration can see is a burst's take's, which stays armed
+ * (a single item leaves the batch before its callback runs); cooling is
+ * armed; an unarmed
+ * source's ready time is -1 (the dispatch cleared it before it
+ * disarmed), so nothing but the arming pusher's call makes it due; and
+ * that state lasts until the next take. Each item leaves the batch
+ * before it is delivered, so a callback's nested iteration never sees
+ * the batch of a take that is about to disarm. models/delivery.pml
+ * checks it: a burst's take that disarmed (-DBROKEN_COOLDOWN_UNARMED), a
+ * prepare that looked at the queue when not cooling
+ * (-DBROKEN_PEEK_ALWAYS) or an item delivered before it leaves the batch
+ * (-DBROKEN_DELIVER_BEFORE_POP) would take an item before its pusher's
+ * call.
+ *
+ * Order. A dispatch that finds a batch (an earlier slice's, or an outer
+ * dispatch's rest) delivers from it only and leaves the ready time as it
+ * is: what was queued since comes after the batch, in push order.
  *
  * Finding the source: through the calling thread's cache of the last
  * context it looked up (ws-context-source-private.h says when a hit is
