@@ -17,11 +17,16 @@
  *  - the blocking work is a thread job awaited in one call,
  *    ws_fiber_run_in_thread(), whose function has g_task_run_in_thread()'s
  *    shape: the walk, then one job per file;
- *  - the files are hashed by one local fiber per CPU, each taking the next
- *    file from a shared index until none is left, so that one file per CPU
- *    is being hashed at any time. The index is a plain integer: every
- *    fiber here runs on the main thread. Each shows its file as soon as it
- *    is hashed (hasher_show_file(), on the main thread);
+ *  - the files are hashed by FILES_IN_FLIGHT_PER_CPU local fibers per CPU,
+ *    each taking the next file from a shared index until none is left.
+ *    A file's round trip (its job handed to a pool thread, its result
+ *    back to the main loop) costs more than hashing a small cached file,
+ *    so with one file per CPU in flight the pool's threads would wait for
+ *    the round trips about half of the time; with more, the round trips
+ *    overlap, while the pool still hashes on one thread per CPU. The
+ *    index is a plain integer: every fiber here runs on the main thread.
+ *    Each shows its file as soon as it is hashed (hasher_show_file(), on
+ *    the main thread);
  *  - the scan awaits them with ws_fiber_await_all(). Cancel is
  *    ws_task_cancel() on the scan: its await cancels the fibers it awaits
  *    and waits for their ends, and each thread job sees its cancellable
@@ -34,6 +39,8 @@
 #include <wsrt.h>
 
 #include "hasher-common.h"
+
+#define FILES_IN_FLIGHT_PER_CPU 16
 
 typedef struct
 {
@@ -70,7 +77,7 @@ hash_one (GCancellable  *cancellable,
   return entry;
 }
 
-/* A local fiber, one per CPU: hash the next file until none is left. */
+/* A local fiber: hash the next file until none is left. */
 static void
 hash_files (WsContext *cx,
             gpointer   user_data)
@@ -100,7 +107,7 @@ scan_files (WsContext *cx,
   if (scan->entries != NULL)
     {
       hasher_set_n_files (scan->hasher, scan->entries->len);
-      for (guint j = 0; j < g_get_num_processors (); j++)
+      for (guint j = 0; j < FILES_IN_FLIGHT_PER_CPU * g_get_num_processors (); j++)
         g_ptr_array_add (jobs, ws_runtime_spawn_local_fiber (ws_runtime_get_default (), NULL,
                                                              hash_files, scan, NULL));
       ws_fiber_await_all (cx, (WsTask **) jobs->pdata, jobs->len, &error);
