@@ -502,13 +502,11 @@ trickle_then_one (WsContext *cx,
 /* Rounds of tasks spawned with callbacks: 1 to 64, each yielding 0 to 31
  * times first, and every other round 1 to 4, each spinning up to 30 us
  * before its end, so that the ends come in bursts or one at a time,
- * racing the
- * loop's dispatches (a burst's cooldown, its end, a lone completion,
- * the disarm after it), the loop
- * blocking in poll until the round is in, and
- * sometimes pausing between rounds so that the source disarms: every
- * callback runs once, none is left behind (a lost wake hangs, and the
- * watchdog fails the test). */
+ * racing the loop's dispatches (a burst's cooldown, its end, a lone
+ * completion, the disarm after it), the loop blocking in poll until the
+ * round is in, and sometimes pausing between rounds so that the source
+ * disarms: every callback runs once, none is left behind (a lost wake
+ * hangs, and the watchdog fails the test). */
 static void
 test_burst_rounds (void)
 {

@@ -41,10 +41,10 @@
  *    them at once: while cooling, prepare and check report a non-empty
  *    queue too (under the lock; GLib calls them without its context
  *    lock, and nothing here calls into GLib under ours, so the two are
- *    never nested). A completion waits at most the
- *    cooldown (GLib's poll timeout has a millisecond's grain, so up to a
- *    millisecond when nothing else wakes the loop); none is stranded, as
- *    the ready time is set;
+ *    never nested). A completion waits at most the cooldown (GLib's poll
+ *    timeout has a millisecond's grain, so up to a millisecond when
+ *    nothing else wakes the loop); none is stranded, as the ready time
+ *    is set;
  *  - took one item or none (a lone completion, or the end of a burst):
  *    sets the ready time to -1 first, then, under the lock, disarms if
  *    the queue is still empty, or else sets the ready time to 0 again
@@ -71,10 +71,9 @@
  * pusher that armed it has yet to make its call. A batch that a callback
  * or a later iteration can see is a burst's take's, which stays armed
  * (a single item leaves the batch before its callback runs); cooling is
- * armed; an unarmed
- * source's ready time is -1 (the dispatch cleared it before it
- * disarmed), so nothing but the arming pusher's call makes it due; and
- * that state lasts until the next take. Each item leaves the batch
+ * armed; an unarmed source's ready time is -1 (the dispatch cleared it
+ * before it disarmed), so nothing but the arming pusher's call makes it
+ * due; and that state lasts until the next take. Each item leaves the batch
  * before it is delivered, so a callback's nested iteration never sees
  * the batch of a take that is about to disarm. models/delivery.pml
  * checks it: a burst's take that disarmed (-DBROKEN_COOLDOWN_UNARMED), a
