@@ -125,9 +125,10 @@ struct _WsDelivery
  * completions queued after it. The batch taken from the queue lives in
  * the source, not on the dispatching stack: a nested dispatch delivers
  * the rest of it first, in order; what was pushed since is taken by a
- * later dispatch, once the batch is empty (the ready time says when).
- * prepare and check report a batch left by an outer dispatch, which
- * GLib's ready time alone would not (it was cleared before the take).
+ * later dispatch, once the batch is empty (the ready time, or the queue
+ * while cooling, says when). prepare and check report a batch left by an
+ * outer dispatch, which GLib's ready time alone need not (a burst's take
+ * moved it a cooldown ahead).
  *
  * Slices. A dispatch delivers items until the frame budget is spent
  * (ws-frame-slice-private.h: the rule and the budget the local executors
@@ -135,9 +136,9 @@ struct _WsDelivery
  * check report it, so the source stays ready, and the main loop dispatches
  * its other sources (and draws: a backlog runs below GTK's redraw
  * priority) between slices. The next dispatch, or a nested one, delivers
- * the rest of the batch before anything queued since. The source is shared by every runtime that
- * delivers to its context, so it takes the default budget, not a
- * runtime's local-slice. */
+ * the rest of the batch before anything queued since. The source is
+ * shared by every runtime that delivers to its context, so it takes the
+ * default budget, not a runtime's local-slice. */
 static gboolean
 delivery_ready (WsDelivery *self)
 {
