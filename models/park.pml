@@ -13,9 +13,12 @@
  *  - ws_parker_park / ws_parker_unpark (wsrt/core/ws-parker.c): EMPTY, PARKED,
  *    NOTIFIED; a sleeping worker blocks until NOTIFIED (the eventfd wakeup
  *    of g_main_context_wakeup is sticky, so "blocks until" is exact);
- *  - pool_schedule (wsrt/core/ws-worker-pool.c): a remote spawn pushes to the
- *    injection queue (ws_inject_queue_push_batch, seq_cst store of len)
- *    and calls ws_worker_pool_notify_parked (seq_cst fence, load of state);
+ *  - push_remote (wsrt/core/ws-worker-pool.c): a remote spawn pushes to the
+ *    injection queue (ws_inject_queue_push_remote, seq_cst store of len)
+ *    and looks at the idle state (ws_sleepers_worker_to_notify_after_sc,
+ *    a seq_cst load of state with no fence before it: two seq_cst
+ *    operations, kept in order by C11's single total order, which is
+ *    spin's order here too);
  *  - a task running on a worker spawns a child into the worker's local
  *    queue and notifies (ws_worker_schedule_local, the run-queue path),
  *    then blocks its worker until another worker took the child, as a

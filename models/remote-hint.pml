@@ -4,9 +4,9 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * One worker and NREMOTE remote producers. Mirrors:
- *  - push_remote (wsrt/core/ws-worker-pool.c): push the task to the
- *    injection queue (len + 1), then count the remote schedule
- *    (remote_schedules + 1, release);
+ *  - ws_inject_queue_push_remote (wsrt/core/ws-inject-queue.c): under
+ *    the queue's lock, push the task (len + 1), then count it as remote
+ *    (n_remote + 1, release);
  *  - take_injected (wsrt/core/ws-worker.c): read the count (acquire),
  *    then the queue's length; an empty queue records the count as seen;
  *    otherwise take a batch, and a batch that empties the queue (n >= len)
@@ -36,7 +36,7 @@
 #endif
 
 byte qlen = 0;        /* tasks in the injection queue */
-byte count = 0;      /* remote_schedules */
+byte count = 0;      /* the injection queue's n_remote */
 byte seen = 0;       /* the worker's remote_seen */
 byte pushed = 0;     /* producers done */
 

@@ -93,8 +93,7 @@ ws_core_read_stats (WsRuntimeCore *core,
   stats->n_workers = pool->n_workers;
   stats->alive_tasks = (guint) CLAMP (ws_runtime_core_alive_tasks (core), 0, G_MAXUINT);
   stats->spawned_tasks = ws_runtime_core_spawned_tasks (core);
-  stats->remote_schedules = atomic_load_explicit (&pool->remote_schedules,
-                                                  memory_order_relaxed);
+  stats->remote_schedules = ws_inject_queue_n_remote (&pool->inject, memory_order_relaxed);
   stats->injection_queue_depth = (guint) ws_inject_queue_len (&pool->inject);
   ws_blocking_pool_get_counts (core->blocking, &stats->blocking_threads,
                                &stats->idle_blocking_threads,

@@ -37,11 +37,18 @@ struct _WsInjectQueue
   WsInjectBlock  *spare;       /* a drained block kept for the next one */
   gboolean        sealed;      /* drained for the last time by shutdown */
   _Atomic gsize   len;         /* written under lock; read lock-free */
+  /* Tasks pushed from outside the pool so far (ws_inject_queue_push_remote),
+   * not the pool's own overflow: written under the lock, after len, with
+   * release; read lock-free. Next to len, on a line a pusher writes
+   * anyway. */
+  _Atomic guint64 n_remote;
 };
 
 void       ws_inject_queue_init        (WsInjectQueue    *self);
 void       ws_inject_queue_clear       (WsInjectQueue    *self);
 gboolean   ws_inject_queue_push        (WsInjectQueue    *self,
+                                        WsRawTask        *task);
+gboolean   ws_inject_queue_push_remote (WsInjectQueue    *self,
                                         WsRawTask        *task);
 gboolean   ws_inject_queue_push_batch  (WsInjectQueue    *self,
                                         WsRawTask *const *tasks,
@@ -65,6 +72,17 @@ static inline gboolean
 ws_inject_queue_is_empty (WsInjectQueue *self)
 {
   return ws_inject_queue_len (self) == 0;
+}
+
+/* The tasks pushed from outside the pool so far. @order: acquire where
+ * the caller reads the length next and must find every push the count
+ * includes there (the count is stored after the length, with release);
+ * relaxed for a hint or a statistic. */
+static inline guint64
+ws_inject_queue_n_remote (WsInjectQueue *self,
+                          memory_order   order)
+{
+  return atomic_load_explicit (&self->n_remote, order);
 }
 
 G_END_DECLS

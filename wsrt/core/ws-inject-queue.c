@@ -36,6 +36,7 @@ ws_inject_queue_init (WsInjectQueue *self)
   self->spare = NULL;
   self->sealed = FALSE;
   atomic_init (&self->len, 0);
+  atomic_init (&self->n_remote, 0);
 }
 
 void
@@ -70,18 +71,16 @@ push_locked (WsInjectQueue *self,
   self->tail_block->slots[self->tail_index++] = task;
 }
 
-/* Returns FALSE, and takes nothing, if the queue is sealed. */
-gboolean
-ws_inject_queue_push_batch (WsInjectQueue    *self,
-                            WsRawTask *const *tasks,
-                            gsize             n)
+/* With the lock held: FALSE if sealed; else pushes @n tasks and, if
+ * @remote, counts them as pushed from outside the pool. */
+static gboolean
+push_batch_locked (WsInjectQueue    *self,
+                   WsRawTask *const *tasks,
+                   gsize             n,
+                   gboolean          remote)
 {
-  ws_lock_lock (&self->lock);
   if G_UNLIKELY (self->sealed)
-    {
-      ws_lock_unlock (&self->lock);
-      return FALSE;
-    }
+    return FALSE;
   for (gsize i = 0; i < n; i++)
     push_locked (self, tasks[i]);
   /* SeqCst: a producer's push must be ordered before its look at the idle
@@ -90,11 +89,50 @@ ws_inject_queue_push_batch (WsInjectQueue    *self,
   atomic_store_explicit (&self->len,
                          atomic_load_explicit (&self->len, memory_order_relaxed) + n,
                          memory_order_seq_cst);
+  /* After the length, with release: a worker that reads (acquire) a count
+   * including these tasks then reads a length including them too
+   * (take_injected, ws-worker.c). Every writer holds the lock, so a load
+   * and a store count without a read-modify-write. */
+  if (remote)
+    atomic_store_explicit (&self->n_remote,
+                           atomic_load_explicit (&self->n_remote, memory_order_relaxed) + n,
+                           memory_order_release);
+  return TRUE;
+}
+
+/* Returns FALSE, and takes nothing, if the queue is sealed. */
+gboolean
+ws_inject_queue_push_batch (WsInjectQueue    *self,
+                            WsRawTask *const *tasks,
+                            gsize             n)
+{
+  gboolean pushed;
+
+  ws_lock_lock (&self->lock);
+  pushed = push_batch_locked (self, tasks, n, FALSE);
   ws_lock_unlock (&self->lock);
 
   /* Between the push and the producer's look at the idle state. */
-  WS_CHAOS_POINT ();
-  return TRUE;
+  if (pushed)
+    WS_CHAOS_POINT ();
+  return pushed;
+}
+
+/* A push from outside the pool: as ws_inject_queue_push (), counted in
+ * ws_inject_queue_n_remote (). */
+gboolean
+ws_inject_queue_push_remote (WsInjectQueue *self,
+                             WsRawTask     *task)
+{
+  gboolean pushed;
+
+  ws_lock_lock (&self->lock);
+  pushed = push_batch_locked (self, &task, 1, TRUE);
+  ws_lock_unlock (&self->lock);
+
+  if (pushed)
+    WS_CHAOS_POINT ();
+  return pushed;
 }
 
 gboolean

@@ -32,6 +32,7 @@ gboolean ws_sleepers_transition_to_parked      (WsSleepers   *self,
                                                 guint         worker,
                                                 gboolean      is_searching);
 gint     ws_sleepers_worker_to_notify          (WsSleepers   *self);
+gint     ws_sleepers_worker_to_notify_after_sc (WsSleepers   *self);
 gboolean ws_sleepers_is_parked                 (WsSleepers   *self,
                                                 guint         worker);
 gboolean ws_sleepers_unpark_worker_by_id       (WsSleepers   *self,

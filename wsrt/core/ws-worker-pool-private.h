@@ -56,7 +56,6 @@ struct _WsWorkerPool
   _Atomic gboolean   shutdown;        /* set once, before workers are woken */
   _Atomic gboolean   started_flag;    /* lock-free check for lazy start */
   _Atomic gboolean   hooks_fixed;     /* a thread of the runtime may run them */
-  _Atomic guint64    remote_schedules;
 
   WsLock             sweep_lock;      /* one last sweep at a time */
   WsLock             lock;            /* guards what follows */

@@ -271,7 +271,6 @@ ws_worker_pool_new (const WsConfig        *config,
   ws_sleepers_init (&self->sleepers, n);
   ws_task_registry_init (&self->registry);
   atomic_init (&self->shutdown, FALSE);
-  atomic_init (&self->remote_schedules, 0);
   atomic_init (&self->started_flag, FALSE);
   ws_lock_init (&self->lock);
   ws_lock_init (&self->sweep_lock);
@@ -436,6 +435,15 @@ ws_worker_pool_notify_parked (WsWorkerPool *self)
     ws_parker_unpark (&self->workers[idx]->core.parker);
 }
 
+static void
+notify_parked_after_sc (WsWorkerPool *self)
+{
+  gint idx = ws_sleepers_worker_to_notify_after_sc (&self->sleepers);
+
+  if (idx >= 0)
+    ws_parker_unpark (&self->workers[idx]->core.parker);
+}
+
 /* From any thread but a running worker of this pool (or from our own
  * context while the worker is parked): through the injection queue, and
  * wake a sleeper if nobody searches. The caller keeps the pool alive
@@ -444,7 +452,7 @@ static void
 push_remote (WsWorkerPool *self,
              WsRawTask    *task)
 {
-  if G_UNLIKELY (!ws_inject_queue_push (&self->inject, task))
+  if G_UNLIKELY (!ws_inject_queue_push_remote (&self->inject, task))
     {
       /* Sealed: shutdown's last sweep is over and every task of the pool
        * has ended (doc/architecture.md, "Shutdown"); the sweep sealed
@@ -453,15 +461,11 @@ push_remote (WsWorkerPool *self,
       ws_raw_task_unref (task);
       return;
     }
-  /* Counted after the push, with release, paired with the acquire in
-   * take_injected (ws-worker.c): a worker that reads a count including
-   * this push then sees the task in the queue's length, so it records
-   * the count as seen only once it has taken the task. Counted before
-   * the push, a worker could read the new count and an empty queue,
-   * record the count, and then hold the task back behind a chain of
-   * local tasks until the fairness tick. */
-  atomic_fetch_add_explicit (&self->remote_schedules, 1, memory_order_release);
-  ws_worker_pool_notify_parked (self);
+  /* The push counted itself as remote (ws_inject_queue_push_remote), for
+   * the fairness rule of take_injected (ws-worker.c). It made the task
+   * visible by a seq_cst store of the queue's length, which orders it
+   * before the look at the idle state without a fence (ws-sleepers.c). */
+  notify_parked_after_sc (self);
 }
 
 static inline gboolean

@@ -81,7 +81,7 @@ typedef struct
   gboolean        is_searching;
   gboolean        just_unparked;     /* for the no-op wake count */
   gboolean        is_shutdown;
-  guint64         remote_seen;       /* remote_schedules at the last take */
+  guint64         remote_seen;       /* the inject queue's n_remote at the last take */
   gint64          busy_since;
   guint32         gq_interval;       /* self-tuned global-queue interval */
   guint32         tick_at_tune;      /* tick when gq_interval was last tuned */

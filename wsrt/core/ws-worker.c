@@ -76,7 +76,7 @@ static inline gboolean
 remote_tasks_waiting (WsWorker *w)
 {
   return !ws_inject_queue_is_empty (&w->pool->inject)
-         && atomic_load_explicit (&w->pool->remote_schedules, memory_order_relaxed)
+         && ws_inject_queue_n_remote (&w->pool->inject, memory_order_relaxed)
             != w->core.remote_seen;
 }
 
@@ -152,11 +152,11 @@ take_injected (WsWorker *w,
   /* For remote_tasks_waiting (): kept when we see the queue empty or
    * empty it, so that remote tasks left in it count as waiting until
    * then. Read before the length: a remote push counted after this read
-   * shows as new. Acquire, paired with the release in push_remote
-   * (ws-worker-pool.c), which counts after pushing: a push this count
-   * includes is in the length read next, so it is never recorded as seen
-   * while still queued. */
-  remote = atomic_load_explicit (&s->remote_schedules, memory_order_acquire);
+   * shows as new. Acquire, paired with the release of the count, which
+   * ws_inject_queue_push_remote () stores after the length: a push this
+   * count includes is in the length read next, so it is never recorded
+   * as seen while still queued. */
+  remote = ws_inject_queue_n_remote (&s->inject, memory_order_acquire);
   len = ws_inject_queue_len (&s->inject);
   if (len == 0)
     {
