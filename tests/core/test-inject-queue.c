@@ -5,8 +5,9 @@
  *
  * Order (FIFO, across its blocks, for single and batch pushes and pops),
  * the length, the seal of shutdown's last sweep (pop until empty and seal
- * in one critical section; later pushes are refused), and several
- * producer threads against a consumer and against the seal. Tasks are
+ * with both locks held; later pushes are refused), the count of remote
+ * pushes, and several producer threads against a consumer, against two
+ * consumers at once and against the seal. Tasks are
  * fake pointers: the queue never looks inside one.
  */
 
@@ -143,8 +144,11 @@ test_fifo_across_blocks (void)
         g_assert_true (out[i] == tasks[i]);
       g_assert_cmpuint (ws_inject_queue_len (&inject), ==, 0);
       g_assert_null (ws_inject_queue_pop (&inject));
+      /* Empty: the poppers stand where the pushers do, and a block they
+       * left is kept for the pushers' next one. */
       g_assert_true (inject.head_block == inject.tail_block);
-      g_assert_cmpuint (inject.head_index, ==, 0);
+      g_assert_cmpuint (inject.head_index, ==, inject.tail_index);
+      g_assert_nonnull (atomic_load (&inject.spare));
     }
   ws_inject_queue_clear (&inject);
 }
@@ -343,6 +347,120 @@ test_concurrent_producers (void)
   g_test_message ("largest batch popped: %u", max_batch);
 }
 
+/* Two consumers on their own threads against the producers: the poppers'
+ * lock and the pushers' are different (ws-inject-queue.c), so pops race
+ * pushes, block links and block reuse. Every task comes out once, each
+ * consumer sees each producer's tasks in the order they were pushed, and
+ * the length never reads below zero (it would wrap to a huge count). Also
+ * pushes from outside the pool count in n_remote, overflow pushes not. */
+#define N_CONSUMERS 2
+
+typedef struct
+{
+  WsInjectQueue *q;
+  _Atomic guint *received;      /* by all consumers */
+  guint          total;
+  guint          next_of[N_PRODUCERS];
+  _Atomic guint *seen;          /* shared: one flag per task, set once */
+  guint          n_popped;
+  gboolean       bad_order;
+  gsize          max_len;
+} Consumer;
+
+static gpointer
+consumer_thread (gpointer data)
+{
+  Consumer *c = data;
+  guint32 rand = 0x9e3779b9u ^ GPOINTER_TO_UINT (data);
+
+  while (atomic_load (c->received) < c->total)
+    {
+      WsRawTask *out[40];
+      gsize n;
+      gsize len;
+
+      rand ^= rand << 13;
+      rand ^= rand >> 17;
+      rand ^= rand << 5;
+      len = ws_inject_queue_len (c->q);
+      c->max_len = MAX (c->max_len, len);
+      n = ws_inject_queue_pop_batch (c->q, out, 1 + rand % G_N_ELEMENTS (out));
+      for (gsize i = 0; i < n; i++)
+        {
+          guint index = ws_test_fake_task_index (out[i]);
+          guint producer = index / PER_PRODUCER;
+
+          g_assert_cmpuint (producer, <, N_PRODUCERS);
+          /* Each task once, across both consumers. */
+          g_assert_cmpuint (atomic_exchange (&c->seen[index], 1), ==, 0);
+          if (index % PER_PRODUCER < c->next_of[producer])
+            c->bad_order = TRUE;
+          c->next_of[producer] = index % PER_PRODUCER + 1;
+        }
+      c->n_popped += n;
+      atomic_fetch_add (c->received, (guint) n);
+    }
+  return NULL;
+}
+
+static void
+test_concurrent_consumers (void)
+{
+  Run r;
+  _Atomic guint received = 0;
+  Consumer consumers[N_CONSUMERS];
+  GThread *threads[N_CONSUMERS];
+  _Atomic guint *seen = g_new0 (_Atomic guint, N_PRODUCERS * PER_PRODUCER);
+  guint popped = 0;
+
+  run_start (&r, PER_PRODUCER, 0, NULL, 0);
+  for (guint i = 0; i < N_CONSUMERS; i++)
+    {
+      consumers[i] = (Consumer) { .q = &r.q, .received = &received,
+                                  .total = N_PRODUCERS * PER_PRODUCER, .seen = seen };
+      threads[i] = g_thread_new ("consumer", consumer_thread, &consumers[i]);
+    }
+  for (guint i = 0; i < N_CONSUMERS; i++)
+    {
+      g_thread_join (threads[i]);
+      g_assert_false (consumers[i].bad_order);
+      g_assert_cmpuint (consumers[i].max_len, <=, N_PRODUCERS * PER_PRODUCER);
+      popped += consumers[i].n_popped;
+      g_test_message ("consumer %u popped %u", i, consumers[i].n_popped);
+    }
+  g_assert_cmpuint (popped, ==, N_PRODUCERS * PER_PRODUCER);
+  for (guint i = 0; i < N_PRODUCERS * PER_PRODUCER; i++)
+    g_assert_cmpuint (atomic_load (&seen[i]), ==, 1);
+  for (guint i = 0; i < N_PRODUCERS; i++)
+    r.next_of[i] = atomic_load (&r.producers[i].accepted);
+  g_assert_cmpuint (run_finish (&r), ==, N_PRODUCERS * PER_PRODUCER);
+  g_free ((gpointer) seen);
+}
+
+/* Pushes from outside the pool are counted in n_remote, the pool's own
+ * (overflow) pushes are not; a refused push counts nothing. */
+static void
+test_remote_count (void)
+{
+  WsInjectQueue q;
+  WsRawTask *batch[2] = { ws_test_fake_task (1), ws_test_fake_task (2) };
+
+  ws_inject_queue_init (&q);
+  g_assert_cmpuint (ws_inject_queue_n_remote (&q, memory_order_relaxed), ==, 0);
+  g_assert_true (ws_inject_queue_push_remote (&q, ws_test_fake_task (0)));
+  g_assert_true (ws_inject_queue_push_batch (&q, batch, 2));
+  g_assert_true (ws_inject_queue_push (&q, ws_test_fake_task (3)));
+  g_assert_true (ws_inject_queue_push_remote (&q, ws_test_fake_task (4)));
+  g_assert_cmpuint (ws_inject_queue_n_remote (&q, memory_order_relaxed), ==, 2);
+  g_assert_cmpuint (ws_inject_queue_len (&q), ==, 5);
+  for (guint i = 0; i < 5; i++)
+    g_assert_true (ws_inject_queue_pop (&q) == ws_test_fake_task (i));
+  g_assert_null (ws_inject_queue_pop_or_seal (&q));
+  g_assert_false (ws_inject_queue_push_remote (&q, ws_test_fake_task (5)));
+  g_assert_cmpuint (ws_inject_queue_n_remote (&q, memory_order_relaxed), ==, 2);
+  ws_inject_queue_clear (&q);
+}
+
 /* The seal races the producers: every push either lands before the seal,
  * and the sweep pops it, or is refused. Nothing is left behind, nothing
  * lost. The producers pause between pushes, so that the sweep often
@@ -404,4 +522,6 @@ WS_TEST_MAIN ({ "/inject-queue/push-pop-order", test_push_pop_order },
               { "/inject-queue/sealed", test_sealed },
               { "/inject-queue/seal-refuses-batch", test_seal_refuses_batch },
               { "/inject-queue/concurrent-producers", test_concurrent_producers },
+              { "/inject-queue/concurrent-consumers", test_concurrent_consumers },
+              { "/inject-queue/remote-count", test_remote_count },
               { "/inject-queue/seal-races-producers", test_seal_races_producers })

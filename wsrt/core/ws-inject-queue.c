@@ -5,21 +5,49 @@
  *
  * Spawns and wakes from outside a worker, and local-queue overflow, land
  * here. Task pointers sit in a list of 1 KiB blocks, so that a worker
- * taking a batch copies pointers out of one or two blocks under the lock
- * instead of walking the tasks (an intrusive list made the batch pop walk
- * up to 128 tasks that another core had just written, a cache miss each,
- * while the producer waited on the lock: 10-12% of the samples of
- * spawn_many_local). One drained block is kept as a spare, so a steady
- * stream allocates nothing.
+ * taking a batch copies pointers out of one or two blocks instead of
+ * walking the tasks (an intrusive list made the batch pop walk up to 128
+ * tasks that another core had just written, a cache miss each, while the
+ * producer waited on the lock: 10-12% of the samples of
+ * spawn_many_local).
+ *
+ * Two locks, as in Michael and Scott's two-lock queue: pushers take
+ * tail_lock and touch only the tail block, poppers take head_lock and
+ * touch only the head block, so a spawning thread never waits for a
+ * worker taking a batch (with one lock, the main thread of
+ * spawn_many_local slept in futex_wait on it for a tenth of its time:
+ * doc/performance.md). What passes between the two sides:
+ *
+ *  - pushed, the count of tasks ever pushed: a pusher writes its slots,
+ *    links a new block where the tail one is full, and only then stores
+ *    pushed (seq_cst, so also a release), under tail_lock. A popper reads
+ *    pushed (seq_cst, so also an acquire) under head_lock and takes only
+ *    what that count covers: every slot it reads, and every `next` link
+ *    it follows, was written before the store it read.
+ *  - popped, the count of tasks ever popped, stored (release) under
+ *    head_lock. The length is pushed - popped, read in that order
+ *    (ws_inject_queue_len): popped first, so that the difference is never
+ *    less than the tasks the queue held when pushed was read, only more
+ *    (a pop between the two reads), which costs at most a look under the
+ *    lock or a spare wake. The Dekker pair with a parker is on pushed,
+ *    as it was on the length (ws-sleepers.c).
+ *  - Blocks: a popper that leaves a block behind (it took the block's
+ *    last slot and follows `next`) no longer needs it, and the pushers
+ *    stopped writing it when they linked the next one. It hands it to the
+ *    pushers as `spare` (exchange, acq_rel: its reads of the slots come
+ *    before a pusher's writes into the reused block), and a pusher that
+ *    needs a new block takes the spare first. So a steady stream allocates
+ *    nothing.
  *
  * Shutdown does not close this queue: spawns accepted before the spawn
  * gate closed, and wakes of tasks that shutdown is cancelling, keep
  * landing here while the workers stop, and shutdown's last sweep drains
- * them. That sweep pops until the queue is empty and seals it in the
- * same critical section (ws_inject_queue_pop_or_seal). A push to a sealed
- * queue is refused and the caller keeps its reference: by then every
- * task of the pool has ended (doc/architecture.md, "Shutdown"), so the
- * caller only drops it. A push never cancels or completes a task.
+ * them. That sweep pops until the queue is empty and seals it with both
+ * locks held (ws_inject_queue_pop_or_seal; head_lock before tail_lock,
+ * the one order in which a thread holds both). A push to a sealed queue
+ * is refused and the caller keeps its reference: by then every task of
+ * the pool has ended (doc/architecture.md, "Shutdown"), so the caller
+ * only drops it. A push never cancels or completes a task.
  */
 
 #include "config.h"
@@ -30,40 +58,49 @@
 void
 ws_inject_queue_init (WsInjectQueue *self)
 {
-  ws_lock_init (&self->lock);
-  self->head_block = self->tail_block = g_new0 (WsInjectBlock, 1);
+  WsInjectBlock *block = g_new0 (WsInjectBlock, 1);
+
+  ws_lock_init (&self->head_lock);
+  ws_lock_init (&self->tail_lock);
+  self->head_block = self->tail_block = block;
   self->head_index = self->tail_index = 0;
-  self->spare = NULL;
   self->sealed = FALSE;
-  atomic_init (&self->len, 0);
+  atomic_init (&self->popped, 0);
+  atomic_init (&self->pushed, 0);
   atomic_init (&self->n_remote, 0);
+  atomic_init (&self->spare, NULL);
 }
 
 void
 ws_inject_queue_clear (WsInjectQueue *self)
 {
-  g_assert (atomic_load_explicit (&self->len, memory_order_relaxed) == 0);
+  g_assert (ws_inject_queue_len (self) == 0);
+  /* Every task pushed was popped, so the poppers are in the last block. */
   g_assert (self->head_block == self->tail_block);
   g_free (self->head_block);
-  g_free (self->spare);
-  self->head_block = self->tail_block = self->spare = NULL;
-  ws_lock_clear (&self->lock);
+  g_free (atomic_load_explicit (&self->spare, memory_order_relaxed));
+  self->head_block = self->tail_block = NULL;
+  atomic_store_explicit (&self->spare, NULL, memory_order_relaxed);
+  ws_lock_clear (&self->head_lock);
+  ws_lock_clear (&self->tail_lock);
 }
 
-/* With the lock held. */
+/* With tail_lock held. */
 static void
 push_locked (WsInjectQueue *self,
              WsRawTask     *task)
 {
   if G_UNLIKELY (self->tail_index == WS_INJECT_BLOCK_SLOTS)
     {
-      WsInjectBlock *block = self->spare;
+      /* Acquire (of the exchange): the popper's reads of the spare's
+       * slots came before its release. */
+      WsInjectBlock *block = atomic_exchange_explicit (&self->spare, NULL,
+                                                       memory_order_acq_rel);
 
-      if (block != NULL)
-        self->spare = NULL;
-      else
+      if (block == NULL)
         block = g_new (WsInjectBlock, 1);
       block->next = NULL;
+      /* Published to the poppers by the store of pushed below. */
       self->tail_block->next = block;
       self->tail_block = block;
       self->tail_index = 0;
@@ -71,7 +108,7 @@ push_locked (WsInjectQueue *self,
   self->tail_block->slots[self->tail_index++] = task;
 }
 
-/* With the lock held: FALSE if sealed; else pushes @n tasks and, if
+/* With tail_lock held: FALSE if sealed; else pushes @n tasks and, if
  * @remote, counts them as pushed from outside the pool. */
 static gboolean
 push_batch_locked (WsInjectQueue    *self,
@@ -84,15 +121,16 @@ push_batch_locked (WsInjectQueue    *self,
   for (gsize i = 0; i < n; i++)
     push_locked (self, tasks[i]);
   /* SeqCst: a producer's push must be ordered before its look at the idle
-   * state (ws_sleepers_worker_to_notify), against a worker that parks and then
-   * re-checks this length. */
-  atomic_store_explicit (&self->len,
-                         atomic_load_explicit (&self->len, memory_order_relaxed) + n,
+   * state (ws_sleepers_worker_to_notify), against a worker that parks and
+   * then re-checks the length; and, as a release, it publishes the slots
+   * and links above to the poppers. Every writer holds tail_lock, so a
+   * load and a store count without a read-modify-write. */
+  atomic_store_explicit (&self->pushed,
+                         atomic_load_explicit (&self->pushed, memory_order_relaxed) + n,
                          memory_order_seq_cst);
-  /* After the length, with release: a worker that reads (acquire) a count
+  /* After pushed, with release: a worker that reads (acquire) a count
    * including these tasks then reads a length including them too
-   * (take_injected, ws-worker.c). Every writer holds the lock, so a load
-   * and a store count without a read-modify-write. */
+   * (take_injected, ws-worker.c). */
   if (remote)
     atomic_store_explicit (&self->n_remote,
                            atomic_load_explicit (&self->n_remote, memory_order_relaxed) + n,
@@ -108,9 +146,9 @@ ws_inject_queue_push_batch (WsInjectQueue    *self,
 {
   gboolean pushed;
 
-  ws_lock_lock (&self->lock);
+  ws_lock_lock (&self->tail_lock);
   pushed = push_batch_locked (self, tasks, n, FALSE);
-  ws_lock_unlock (&self->lock);
+  ws_lock_unlock (&self->tail_lock);
 
   /* Between the push and the producer's look at the idle state. */
   if (pushed)
@@ -126,9 +164,9 @@ ws_inject_queue_push_remote (WsInjectQueue *self,
 {
   gboolean pushed;
 
-  ws_lock_lock (&self->lock);
+  ws_lock_lock (&self->tail_lock);
   pushed = push_batch_locked (self, &task, 1, TRUE);
-  ws_lock_unlock (&self->lock);
+  ws_lock_unlock (&self->tail_lock);
 
   if (pushed)
     WS_CHAOS_POINT ();
@@ -149,7 +187,8 @@ ws_inject_queue_pop_batch (WsInjectQueue  *self,
                            gsize           max)
 {
   WsInjectBlock *retired = NULL;
-  gsize len;
+  gsize popped;
+  gsize pushed;
   gsize n = 0;
 
   if (ws_inject_queue_is_empty (self) || max == 0)
@@ -157,44 +196,41 @@ ws_inject_queue_pop_batch (WsInjectQueue  *self,
 
   WS_CHAOS_POINT ();
 
-  ws_lock_lock (&self->lock);
-  len = atomic_load_explicit (&self->len, memory_order_relaxed);
-  max = MIN (max, len);
+  ws_lock_lock (&self->head_lock);
+  popped = atomic_load_explicit (&self->popped, memory_order_relaxed);
+  /* Acquire (seq_cst): the slots and links of the pushes it counts. Read
+   * once, into a variable: MIN () evaluates its arguments twice. */
+  pushed = atomic_load_explicit (&self->pushed, memory_order_seq_cst);
+  max = MIN (max, pushed - popped);
   while (n < max)
     {
-      guint end;
       gsize k;
 
       if (self->head_index == WS_INJECT_BLOCK_SLOTS)
         {
-          /* Tasks remain, so there is a next block. */
+          /* Tasks remain, so the pushers linked a next block before they
+           * counted them, and write this one no more. */
           WsInjectBlock *old = self->head_block;
 
           self->head_block = old->next;
           self->head_index = 0;
-          if (self->spare == NULL)
-            self->spare = old;
-          else
+          /* Release: our reads of its slots, before a pusher reuses it. */
+          old = atomic_exchange_explicit (&self->spare, old, memory_order_acq_rel);
+          if (old != NULL)
             {
               old->next = retired;
               retired = old;
             }
         }
 
-      end = self->head_block == self->tail_block ? self->tail_index : WS_INJECT_BLOCK_SLOTS;
-      k = MIN ((gsize) (end - self->head_index), max - n);
+      k = MIN ((gsize) (WS_INJECT_BLOCK_SLOTS - self->head_index), max - n);
       memcpy (out + n, &self->head_block->slots[self->head_index], k * sizeof *out);
       self->head_index += k;
       n += k;
     }
-  if (n == len)
-    {
-      /* Empty: start the last block over. */
-      g_assert (self->head_block == self->tail_block);
-      self->head_index = self->tail_index = 0;
-    }
-  atomic_store_explicit (&self->len, len - n, memory_order_relaxed);
-  ws_lock_unlock (&self->lock);
+  /* Release: nothing is published by it; a reader only counts. */
+  atomic_store_explicit (&self->popped, popped + n, memory_order_release);
+  ws_lock_unlock (&self->head_lock);
 
   while (retired != NULL)
     {
@@ -216,8 +252,8 @@ ws_inject_queue_pop (WsInjectQueue *self)
   return task;
 }
 
-/* Pops one task; if the queue is empty, seals it in the same critical
- * section, so that no push can land after the last pop. */
+/* Pops one task; if the queue is empty, seals it with both locks held,
+ * so that no push can land after the last pop. */
 WsRawTask *
 ws_inject_queue_pop_or_seal (WsInjectQueue *self)
 {
@@ -225,17 +261,21 @@ ws_inject_queue_pop_or_seal (WsInjectQueue *self)
 
   for (;;)
     {
+      gboolean sealed = FALSE;
+
       if (ws_inject_queue_pop_batch (self, &task, 1) == 1)
         return task;
 
-      ws_lock_lock (&self->lock);
-      if (atomic_load_explicit (&self->len, memory_order_relaxed) == 0)
-        {
-          self->sealed = TRUE;
-          ws_lock_unlock (&self->lock);
-          return NULL;
-        }
-      ws_lock_unlock (&self->lock);
+      ws_lock_lock (&self->head_lock);
+      ws_lock_lock (&self->tail_lock);
+      /* Both counts are stable with both locks held. */
+      if (atomic_load_explicit (&self->pushed, memory_order_relaxed)
+          == atomic_load_explicit (&self->popped, memory_order_relaxed))
+        sealed = self->sealed = TRUE;
+      ws_lock_unlock (&self->tail_lock);
+      ws_lock_unlock (&self->head_lock);
+      if (sealed)
+        return NULL;
     }
 }
 
@@ -244,9 +284,9 @@ ws_inject_queue_is_sealed (WsInjectQueue *self)
 {
   gboolean sealed;
 
-  ws_lock_lock (&self->lock);
+  ws_lock_lock (&self->tail_lock);
   sealed = self->sealed;
-  ws_lock_unlock (&self->lock);
+  ws_lock_unlock (&self->tail_lock);
 
   return sealed;
 }
