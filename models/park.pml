@@ -14,7 +14,8 @@
  *    NOTIFIED; a sleeping worker blocks until NOTIFIED (the eventfd wakeup
  *    of g_main_context_wakeup is sticky, so "blocks until" is exact);
  *  - push_remote (wsrt/core/ws-worker-pool.c): a remote spawn pushes to the
- *    injection queue (ws_inject_queue_push_remote, seq_cst store of len)
+ *    injection queue (ws_inject_queue_push_remote, seq_cst store of its
+ *    count of pushes)
  *    and looks at the idle state (ws_sleepers_worker_to_notify_after_sc,
  *    a seq_cst load of state with no fence before it: two seq_cst
  *    operations, kept in order by C11's single total order, which is
@@ -36,7 +37,8 @@
  *
  * Spin's interleaving semantics are sequentially consistent, which is what
  * the seq_cst operations of the Dekker check provide in C: the producer
- * stores len then loads state; the parker RMWs state then loads len.
+ * stores the count then loads state; the parker RMWs state then loads the
+ * count.
  * Queue contents are counts; a steal takes the larger half
  * (ws_local_queue_steal_into); the injection pop takes one task.
  *
@@ -102,7 +104,7 @@ byte n_sleepers = 0;
 bool is_sleeping[NW];
 
 byte parker[NW];             /* WsParker.state */
-byte inject = 0;             /* WsInjectQueue.len */
+byte inject = 0;             /* WsInjectQueue.pushed - popped */
 byte lq[NW];              /* local run queue lengths */
 byte ran = 0;                /* tasks polled */
 byte children_left = NCHILD;
@@ -171,7 +173,7 @@ proctype producer ()
 
   do
   :: k < NREMOTE ->
-     inject++;                         /* push: seq_cst store of len */
+     inject++;                         /* push: seq_cst store of pushed */
      notify_parked ();
      k++
   :: else -> break
@@ -205,7 +207,7 @@ proctype worker (byte me)
      }
 
      /* next_task: pop_injected by a worker that is not searching
-      * (take_injected: a batch of len / NW + 1 under the lock, the rest
+      * (take_injected: a batch of len / NW + 1 under head_lock, the rest
       * pushed to our run queue, then a notify for them) */
      if
      :: !found && !is_searching ->

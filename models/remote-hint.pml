@@ -5,7 +5,7 @@
  *
  * One worker and NREMOTE remote producers. Mirrors:
  *  - ws_inject_queue_push_remote (wsrt/core/ws-inject-queue.c): under
- *    the queue's lock, push the task (len + 1), then count it as remote
+ *    tail_lock, push the task (pushed + 1), then count it as remote
  *    (n_remote + 1, release);
  *  - take_injected (wsrt/core/ws-worker.c): read the count (acquire),
  *    then the queue's length; an empty queue records the count as seen;

@@ -25,11 +25,13 @@
  *    what that count covers: every slot it reads, and every `next` link
  *    it follows, was written before the store it read.
  *  - popped, the count of tasks ever popped, stored (release) under
- *    head_lock. The length is pushed - popped, read in that order
- *    (ws_inject_queue_len): popped first, so that the difference is never
+ *    head_lock. The length is pushed - popped, with popped read first and
+ *    pushed second (ws_inject_queue_len), so that the difference is never
  *    less than the tasks the queue held when pushed was read, only more
  *    (a pop between the two reads), which costs at most a look under the
- *    lock or a spare wake. The Dekker pair with a parker is on pushed,
+ *    lock or a spare wake; the release of popped, paired with that
+ *    acquire (seq_cst) load, makes the pushed read after it at least the
+ *    one the popper read, so the difference never wraps. The Dekker pair with a parker is on pushed,
  *    as it was on the length (ws-sleepers.c).
  *  - Blocks: a popper that leaves a block behind (it took the block's
  *    last slot and follows `next`) no longer needs it, and the pushers
@@ -121,8 +123,9 @@ push_batch_locked (WsInjectQueue    *self,
   for (gsize i = 0; i < n; i++)
     push_locked (self, tasks[i]);
   /* SeqCst: a producer's push must be ordered before its look at the idle
-   * state (ws_sleepers_worker_to_notify), against a worker that parks and
-   * then re-checks the length; and, as a release, it publishes the slots
+   * state (ws_sleepers_worker_to_notify_after_sc, or the fenced
+   * ws_sleepers_worker_to_notify after an overflow), against a worker
+   * that parks and then re-checks the length; and, as a release, it publishes the slots
    * and links above to the poppers. Every writer holds tail_lock, so a
    * load and a store count without a read-modify-write. */
   atomic_store_explicit (&self->pushed,
@@ -228,7 +231,9 @@ ws_inject_queue_pop_batch (WsInjectQueue  *self,
       self->head_index += k;
       n += k;
     }
-  /* Release: nothing is published by it; a reader only counts. */
+  /* Release: a reader that sees this count then reads a pushed at least
+   * as large as the one we read (ws_inject_queue_len), so the length it
+   * computes never wraps below zero. */
   atomic_store_explicit (&self->popped, popped + n, memory_order_release);
   ws_lock_unlock (&self->head_lock);
 

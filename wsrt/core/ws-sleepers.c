@@ -19,15 +19,15 @@
  *  - every worker that parks looks at every queue first.
  *
  * The lost-wake argument is a Dekker pattern: a producer stores the task
- * (a seq_cst store of the injection queue's length, or a release store of
- * a run queue's tail), makes a seq_cst fence and reads this state; a
- * parker updates this state (seq_cst RMW), makes a seq_cst fence and
- * reads the queues. One of the two sees the other. A producer whose store
- * was the injection queue's seq_cst length needs no fence before its
+ * (a seq_cst store of the injection queue's count of pushes, or a release
+ * store of a run queue's tail), makes a seq_cst fence and reads this
+ * state; a parker updates this state (seq_cst RMW), makes a seq_cst fence
+ * and reads the queues. One of the two sees the other. A producer whose
+ * store was the injection queue's seq_cst count needs no fence before its
  * seq_cst load of this state (ws_sleepers_worker_to_notify_after_sc): the
  * single total order of seq_cst operations keeps the two in program order,
  * and if the load comes before the parker's RMW in that order, the
- * parker's seq_cst load of the length comes after the store. (On x86 that
+ * parker's seq_cst load of the count comes after the store. (On x86 that
  * store is an xchg, a full barrier already; on ARMv8 an stlr, which a
  * later ldar cannot pass.) Where the producer
  * notifies for a task another thread pushed (a parker's or a searcher's
@@ -173,7 +173,7 @@ ws_sleepers_worker_to_notify (WsSleepers *self)
 }
 
 /* As ws_sleepers_worker_to_notify (), for a caller whose task became
- * visible by a seq_cst store (the injection queue's length): a seq_cst
+ * visible by a seq_cst store (the injection queue's count of pushes): a seq_cst
  * store and the seq_cst load of the state after it are ordered by the
  * single total order of seq_cst operations, as the fence orders a release
  * store (see the top of this file), so no fence is needed. */

@@ -84,7 +84,7 @@
  *     (a task still alive is one whose queued instance a waker holds
  *     between its CAS and its push: the sweep yields until the push
  *     lands and drains it), then pop the injection queue until it is
- *     empty, sealing it in the same critical section. Cancelling a task
+ *     empty, sealing it with both of its locks held. Cancelling a task
  *     wakes its awaiter, whose schedule pushes it to the (not yet sealed)
  *     injection queue; the loop pops it in turn, so cancellation is
  *     iterative (P). Then the zombies' host references go back
@@ -219,8 +219,8 @@
  *
  * Without the gate, a spawn that read "open" and was then descheduled
  * would push after the last sweep, and its destroy notify would run after
- * shutdown returned TRUE; without the seal's single critical section, a
- * push could land between the last pop and the seal. Without (H), a
+ * shutdown returned TRUE; without the seal's holding both of the queue's
+ * locks, a push could land between the last pop and the seal. Without (H), a
  * foreign wake of a task that shutdown ended would push into a freed
  * injection queue once the program dropped the runtime; without the
  * foreign push's own runtime reference, its notify would touch a freed

@@ -153,9 +153,9 @@ take_injected (WsWorker *w,
    * empty it, so that remote tasks left in it count as waiting until
    * then. Read before the length: a remote push counted after this read
    * shows as new. Acquire, paired with the release of the count, which
-   * ws_inject_queue_push_remote () stores after the length: a push this
-   * count includes is in the length read next, so it is never recorded
-   * as seen while still queued. */
+   * ws_inject_queue_push_remote () stores after the count of pushes: a
+   * push this count includes is in the length read next, so it is never
+   * recorded as seen while still queued. */
   remote = ws_inject_queue_n_remote (&s->inject, memory_order_acquire);
   len = ws_inject_queue_len (&s->inject);
   if (len == 0)
@@ -512,7 +512,9 @@ park (WsWorker *w)
    * above and the queue reads below must not be reordered, but the local
    * queues are read with acquire loads, and an acquire load after a
    * seq_cst RMW is not ordered by C11 on every architecture. The fence
-   * pairs with the producer's fence in ws_sleepers_worker_to_notify (). */
+   * pairs with the producer's fence in ws_sleepers_worker_to_notify (), or
+   * with a remote producer's seq_cst store of the injection queue's count
+   * (ws_sleepers_worker_to_notify_after_sc, ws-sleepers.c). */
   atomic_thread_fence (memory_order_seq_cst);
 
   /* Every parker looks at every queue before it sleeps: a producer may
