@@ -31,8 +31,8 @@
  *    (a pop between the two reads), which costs at most a look under the
  *    lock or a spare wake; the release of popped, paired with that
  *    acquire (seq_cst) load, makes the pushed read after it at least the
- *    one the popper read, so the difference never wraps. The Dekker pair with a parker is on pushed,
- *    as it was on the length (ws-sleepers.c).
+ *    one the popper read, so the difference never wraps. The Dekker pair
+ *    with a parker is on pushed (ws-sleepers.c).
  *  - Blocks: a popper that leaves a block behind (it took the block's
  *    last slot and follows `next`) no longer needs it, and the pushers
  *    stopped writing it when they linked the next one. It hands it to the
@@ -125,9 +125,10 @@ push_batch_locked (WsInjectQueue    *self,
   /* SeqCst: a producer's push must be ordered before its look at the idle
    * state (ws_sleepers_worker_to_notify_after_sc, or the fenced
    * ws_sleepers_worker_to_notify after an overflow), against a worker
-   * that parks and then re-checks the length; and, as a release, it publishes the slots
-   * and links above to the poppers. Every writer holds tail_lock, so a
-   * load and a store count without a read-modify-write. */
+   * that parks and then re-checks the length; and, as a release, it
+   * publishes the slots and links above to the poppers. Every writer
+   * holds tail_lock, so a load and a store count without a
+   * read-modify-write. */
   atomic_store_explicit (&self->pushed,
                          atomic_load_explicit (&self->pushed, memory_order_relaxed) + n,
                          memory_order_seq_cst);
@@ -141,16 +142,16 @@ push_batch_locked (WsInjectQueue    *self,
   return TRUE;
 }
 
-/* Returns FALSE, and takes nothing, if the queue is sealed. */
-gboolean
-ws_inject_queue_push_batch (WsInjectQueue    *self,
-                            WsRawTask *const *tasks,
-                            gsize             n)
+static gboolean
+push (WsInjectQueue    *self,
+      WsRawTask *const *tasks,
+      gsize             n,
+      gboolean          remote)
 {
   gboolean pushed;
 
   ws_lock_lock (&self->tail_lock);
-  pushed = push_batch_locked (self, tasks, n, FALSE);
+  pushed = push_batch_locked (self, tasks, n, remote);
   ws_lock_unlock (&self->tail_lock);
 
   /* Between the push and the producer's look at the idle state. */
@@ -159,21 +160,22 @@ ws_inject_queue_push_batch (WsInjectQueue    *self,
   return pushed;
 }
 
+/* Returns FALSE, and takes nothing, if the queue is sealed. */
+gboolean
+ws_inject_queue_push_batch (WsInjectQueue    *self,
+                            WsRawTask *const *tasks,
+                            gsize             n)
+{
+  return push (self, tasks, n, FALSE);
+}
+
 /* A push from outside the pool: as ws_inject_queue_push (), counted in
  * ws_inject_queue_n_remote (). */
 gboolean
 ws_inject_queue_push_remote (WsInjectQueue *self,
                              WsRawTask     *task)
 {
-  gboolean pushed;
-
-  ws_lock_lock (&self->tail_lock);
-  pushed = push_batch_locked (self, &task, 1, TRUE);
-  ws_lock_unlock (&self->tail_lock);
-
-  if (pushed)
-    WS_CHAOS_POINT ();
-  return pushed;
+  return push (self, &task, 1, TRUE);
 }
 
 gboolean

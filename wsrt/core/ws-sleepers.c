@@ -29,11 +29,11 @@
  * and if the load comes before the parker's RMW in that order, the
  * parker's seq_cst load of the count comes after the store. (On x86 that
  * store is an xchg, a full barrier already; on ARMv8 an stlr, which a
- * later ldar cannot pass.) Where the producer
- * notifies for a task another thread pushed (a parker's or a searcher's
- * look below), that push happens before its fence through the acquire
- * read of the queue, which the fence rules of C11 as C++20 states them
- * (P0668) order as well.
+ * later ldar cannot pass.) Where the producer notifies for a task
+ * another thread pushed (a parker's or a searcher's look below), that
+ * push happens before its fence through the acquire read of the queue,
+ * which the fence rules of C11 as C++20 states them (P0668) order as
+ * well.
  *
  * Tasks that move between queues keep the pair: a worker that takes a
  * batch from the injection queue into its run queue notifies for them
@@ -173,10 +173,10 @@ ws_sleepers_worker_to_notify (WsSleepers *self)
 }
 
 /* As ws_sleepers_worker_to_notify (), for a caller whose task became
- * visible by a seq_cst store (the injection queue's count of pushes): a seq_cst
- * store and the seq_cst load of the state after it are ordered by the
- * single total order of seq_cst operations, as the fence orders a release
- * store (see the top of this file), so no fence is needed. */
+ * visible by a seq_cst store (the injection queue's count of pushes): a
+ * seq_cst store and the seq_cst load of the state after it are ordered
+ * by the single total order of seq_cst operations, as the fence orders a
+ * release store (see the top of this file), so no fence is needed. */
 gint
 ws_sleepers_worker_to_notify_after_sc (WsSleepers *self)
 {
