@@ -426,22 +426,27 @@ ws_worker_pool_get_context (WsWorkerPool *self,
   return self->workers[index]->core.context;
 }
 
-void
-ws_worker_pool_notify_parked (WsWorkerPool *self)
+/* Wakes worker @idx, if one was picked (>= 0). */
+static void
+unpark (WsWorkerPool *self,
+        gint          idx)
 {
-  gint idx = ws_sleepers_worker_to_notify (&self->sleepers);
-
   if (idx >= 0)
     ws_parker_unpark (&self->workers[idx]->core.parker);
 }
 
+void
+ws_worker_pool_notify_parked (WsWorkerPool *self)
+{
+  unpark (self, ws_sleepers_worker_to_notify (&self->sleepers));
+}
+
+/* After a push whose task became visible by a seq_cst store: no fence
+ * (ws_sleepers_worker_to_notify_after_sc, ws-sleepers.c). */
 static void
 notify_parked_after_sc (WsWorkerPool *self)
 {
-  gint idx = ws_sleepers_worker_to_notify_after_sc (&self->sleepers);
-
-  if (idx >= 0)
-    ws_parker_unpark (&self->workers[idx]->core.parker);
+  unpark (self, ws_sleepers_worker_to_notify_after_sc (&self->sleepers));
 }
 
 /* From any thread but a running worker of this pool (or from our own
@@ -463,8 +468,9 @@ push_remote (WsWorkerPool *self,
     }
   /* The push counted itself as remote (ws_inject_queue_push_remote), for
    * the fairness rule of take_injected (ws-worker.c). It made the task
-   * visible by a seq_cst store of the queue's length, which orders it
-   * before the look at the idle state without a fence (ws-sleepers.c). */
+   * visible by a seq_cst store of the queue's count of pushes, which
+   * orders it before the look at the idle state without a fence
+   * (ws-sleepers.c). */
   notify_parked_after_sc (self);
 }
 
