@@ -621,6 +621,13 @@ class Trail {
     }
 }
 
+/* A Vala closure captures a variable, not its value: a lambda spawned in
+ * a loop would read the loop's counter while the loop goes on.  A call
+ * gives each task a variable of its own. */
+static Ws.Task spawn_returning (Ws.Runtime rt, int value) {
+    return rt.spawn ((cx) => { cx.return_value (value); return Ws.Poll.READY; });
+}
+
 async void yield_everywhere (Ws.Promise promise, Ws.Runtime rt, Ws.Oneshot shot,
                              Ws.Limiter limiter, File file, Trail trail) {
     var cancellable = promise.get_cancellable ();
@@ -635,7 +642,7 @@ async void yield_everywhere (Ws.Promise promise, Ws.Runtime rt, Ws.Oneshot shot,
         trail.mark ();
         var group = new Ws.TaskGroup ();
         for (int i = 0; i < 3; i++)
-            group.add (rt.spawn ((cx) => { cx.return_value (i); return Ws.Poll.READY; }));
+            group.add (spawn_returning (rt, i));
         yield group.wait_all_async (cancellable);
         trail.mark ();
         yield limiter.acquire_async (cancellable);
