@@ -4,9 +4,11 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * Threads that look up one context at the same time get one source, set
- * up once; a thread's cache answers with the source it found; and a
- * source that was destroyed (by its owner, or by its context's finalize)
- * is never answered again: ws-context-source-private.h.
+ * up once; a thread's cache answers with the source it found; a source
+ * that its owner destroyed is never answered again; and a thread's cache
+ * keeps the context of the source it holds until it has dropped the
+ * source, so that no g_source_unref () meets the context's finalize on
+ * another thread: ws-context-source-private.h.
  */
 
 #include "config.h"
@@ -151,13 +153,14 @@ test_cache_hit (void)
 }
 
 /* A destroyed source is not answered: destroyed by its owner on a live
- * context, the next lookup makes a new one there; destroyed by its
- * context's finalize, a lookup of a new context (maybe at the same
- * address) answers a live source attached to the new context. */
+ * context, the next lookup makes a new one there. A context whose owner
+ * lets go while the thread's cache holds its source lives on until the
+ * cache moves to another context, which finalizes it. */
 static void
 test_destroyed_not_returned (void)
 {
   GMainContext *context = g_main_context_new ();
+  GMainContext *other = g_main_context_new ();
   GSource *first = ws_context_source_get_cached (&probe_kind, context);
   GSource *second;
   GSource *held;
@@ -170,19 +173,56 @@ test_destroyed_not_returned (void)
   g_assert_true (g_source_get_context (second) == context);
   g_source_unref (first);
 
-  /* The thread's cache still holds @second when its context goes. */
+  /* The thread's cache still holds @second when its owner lets go. */
   held = g_source_ref (second);
   g_main_context_unref (context);
+  g_assert_false (g_source_is_destroyed (held));
+  g_assert_true (g_source_get_context (held) == context);
+  second = ws_context_source_get_cached (&probe_kind, other);
   g_assert_true (g_source_is_destroyed (held));
-  context = g_main_context_new ();
-  second = ws_context_source_get_cached (&probe_kind, context);
   g_assert_true (second != held);
   g_assert_false (g_source_is_destroyed (second));
-  g_assert_true (g_source_get_context (second) == context);
+  g_assert_true (g_source_get_context (second) == other);
   g_source_unref (held);
-  g_main_context_unref (context);
+  g_main_context_unref (other);
+}
+
+static gpointer
+unref_context_thread (gpointer data)
+{
+  g_main_context_unref (data);
+  return NULL;
+}
+
+/* The owner's last reference goes on another thread while this thread's
+ * cache moves on from the context's source. GLib's g_source_unref ()
+ * reads and locks the source's context, and the context's finalize
+ * clears that field under the lock: were the context not kept until
+ * the source's unref, the two would race (TSan reports it; elsewhere
+ * the unref could lock a freed context). Either thread may finalize the
+ * context; either way the source ends destroyed. */
+#define N_HANDOVERS 200
+
+static void
+test_cache_keeps_context (void)
+{
+  for (guint i = 0; i < N_HANDOVERS; i++)
+    {
+      GMainContext *context = g_main_context_new ();
+      GMainContext *next = g_main_context_new ();
+      GSource *held = g_source_ref (ws_context_source_get_cached (&probe_kind, context));
+      GThread *owner = g_thread_new ("owner", unref_context_thread, context);
+
+      (void) ws_context_source_get_cached (&probe_kind, next);
+      g_thread_join (owner);
+      g_assert_true (g_source_is_destroyed (held));
+      g_source_unref (held);
+      /* The cache holds @next until the next round's lookup. */
+      g_main_context_unref (next);
+    }
 }
 
 WS_TEST_MAIN ({ "/context-source/one-per-context", test_one_per_context },
               { "/context-source/cache-hit", test_cache_hit },
-              { "/context-source/destroyed-not-returned", test_destroyed_not_returned })
+              { "/context-source/destroyed-not-returned", test_destroyed_not_returned },
+              { "/context-source/cache-keeps-context", test_cache_keeps_context })

@@ -19,19 +19,25 @@
  * (its funcs, and a marker callback whose data is the same funcs), so the
  * context owns it: it stays attached until the context is finalized (or
  * its owner destroys it), and nothing of this module keeps the context
- * alive.
+ * alive but a thread's cache, for a bounded time (below).
  *
  * The per-thread cache (ws_context_source_get_cached): the last context
- * the calling thread looked up with that kind and its source, holding a
- * reference on the source, not the context, so that a caller on a hot
- * path does not walk the context's sources under a global lock each
- * time. A hit needs the same context pointer and a source not destroyed:
- * a context's finalize destroys its sources before its memory can be
- * reused by another context at the same address, so a live cached
- * source means a live, identical context. A miss takes the lock;
- * the old source's reference is dropped last, since that may finalize
- * the source of a context that is gone. The thread's cache is freed, and
- * its reference dropped, when the thread exits.
+ * the calling thread looked up with that kind and its source, so that a
+ * caller on a hot path does not walk the context's sources under a
+ * global lock each time. It holds a reference on the source and one on
+ * the context, and drops the source's first: GLib's g_source_unref ()
+ * reads the source's context without a lock and then locks it, so a
+ * context finalized on another thread at that moment (its owner's last
+ * unref, a GTask's finalize on a worker) would be read and locked after
+ * it was freed; the count of owed completions drops its references in
+ * the same order for the same reason (ws-owed.c). So the last context a
+ * thread looked up with a kind lives until that thread looks up another
+ * one or exits, a bounded delay of the context's finalize (one context
+ * per thread and kind). A hit needs the same context pointer and a
+ * source not destroyed (its owner may destroy it). A miss takes the
+ * lock, and drops the old references last, since that may finalize the
+ * old context. The thread's cache is freed, and its references dropped,
+ * when the thread exits.
  *
  * What a kind's module adds stays with it: what lives in the source and
  * its protocol (the module's header comment), whether a lookup makes a

@@ -79,16 +79,30 @@ ws_context_source_ref (WsContextSourceKind *kind,
 
 typedef struct
 {
-  GMainContext *context;      /* not a reference: compared only */
+  GMainContext *context;      /* a reference, dropped after the source's */
   GSource      *source;       /* a reference */
 } ContextSourceCache;
+
+/* Drops a source and then its context: g_source_unref () reads the
+ * source's context, which the context reference keeps from being
+ * finalized meanwhile on another thread. */
+static void
+unref_source_then_context (GSource      *source,
+                           GMainContext *context)
+{
+  if (source != NULL)
+    g_source_unref (source);
+  if (context != NULL)
+    g_main_context_unref (context);
+}
 
 void
 ws_context_source_cache_free (gpointer data)
 {
   ContextSourceCache *cache = data;
 
-  g_clear_pointer (&cache->source, g_source_unref);
+  unref_source_then_context (g_steal_pointer (&cache->source),
+                             g_steal_pointer (&cache->context));
   g_free (cache);
 }
 
@@ -108,7 +122,8 @@ ws_context_source_get_cached (WsContextSourceKind *kind,
                               GMainContext        *context)
 {
   ContextSourceCache *cache = g_private_get (&kind->cache);
-  GSource *old;
+  GMainContext *old_context;
+  GSource *old_source;
 
   /* The argument for a hit is in ws-context-source-private.h. */
   if G_LIKELY (cache != NULL && cache->context == context
@@ -120,11 +135,11 @@ ws_context_source_get_cached (WsContextSourceKind *kind,
       cache = g_new0 (ContextSourceCache, 1);
       g_private_set (&kind->cache, cache);
     }
-  old = cache->source;
+  old_source = cache->source;
+  old_context = cache->context;
   cache->source = ws_context_source_ref (kind, context);
-  cache->context = context;
-  /* Last: this may finalize a source of a context that is gone. */
-  if (old != NULL)
-    g_source_unref (old);
+  cache->context = g_main_context_ref (context);
+  /* Last: this may finalize the old context, and its sources. */
+  unref_source_then_context (old_source, old_context);
   return cache->source;
 }

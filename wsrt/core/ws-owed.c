@@ -16,8 +16,9 @@
  * call and releases it once the completion has been delivered (or
  * discarded). The count lives in a small GSource attached to the
  * context, never ready, one per context (ws-context-source-private.h:
- * the context owns it and nothing keeps the context alive; a thread's
- * acquire finds it through its per-thread cache).
+ * the context owns it, and nothing keeps the context alive but a
+ * thread's cache of the last context it looked up; a thread's acquire
+ * finds it through that cache).
  *
  * Draining: before a runtime thread lets go of a context it owns (a
  * blocking thread that retires, a thread that left ws_block_in_place ()
