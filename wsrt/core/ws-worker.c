@@ -219,9 +219,10 @@ next_task (WsWorker *w)
 {
   WsRawTask *t;
 
-  if (w->core.tick % w->core.gq_interval == 0)
+  if (--w->core.until_fairness == 0)
     {
       tune_global_queue_interval (w);
+      w->core.until_fairness = w->core.gq_interval;
 
       /* Fairness: look at the injection queue first now and then, and
        * take a batch (our share, at most half our free room) to the back
@@ -439,7 +440,7 @@ steal_work (WsWorker *w)
   start = next_random (w, n);
   for (guint i = 0; i < n; i++)
     {
-      guint idx = (start + i) % n;
+      guint idx = start + i < n ? start + i : start + i - n;
       guint n_stolen;
       WsRawTask *t;
 
@@ -656,14 +657,19 @@ worker_run (WsWorker *w)
   w->core.tick_at_tune = w->core.tick;
   if (w->core.gq_interval == 0)
     w->core.gq_interval = s->config->global_queue_interval;
+  if (w->core.until_fairness == 0)
+    w->core.until_fairness = w->core.gq_interval;
+  if (w->core.until_maintenance == 0)
+    w->core.until_maintenance = s->config->event_interval;
 
   while (!w->core.is_shutdown)
     {
       WsRawTask *t;
 
       w->core.tick++;
-      if (w->core.tick % s->config->event_interval == 0)
+      if (--w->core.until_maintenance == 0)
         {
+          w->core.until_maintenance = s->config->event_interval;
           maintenance (w);
           if (w->core.is_shutdown)
             break;
