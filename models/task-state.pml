@@ -59,8 +59,12 @@
  * after free; with -DBROKEN_AWAITED_COMPLETE_ANY_REFS (COMPLETE stored
  * while a waker may still hold a reference) pan reports a use after free;
  * with -DBROKEN_AWAITED_ANYWHERE (every poller takes the stores, not only
- * the handle's owner) pan reports the handle's join waker lost (tests: model-task-state-broken-*, model-task-state-awaited-broken-*,
- * which must find a counterexample).
+ * the handle's owner) pan reports the handle's join waker lost. A poll
+ * may yield once (MAX_YIELDS): its wake of its own task is made by its
+ * transition to idle, in the same step; with -DBROKEN_YIELD (that
+ * transition ignores the yield) pan reports the lost wake (tests:
+ * model-task-state-broken-*, model-task-state-awaited-broken-*, which
+ * must find a counterexample).
  */
 
 #define NONE      0
@@ -90,6 +94,12 @@ byte refs = 3;               /* queued + handle + the waker's */
 #endif
 bool waker_given = false;    /* DETACHED, AWAITED: the first poll cloned the waker */
 bool waker_spare = false;    /* AWAITED: ... and ended READY all the same */
+
+/* Yields, each a poll that returns PENDING and re-queues its task. */
+#ifndef MAX_YIELDS
+#define MAX_YIELDS 1
+#endif
+byte yields = 0;
 
 byte stage = FUTURE;
 /* The worker pool binds a task to its task registry when the first poll
@@ -476,6 +486,18 @@ polled:
        polls_in_progress++
      }
      is_ready = ready;
+     /* A poll may yield (ws_context_yield, or a budget that ran out): it
+      * returns PENDING whatever it waits for, and makes no wake of its
+      * own during the poll: its transition to idle does, in its CAS
+      * (ws_task_state_to_idle_yielded_step). */
+     yielded = false;
+     if
+     :: yields < MAX_YIELDS -> yields++; yielded = true; is_ready = false
+     :: true -> skip
+     fi;
+     if
+     :: yielded -> skip
+     :: else ->
 #ifdef AWAITED
      /* a future that needs nothing ends at its first poll, making no
       * waker (a fork-join leaf); or it registers a waker and ends all the
@@ -498,6 +520,8 @@ polled:
        fi
      }
 #endif
+        skip
+     fi;
      polls_in_progress--;
      /* The first PENDING binds the task (still RUNNING); a closed set
       * refuses it and the poller cancels the task. */
@@ -528,7 +552,11 @@ polled:
              running = false;
 #ifndef BROKEN_IDLE
              if
+#ifndef BROKEN_YIELD
+             :: notified || yielded -> notified = true; action = 1
+#else
              :: notified -> action = 1
+#endif
              :: else ->
 #endif
                 refs--;
@@ -556,6 +584,7 @@ proctype worker ()
 {
   byte action;
   bool is_ready;
+  bool yielded;
   bool bind_failed;
   bool unique;
 
@@ -625,6 +654,7 @@ proctype handle ()
 #ifdef AWAITED
   byte action;
   bool is_ready;
+  bool yielded;
   bool bind_failed;
   bool taken;
 

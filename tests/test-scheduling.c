@@ -3,7 +3,8 @@
  * Copyright 2026 The wsrt authors
  * SPDX-License-Identifier: LGPL-2.1-or-later
  *
- * Through the public API: a yield lets other tasks run, a blocked
+ * Through the public API: a yield lets other tasks run, a yield and a
+ * wake from another thread in one poll queue the task once, a blocked
  * worker's queue is stolen (at any moment of the other worker's park),
  * tasks that respawn themselves for ever do not
  * starve remote spawns (nor hold them back for long), a worker that never
@@ -46,6 +47,122 @@ test_yield_loop (void)
   for (guint i = 0; i < 4; i++)
     g_assert_cmpuint (ys[i].polls, ==, 1001);
   g_assert_true (ws_runtime_shutdown (rt, -1));
+}
+
+/* A yield whose task is woken by another thread during the same poll:
+ * the task is queued once for both (one poll at a time, a poll after each
+ * yield), whether the wake comes before or after the yield, and a
+ * cancel of a task that yields for ever ends it once. */
+#define RACERS 8
+#define RACER_POLLS 2000
+
+typedef struct
+{
+  _Atomic gint      in_poll;
+  _Atomic guint     polls;
+  _Atomic guint     destroyed;
+  _Atomic gboolean  double_poll;
+  guint             limit;      /* polls before READY; 0: until cancelled */
+} Racer;
+
+typedef struct
+{
+  Racer              racers[RACERS];
+  WsWaker *_Atomic   slots[RACERS];
+  _Atomic gboolean   stop;
+} YieldRace;
+
+static YieldRace *yield_race;
+
+static WsPoll
+racer_func (WsContext *cx,
+            gpointer   data)
+{
+  Racer *r = data;
+  guint n;
+  WsWaker *old;
+
+  if (atomic_fetch_add (&r->in_poll, 1) != 0)
+    atomic_store (&r->double_poll, TRUE);
+  n = atomic_fetch_add (&r->polls, 1) + 1;
+  /* Every other poll, a waker for the other thread to wake while this
+   * poll may still be running. */
+  if (n % 2 == 0)
+    {
+      old = atomic_exchange (&yield_race->slots[r - yield_race->racers],
+                             ws_context_get_waker (cx));
+      if (old != NULL)
+        ws_waker_unref (old);
+    }
+  g_thread_yield ();
+  atomic_fetch_sub (&r->in_poll, 1);
+  if (r->limit != 0 && n >= r->limit)
+    return WS_POLL_READY;
+  return ws_context_yield (cx);
+}
+
+static void
+racer_destroy (gpointer data)
+{
+  atomic_fetch_add (&((Racer *) data)->destroyed, 1);
+}
+
+static gpointer
+racer_waker_thread (gpointer data)
+{
+  YieldRace *y = data;
+
+  while (!atomic_load (&y->stop))
+    for (guint i = 0; i < RACERS; i++)
+      {
+        WsWaker *w = atomic_exchange (&y->slots[i], NULL);
+
+        if (w != NULL)
+          {
+            ws_waker_wake (w);
+            ws_waker_unref (w);
+          }
+      }
+  return NULL;
+}
+
+static void
+test_yield_races_wake (void)
+{
+  g_autoptr(WsRuntime) rt = ws_runtime_new (2);
+  YieldRace *y = g_new0 (YieldRace, 1);
+  WsTask *tasks[RACERS];
+  GThread *waker;
+
+  yield_race = y;
+  waker = g_thread_new ("racer-waker", racer_waker_thread, y);
+  for (guint i = 0; i < RACERS; i++)
+    {
+      /* The last one yields until it is cancelled. */
+      y->racers[i].limit = i < RACERS - 1 ? RACER_POLLS : 0;
+      tasks[i] = ws_runtime_spawn (rt, racer_func, &y->racers[i], racer_destroy);
+    }
+  while (atomic_load (&y->racers[RACERS - 1].polls) < 100)
+    g_thread_yield ();
+  ws_task_cancel (tasks[RACERS - 1]);
+  ws_test_wait_all (tasks, RACERS - 1);
+  g_assert_false (ws_task_wait (tasks[RACERS - 1], NULL, NULL));
+  g_object_unref (tasks[RACERS - 1]);
+  atomic_store (&y->stop, TRUE);
+  g_thread_join (waker);
+
+  for (guint i = 0; i < RACERS; i++)
+    {
+      g_assert_false (atomic_load (&y->racers[i].double_poll));
+      g_assert_cmpuint (atomic_load (&y->racers[i].destroyed), ==, 1);
+      if (i < RACERS - 1)
+        g_assert_cmpuint (atomic_load (&y->racers[i].polls), ==, RACER_POLLS);
+      else
+        g_assert_cmpuint (atomic_load (&y->racers[i].polls), >=, 100);
+      g_clear_pointer (&y->slots[i], ws_waker_unref);
+    }
+  g_assert_true (ws_runtime_shutdown (rt, -1));
+  g_free (y);
 }
 
 /* A worker blocks on a plain condition variable until its child has run:
@@ -448,6 +565,7 @@ test_budget_forces_yield (void)
 }
 
 WS_TEST_MAIN ({ "/scheduling/yield-loop", test_yield_loop },
+              { "/scheduling/yield-races-wake", test_yield_races_wake },
               { "/scheduling/blocked-worker-child-stolen", test_blocked_worker_child_stolen },
               { "/scheduling/blocked-worker-child-stolen/rounds",
                 test_blocked_worker_child_stolen_rounds },

@@ -235,8 +235,9 @@ ws_context_yield (WsContext *self)
 {
   ws_context_return_val_if_not_in_poll (self, WS_POLL_PENDING);
 
+  /* The wake of our own task is made when the poll returns, by its
+   * transition to idle (ws-task-state-private.h). */
   self->yielded = TRUE;
-  ws_raw_task_wake_by_ref (self->task);
   return WS_POLL_PENDING;
 }
 

@@ -20,11 +20,10 @@ ws_context_poll_proceed (WsContext *cx)
       return TRUE;
     }
 
-  /* Out of budget: yield. Wake ourselves (the task is running, so this
-   * only sets NOTIFIED) and go to the back of the queue. */
+  /* Out of budget: yield. The poll's transition to idle wakes the task
+   * (ws-task-state-private.h), which goes to the back of the queue. */
   if (cx->worker != NULL)
     WS_STAT_INC (cx->worker, forced_yields);
   cx->yielded = TRUE;
-  ws_raw_task_wake_by_ref (cx->task);
   return FALSE;
 }

@@ -972,7 +972,7 @@ run (WsRawTask *task,
       return;
     }
 
-  switch (ws_task_state_transition_to_idle (&task->state))
+  switch (ws_task_state_transition_to_idle (&task->state, cx->yielded))
     {
     case WS_TO_IDLE_OK:
       break;

@@ -57,6 +57,8 @@
  *                             schedule again                 NOTIFIED,
  *                                                            else -1
  *     RUNNING + CANCELLED     keeps RUNNING, cancel_task
+ *     after a yield           as if NOTIFIED were set: the   kept
+ *                             yield's wake, in the same CAS
  *   complete (ws-raw-task.c)
  *     RUNNING                 leave the registry, then       -1 poller,
  *                             XOR RUNNING|COMPLETE           -1 registry
@@ -403,6 +405,23 @@ ws_task_state_to_idle_step (guint64 cur)
                                    next);
 }
 
+/* transition_to_idle for a poll that yielded (ws_context_yield (), or a
+ * budget that ran out): the yield's wake of its own task is made here,
+ * in this CAS, instead of by a CAS of its own during the poll. The same
+ * word comes out: a wake of a RUNNING task only sets NOTIFIED
+ * (to_notified_by_ref_step), and nobody acts on a running task's
+ * NOTIFIED before its poller's transition_to_idle: another waker that
+ * finds it clear sets it (and queues nothing, as when it is set), a
+ * canceller sets it with CANCELLED, and CANCELLED decides first here as
+ * in to_idle_step. Only the poller could make the yield's wake, so only
+ * its own transition needs to know. One bus-locked instruction fewer a
+ * yield; models/task-state.pml checks it (YIELD). */
+static inline WsTaskStateStep
+ws_task_state_to_idle_yielded_step (guint64 cur)
+{
+  return ws_task_state_to_idle_step (cur | WS_STATE_NOTIFIED);
+}
+
 /* The word of a child that its join handle's owner takes back from its
  * own worker to run nested in its await (ws_worker_run_awaited): queued,
  * a join handle, and two references, the queued instance's and the
@@ -440,11 +459,14 @@ ws_task_state_transition_to_running_awaited (WsTaskState *state)
 }
 
 G_GNUC_WARN_UNUSED_RESULT static inline WsToIdle
-ws_task_state_transition_to_idle (WsTaskState *state)
+ws_task_state_transition_to_idle (WsTaskState *state,
+                                  gboolean     yielded)
 {
   /* Release: the next poller (on any thread) acquires in
    * transition_to_running and must see the future as we left it. */
-  return ws_task_state_fetch_update_action (state, ws_task_state_to_idle_step,
+  return ws_task_state_fetch_update_action (state,
+                                            yielded ? ws_task_state_to_idle_yielded_step
+                                                    : ws_task_state_to_idle_step,
                                             memory_order_acq_rel,
                                             memory_order_acquire);
 }
