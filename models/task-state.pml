@@ -380,8 +380,8 @@ inline drop_queued ()
 
 /* ws_raw_task_run (@aw FALSE) and ws_raw_task_run_awaited (@aw TRUE) of
  * a queued instance the caller took, with transition_to_running and
- * transition_to_idle. The caller declares action, is_ready, bind_failed
- * and unique. */
+ * transition_to_idle. The caller declares action, is_ready, yielded,
+ * bind_failed and unique. */
 inline run_instance (aw)
 {
   /* transition_to_running, first its load: NOTIFIED and one reference,

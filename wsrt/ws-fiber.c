@@ -27,8 +27,10 @@
  *    whose acquire and release (the state word's) order them between
  *    pollers: no field here needs an atomic.
  *  - A suspend is a PENDING: the fiber suspends only after whatever it
- *    waits on holds its waker (the awaited _poll function registered it,
- *    or ws_context_yield () woke the task), exactly as a poll function
+ *    waits on holds its waker (the awaited _poll function registered it),
+ *    or after a yield (ws_context_yield () or a spent budget, which the
+ *    fiber's context records and fiber_poll () hands to the poller's, whose
+ *    transition to idle wakes the task), exactly as a poll function
  *    returns PENDING; the wake's protocol is the task's.
  *  - Who owns the stack: the fiber from its first resume until its
  *    function returns; then the poller that saw it return, which
@@ -267,6 +269,9 @@ fiber_poll (WsContext *cx,
   f->cx.task = cx->task;
   resume (f, cx->budget);
   cx->budget = f->cx.budget;
+  /* A yield on the fiber's stack is this poll's: without it here the
+   * task's transition to idle would not wake it, and a fiber that only
+   * yielded would never run again. */
   cx->yielded = f->cx.yielded;
 
   if (f->state != FIBER_DONE)
