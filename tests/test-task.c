@@ -188,15 +188,24 @@ test_cancel_races_completion (void)
   guint n_cancelled = 0;
   GRand *rand = g_rand_new_with_seed (1234);
 
-  for (guint i = 0; i < 10000; i++)
+  /* 10,000 rounds at least, and on until both outcomes were seen: how
+   * often each wins depends on the machine (under valgrind, which runs
+   * one thread at a time, the cancel may win every round), so past
+   * 10,000 a round missing completions lets the worker run first, and
+   * one missing cancels cancels at once. The watchdog bounds it. */
+  for (guint i = 0; i < 10000 || n_completed == 0 || n_cancelled == 0; i++)
     {
       Probe p = { 0, };
       g_autoptr(WsTask) task = ws_runtime_spawn (rt, ready_with_int, &p, probe_destroy);
       g_autoptr(GError) error = NULL;
       guint spin = g_rand_int_range (rand, 0, 4000);
 
+      if (i >= 10000 && n_cancelled == 0)
+        spin = 0;
       for (volatile guint j = 0; j < spin; j++)
         ;
+      if (i >= 10000 && n_completed == 0)
+        g_usleep (1000);
       ws_task_cancel (task);
 
       if (ws_task_wait (task, NULL, &error))
@@ -219,7 +228,7 @@ test_cancel_races_completion (void)
     }
 
   g_test_message ("completed %u, cancelled %u", n_completed, n_cancelled);
-  g_assert_cmpuint (n_completed + n_cancelled, ==, 10000);
+  g_assert_cmpuint (n_completed + n_cancelled, >=, 10000);
   g_assert_cmpuint (n_completed, >, 0);
   g_assert_cmpuint (n_cancelled, >, 0);
 
