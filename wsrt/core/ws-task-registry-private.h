@@ -19,11 +19,16 @@ G_BEGIN_DECLS
 #define WS_TASK_REGISTRY_COUNTER_SLOTS (WS_TASK_REGISTRY_SHARDS + 1)
 #define WS_TASK_REGISTRY_SHARED_COUNTER WS_TASK_REGISTRY_SHARDS
 
+/* A shard to a cache line of its own: each thread binds on the shard of
+ * its slot, so two workers' shards on one line would make every bind and
+ * release of one worker miss on the other's writes. */
 typedef struct
 {
-  WsLock           lock;
+  _Alignas (64) WsLock lock;
   WsRawTask       *head;
 } WsRegistryShard;
+
+G_STATIC_ASSERT (sizeof (WsRegistryShard) % 64 == 0);
 
 /* Counters of one slot; a thread always uses the same slots, so that two
  * workers counting never share a cache line (the padding). A foreign spawn enters and
