@@ -69,6 +69,8 @@ typedef struct
   WsFreeBlock *current;              /* allocate from here, free to here */
   guint        n_current;
   WsFreeBlock *full;                 /* a full magazine, or NULL */
+  guint        n_remote;             /* current's bottom blocks that came
+                                      * from the depot (zero_block ()) */
   guint8       exit_state;           /* see ws-task-allocator.c */
 } WsThreadTaskCache;
 
