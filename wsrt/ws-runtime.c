@@ -229,14 +229,11 @@ fix_config (WsConfig *config)
  * otherwise g_initable_init() reports the error, and a runtime made with
  * plain g_object_new() falls back to defaults here, with a critical, on
  * first use. */
-static WsRuntimeCore *
-ensure_core (WsRuntime *self)
+static G_GNUC_NO_INLINE WsRuntimeCore *
+make_core (WsRuntime *self)
 {
-  WsRuntimeCore *core = g_atomic_pointer_get (&self->core);
+  WsRuntimeCore *core;
   WsConfig config;
-
-  if G_LIKELY (core != NULL)
-    return core;
 
   /* The copy's prefix is the runtime's string or a literal: the core
    * copies it (ws_config_init_from). */
@@ -252,6 +249,18 @@ ensure_core (WsRuntime *self)
       return g_atomic_pointer_get (&self->core);
     }
   return core;
+}
+
+/* Every spawn passes here: the first one's setup is out of line, so that
+ * the others do not pay for its stack frame. */
+static inline WsRuntimeCore *
+ensure_core (WsRuntime *self)
+{
+  WsRuntimeCore *core = g_atomic_pointer_get (&self->core);
+
+  if G_LIKELY (core != NULL)
+    return core;
+  return make_core (self);
 }
 
 /* The core of @self, made on first use (ws-runtime-private.h). */
