@@ -186,18 +186,24 @@ static GPrivate cache_key = G_PRIVATE_INIT (flush_thread_cache);
 
 /* Before this thread's caches first hold a block: flush them when the
  * thread exits. FALSE once it has exited (then use malloc directly). */
-static gboolean
+static G_GNUC_NO_INLINE gboolean
+cache_register (ThreadCache *cache)
+{
+  if (cache->exit_state == EXITED)
+    return FALSE;
+  cache->exit_state = REGISTERED;
+  g_private_set (&cache_key, cache);
+  return TRUE;
+}
+
+static inline gboolean
 cache_usable (void)
 {
   ThreadCache *cache = &ws_thread.task_cache;
 
   if G_LIKELY (cache->exit_state == REGISTERED)
     return TRUE;
-  if (cache->exit_state == EXITED)
-    return FALSE;
-  cache->exit_state = REGISTERED;
-  g_private_set (&cache_key, cache);
-  return TRUE;
+  return cache_register (cache);
 }
 
 /* Zeroes the first @n bytes of @block, which was last written on this
@@ -241,6 +247,29 @@ zero_block (gpointer block,
     memset (block, 0, n);
 }
 
+/* Gives @cache's empty current magazine a full one, its own or the
+ * depot's; FALSE if neither has one (or the thread has exited), for the
+ * caller to use malloc. Out of line: once per WS_TASK_MAGAZINE_SIZE
+ * allocations, and the depot's lock would give every allocation a
+ * stack frame. */
+static G_GNUC_NO_INLINE gboolean
+refill (guint        klass,
+        ThreadCache *cache)
+{
+  if (!cache_usable ())
+    return FALSE;
+  if (cache->full != NULL)
+    {
+      cache->current = g_steal_pointer (&cache->full);
+      cache->n_current = WS_TASK_MAGAZINE_SIZE;
+    }
+  else if ((cache->current = depot_get (klass)) != NULL)
+    cache->n_current = cache->n_remote = WS_TASK_MAGAZINE_SIZE;
+  else
+    return FALSE;
+  return TRUE;
+}
+
 /* A block of @block_size bytes (malloc's, when no magazine has one), of
  * which at least the first @n_zero are zeroed. */
 static inline gpointer
@@ -252,20 +281,8 @@ alloc0 (guint        klass,
   WsFreeBlock *block;
   gboolean remote;
 
-  if G_UNLIKELY (cache->current == NULL)
-    {
-      if (!cache_usable ())
-        return g_malloc0 (block_size);
-      if (cache->full != NULL)
-        {
-          cache->current = g_steal_pointer (&cache->full);
-          cache->n_current = WS_TASK_MAGAZINE_SIZE;
-        }
-      else if ((cache->current = depot_get (klass)) != NULL)
-        cache->n_current = cache->n_remote = WS_TASK_MAGAZINE_SIZE;
-      else
-        return g_malloc0 (block_size);
-    }
+  if G_UNLIKELY (cache->current == NULL && !refill (klass, cache))
+    return g_malloc0 (block_size);
 
   block = cache->current;
   cache->current = block->next;
@@ -275,6 +292,19 @@ alloc0 (guint        klass,
     cache->n_remote = cache->n_current;
   zero_block (block, n_zero, remote);
   return block;
+}
+
+/* The current magazine is full: it becomes the spare, and the spare goes
+ * to the depot. Out of line, as refill (). */
+static G_GNUC_NO_INLINE void
+rotate (guint        klass,
+        ThreadCache *cache)
+{
+  if (cache->full != NULL)
+    depot_put (klass, cache->full);
+  cache->full = cache->current;
+  cache->current = NULL;
+  cache->n_current = cache->n_remote = 0;
 }
 
 static inline void
@@ -291,13 +321,7 @@ free_block (guint        klass,
     }
 
   if G_UNLIKELY (cache->n_current == WS_TASK_MAGAZINE_SIZE)
-    {
-      if (cache->full != NULL)
-        depot_put (klass, cache->full);
-      cache->full = cache->current;
-      cache->current = NULL;
-      cache->n_current = cache->n_remote = 0;
-    }
+    rotate (klass, cache);
 
   block->next = cache->current;
   block->next_magazine = NULL;

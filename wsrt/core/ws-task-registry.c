@@ -92,15 +92,13 @@ release_counter_slot (gpointer data)
 
 static GPrivate counter_slot_key = G_PRIVATE_INIT (release_counter_slot);
 
-guint
-ws_task_registry_counter_slot (void)
+/* The first count of this thread: out of line, so that every other
+ * count, one at each spawn and completion, costs no stack frame. */
+static G_GNUC_NO_INLINE guint
+claim_counter_slot (void)
 {
-  guint slot = ws_thread.counter_slot;
+  guint slot = WS_TASK_REGISTRY_SHARED_COUNTER + 1;
 
-  if G_LIKELY (slot != 0)
-    return slot - 1;
-
-  slot = WS_TASK_REGISTRY_SHARED_COUNTER + 1;
   for (guint i = 0; i < WS_TASK_REGISTRY_SHARDS; i++)
     {
       gboolean expected = FALSE;
@@ -117,6 +115,16 @@ ws_task_registry_counter_slot (void)
     }
   ws_thread.counter_slot = slot;
   return slot - 1;
+}
+
+guint
+ws_task_registry_counter_slot (void)
+{
+  guint slot = ws_thread.counter_slot;
+
+  if G_LIKELY (slot != 0)
+    return slot - 1;
+  return claim_counter_slot ();
 }
 
 void
@@ -209,17 +217,13 @@ unlink_locked (WsRegistryShard *shard,
  * caller's to drop). Called by complete(), with RUNNING held: a task that
  * was never bound (it ended in its first poll, or was cancelled before
  * it) costs no lock here. */
-gboolean
-ws_task_registry_remove (WsTaskRegistry *self,
-                       WsRawTask    *task)
+static G_GNUC_NO_INLINE gboolean
+remove_bound (WsTaskRegistry *self,
+              WsRawTask      *task)
 {
-  WsRegistryShard *shard;
+  WsRegistryShard *shard = &self->shards[task->registry_shard];
   gboolean linked;
 
-  if (!task->bound)
-    return FALSE;
-
-  shard = &self->shards[task->registry_shard];
   ws_lock_lock (&shard->lock);
   linked = task->registry_linked;
   if (linked)
@@ -227,6 +231,17 @@ ws_task_registry_remove (WsTaskRegistry *self,
   ws_lock_unlock (&shard->lock);
 
   return linked;
+}
+
+/* The lock out of line: most tasks end in their first poll, unbound, and
+ * their completion should not pay for its stack frame. */
+gboolean
+ws_task_registry_remove (WsTaskRegistry *self,
+                       WsRawTask    *task)
+{
+  if (!task->bound)
+    return FALSE;
+  return remove_bound (self, task);
 }
 
 /* The owned-set half of the host interface (WsTaskHostVTable.bind and
