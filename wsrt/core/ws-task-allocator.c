@@ -213,8 +213,8 @@ cache_usable (void)
  * start-up was a tenth of chained_spawn's samples, where the block is in
  * this CPU's cache; plain 16-byte stores take a few cycles there. But a
  * block freed on another worker is in that CPU's cache, and there the
- * string store is the faster one (spawn_many_from_worker: 1.09-1.15x the
- * time with plain stores or glibc's memset for every block;
+ * string store was the faster one (spawn_many_from_worker took 1.05-1.15x
+ * the time with plain stores or glibc's memset for every block;
  * doc/performance.md). So the stores only for a block of this thread's,
  * written out, not as a loop, which GCC would turn back into the memset;
  * any size not known when compiling goes to memset. */
