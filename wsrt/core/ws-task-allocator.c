@@ -160,7 +160,7 @@ flush_class (guint        klass,
 {
   free_magazine (cache->current);
   cache->current = NULL;
-  cache->n_current = cache->n_remote = 0;
+  cache->n_current = cache->n_remote = cache->n_remote_full = 0;
   if (cache->full != NULL)
     depot_put (klass, g_steal_pointer (&cache->full));
 }
@@ -206,24 +206,30 @@ cache_usable (void)
   return cache_register (cache);
 }
 
-/* Zeroes the first @n bytes of @block, which was last written on this
- * thread (@remote FALSE: its free) or on another (a magazine from the
- * depot). A task's size is a constant here once the spawn inlines its
- * allocation, and GCC expands a memset of it into `rep stosq`. Its
- * start-up was a tenth of chained_spawn's samples, where the block is in
- * this CPU's cache; plain 16-byte stores take a few cycles there. But a
- * block freed on another worker is in that CPU's cache, and there the
- * string store was the faster one (spawn_many_from_worker took 1.05-1.15x
- * the time with plain stores or glibc's memset for every block;
- * doc/performance.md). So the stores only for a block of this thread's,
- * written out, not as a loop, which GCC would turn back into the memset;
- * any size not known when compiling goes to memset. */
-typedef guint64 WsZero16 __attribute__ ((vector_size (16), aligned (8), may_alias));
-typedef guint64 WsZero8 __attribute__ ((may_alias));
-#define ZERO_16_AT(p, n, offset) \
-  if ((offset) + 16 <= (n)) *(WsZero16 *) ((p) + (offset)) = (WsZero16) { 0, 0 }
+/* Zeroes the first @n bytes of @block. @remote: the block came in a
+ * magazine from the depot, so its free, and its link, were written on
+ * another thread, whose cache holds its lines; otherwise this thread
+ * freed it, and the lines are likely in this CPU's cache. A task's size
+ * is a constant here once the spawn inlines its allocation, and GCC
+ * expands a memset of it into `rep stosq`, whose start-up costs more
+ * than the stores where the block is in this cache, and less where it is
+ * not (doc/performance.md, 668d122). So plain stores for a block of this
+ * thread's, written out rather than as a loop, which GCC would turn back
+ * into the memset; memset for the rest, and for a size not known when
+ * compiling. */
+typedef guint64 WsZero16 __attribute__ ((vector_size (16), aligned (8))) G_GNUC_MAY_ALIAS;
+typedef guint64 WsZero8 G_GNUC_MAY_ALIAS;
 
-static inline __attribute__ ((always_inline)) void
+G_ALWAYS_INLINE static inline void
+zero_16_at (guint8 *p,
+            gsize   n,
+            gsize   offset)
+{
+  if (offset + 16 <= n)
+    *(WsZero16 *) (p + offset) = (WsZero16) { 0, 0 };
+}
+
+G_ALWAYS_INLINE static inline void
 zero_block (gpointer block,
             gsize    n,
             gboolean remote)
@@ -232,14 +238,14 @@ zero_block (gpointer block,
     {
       guint8 *p = block;
 
-      ZERO_16_AT (p, n, 0);
-      ZERO_16_AT (p, n, 16);
-      ZERO_16_AT (p, n, 32);
-      ZERO_16_AT (p, n, 48);
-      ZERO_16_AT (p, n, 64);
-      ZERO_16_AT (p, n, 80);
-      ZERO_16_AT (p, n, 96);
-      ZERO_16_AT (p, n, 112);
+      zero_16_at (p, n, 0);
+      zero_16_at (p, n, 16);
+      zero_16_at (p, n, 32);
+      zero_16_at (p, n, 48);
+      zero_16_at (p, n, 64);
+      zero_16_at (p, n, 80);
+      zero_16_at (p, n, 96);
+      zero_16_at (p, n, 112);
       if (n % 16 != 0)
         *(WsZero8 *) (p + n - 8) = 0;
     }
@@ -262,6 +268,8 @@ refill (guint        klass,
     {
       cache->current = g_steal_pointer (&cache->full);
       cache->n_current = WS_TASK_MAGAZINE_SIZE;
+      cache->n_remote = cache->n_remote_full;
+      cache->n_remote_full = 0;
     }
   else if ((cache->current = depot_get (klass)) != NULL)
     cache->n_current = cache->n_remote = WS_TASK_MAGAZINE_SIZE;
@@ -303,6 +311,7 @@ rotate (guint        klass,
   if (cache->full != NULL)
     depot_put (klass, cache->full);
   cache->full = cache->current;
+  cache->n_remote_full = cache->n_remote;
   cache->current = NULL;
   cache->n_current = cache->n_remote = 0;
 }

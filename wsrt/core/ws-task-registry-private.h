@@ -28,8 +28,6 @@ typedef struct
   WsRawTask       *head;
 } WsRegistryShard;
 
-G_STATIC_ASSERT (sizeof (WsRegistryShard) % 64 == 0);
-
 /* Counters of one slot; a thread always uses the same slots, so that two
  * workers counting never share a cache line (the padding). A foreign spawn enters and
  * leaves the spawn gate (ws-task-registry.c) and is counted by leaving it,

@@ -213,10 +213,6 @@ unlink_locked (WsRegistryShard *shard,
   task->registry_linked = FALSE;
 }
 
-/* Returns TRUE if the task was in the set (its reference is now the
- * caller's to drop). Called by complete(), with RUNNING held: a task that
- * was never bound (it ended in its first poll, or was cancelled before
- * it) costs no lock here. */
 static G_GNUC_NO_INLINE gboolean
 remove_bound (WsTaskRegistry *self,
               WsRawTask      *task)
@@ -233,11 +229,14 @@ remove_bound (WsTaskRegistry *self,
   return linked;
 }
 
-/* The lock out of line: most tasks end in their first poll, unbound, and
- * their completion should not pay for its stack frame. */
+/* Returns TRUE if the task was in the set (its reference is now the
+ * caller's to drop). Called by complete(), with RUNNING held: a task that
+ * was never bound (it ended in its first poll, or was cancelled before
+ * it) costs no lock here, nor the stack frame of the lock's path, which
+ * is out of line for that reason. */
 gboolean
 ws_task_registry_remove (WsTaskRegistry *self,
-                       WsRawTask    *task)
+                         WsRawTask      *task)
 {
   if (!task->bound)
     return FALSE;

@@ -69,9 +69,11 @@ typedef struct
   WsFreeBlock *current;              /* allocate from here, free to here */
   guint        n_current;
   WsFreeBlock *full;                 /* a full magazine, or NULL */
-  guint        n_remote;             /* current's bottom blocks that came
-                                      * from the depot (zero_block ()) */
   guint8       exit_state;           /* see ws-task-allocator.c */
+  /* Of current's blocks, the bottom n_remote (<= n_current) came in a
+   * magazine from the depot; of full's, n_remote_full (zero_block ()). */
+  guint8       n_remote;
+  guint8       n_remote_full;
 } WsThreadTaskCache;
 
 /* A worker thread's cache of fiber stacks (ws-fiber-stack.c). */
