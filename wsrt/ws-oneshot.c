@@ -84,7 +84,7 @@ enum
 
 struct _WsOneshot
 {
-  gatomicrefcount  ref_count;
+  _Atomic gint     ref_count;
   _Atomic guint    state;
   GDestroyNotify   item_destroy;
   gpointer         item;         /* written by the claiming sender */
@@ -264,7 +264,7 @@ ws_oneshot_new (GDestroyNotify item_destroy)
    * first thread's arena (ws-task-allocator.c). */
   WsOneshot *self = ws_task_allocator_alloc0_small (sizeof (WsOneshot));
 
-  g_atomic_ref_count_init (&self->ref_count);
+  atomic_init (&self->ref_count, 1);
   atomic_init (&self->state, 0);
   self->item_destroy = item_destroy;
   self->item = NULL;
@@ -285,7 +285,11 @@ ws_oneshot_ref (WsOneshot *self)
 {
   g_return_val_if_fail (self != NULL, NULL);
 
-  g_atomic_ref_count_inc (&self->ref_count);
+  /* Relaxed: a new reference is taken through one already held, which
+   * keeps the oneshot alive; nothing is published by it. Inline, not
+   * GLib's g_atomic_ref_count_inc (), a call into GLib at each of the
+   * three references a oneshot's two ends take and drop. */
+  atomic_fetch_add_explicit (&self->ref_count, 1, memory_order_relaxed);
   return self;
 }
 
@@ -302,8 +306,9 @@ ws_oneshot_unref (WsOneshot *self)
 
   g_return_if_fail (self != NULL);
 
-  /* Acq_rel (GLib's): every thread that used @self is done with it. */
-  if (!g_atomic_ref_count_dec (&self->ref_count))
+  /* Acq_rel: release, this thread's use of @self before the last
+   * unref's free; acquire, for the last, every other thread's use. */
+  if (atomic_fetch_sub_explicit (&self->ref_count, 1, memory_order_acq_rel) != 1)
     return;
 
   s = atomic_load_explicit (&self->state, memory_order_relaxed);
