@@ -28,7 +28,10 @@
  * allocates more takes them back: one lock per WS_TASK_MAGAZINE_SIZE
  * tasks (the magazine and depot scheme of Bonwick's slab allocator). The
  * depot is bounded; past it, tasks go back to malloc. A thread's cache
- * goes to the depot when the thread exits.
+ * goes to the depot when the thread exits. Each of a thread's two
+ * magazines counts the blocks at its bottom that came from the depot
+ * (n_remote, n_remote_full): those were freed on another thread, and are
+ * zeroed by memset, the others by plain stores (zero_block ()).
  *
  * AddressSanitizer builds bypass the caches, so that a use of a freed
  * task is still reported; every other build (release, TSan, chaos,
