@@ -301,15 +301,21 @@ alloc0 (guint        klass,
   cache->n_current--;
   if (remote)
     {
-      /* The blocks under a depot block are the depot's too, each on a
-       * line another CPU wrote last, and the next allocation's first
-       * load is the next block's link: ask for that line now, for
-       * writing, so that it arrives while this task is filled in. Not
-       * for this thread's own blocks, whose lines are here already
-       * (doc/performance.md, "What each optimisation bought"). */
+      /* The blocks under a depot block are the depot's too, on lines
+       * another CPU wrote last. The next allocation loads the next
+       * block's link and then fills the block in, and a spawn's notify
+       * fence waits for those stores: ask now, for writing, for the
+       * block's first two lines (a task's 128 bytes), so that they
+       * arrive while this task is filled in. Not for this thread's own
+       * blocks, whose lines are here already (doc/performance.md, "What
+       * each optimisation bought"). */
       cache->n_remote = cache->n_current;
       if (cache->current != NULL)
-        __builtin_prefetch (cache->current, 1, 3);
+        {
+          __builtin_prefetch (cache->current, 1, 3);
+          if (block_size > 64)
+            __builtin_prefetch ((guint8 *) cache->current + 64, 1, 3);
+        }
     }
   zero_block (block, n_zero, remote);
   return block;
