@@ -30,8 +30,10 @@
  * depot is bounded; past it, tasks go back to malloc. A thread's cache
  * goes to the depot when the thread exits. Each of a thread's two
  * magazines counts the blocks at its bottom that came from the depot
- * (n_remote, n_remote_full): those were freed on another thread, and are
- * zeroed by memset, the others by plain stores (zero_block ()).
+ * (n_remote, n_remote_full): those were freed on another thread, so
+ * each is zeroed by memset and fetches the lines of the one under it
+ * ahead (alloc0 ()); the others, in this CPU's cache, by plain stores
+ * (zero_block ()).
  *
  * AddressSanitizer builds bypass the caches, so that a use of a freed
  * task is still reported; every other build (release, TSan, chaos,
