@@ -36,7 +36,14 @@
  *    function returns; then the poller that saw it return, which
  *    releases it to the runtime's pool (through its worker's cache,
  *    ws-fiber-stack.c). A stack is never released or
- *    reused while it holds a live frame.
+ *    reused while it holds a live frame. Every fiber has a stack of its
+ *    own, also an awaited child that runs nested in its parent's await
+ *    (work-first, ws-worker.c): the child may suspend, its frames cannot
+ *    move and other threads may use its locals meanwhile (a buffer a
+ *    read fills), and its parent must be able to run before the child
+ *    ends (a wait raced against a deadline, a cancel), so the two need
+ *    stacks apart (doc/performance.md, "Why an awaited child fiber keeps
+ *    a stack of its own").
  *  - Cancellation: ws_fiber_suspend () returns FALSE once the task is
  *    cancelled; it reads CANCELLED in the state word before it switches,
  *    and returns FALSE at once without a switch from then on. A task
