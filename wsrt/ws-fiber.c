@@ -42,8 +42,8 @@
  *    move and other threads may use its locals meanwhile (a buffer a
  *    read fills), and its parent must be able to run before the child
  *    ends (a wait raced against a deadline, a cancel), so the two need
- *    stacks apart (doc/performance.md, "Why an awaited child fiber keeps
- *    a stack of its own").
+ *    stacks apart (doc/performance.md,
+ *    "Why an awaited child fiber keeps a stack of its own").
  *  - Cancellation: ws_fiber_suspend () returns FALSE once the task is
  *    cancelled; it reads CANCELLED in the state word before it switches,
  *    and returns FALSE at once without a switch from then on. A task
